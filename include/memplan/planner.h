@@ -1,0 +1,67 @@
+// planner.h — the one interface every planning strategy sits behind, and the
+// registry that lists them by name.
+//
+// A planner takes a Problem and returns a Plan (offsets form). Strategies of
+// the shared-objects form return an ObjectAssignment internally and stack it
+// with plan_from_objects, so every planner yields a Plan.
+//
+// The registry is a fixed table (planners/registry.cc): adding a planner is one
+// source file plus one line there. The CLI, the benchmarks and the conformance
+// tests iterate over it. Planners are pure functions of (problem, options):
+// deterministic, thread-compatible, no globals.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "memplan/plan.h"
+#include "memplan/problem.h"
+#include "memplan/status.h"
+
+namespace memplan {
+
+struct PlanOptions {
+  // Wall-clock budget in seconds for planners that can use more time to do
+  // better (portfolio, exact); 0 means each planner's own default.
+  double time_limit_seconds = 0;
+  // If set, planners that run long poll it and return kCancelled when true.
+  const std::atomic<bool>* cancel = nullptr;
+  // Seed for planners with randomised orderings (results stay deterministic
+  // for a given seed).
+  uint64_t seed = 0;
+};
+
+enum class PlanForm {
+  kOffsets,    // places buffers at byte offsets directly
+  kObjects,    // groups buffers into shared objects, then stacks them
+  kComposite,  // combines other planners (portfolio) or searches (exact)
+};
+
+using PlanFunction = StatusOr<Plan> (*)(const Problem&, const PlanOptions&);
+
+struct PlannerInfo {
+  std::string_view name;         // registry key, e.g. "greedy_by_size"
+  std::string_view description;  // one line for `memplan planners`
+  PlanForm form;
+  PlanFunction plan;
+  // Fast heuristics are run by the portfolio and by the property tests on
+  // thousands of problems; slow ones (exact search, MIP) are not.
+  bool fast = true;
+};
+
+// All registered planners, in a fixed order.
+std::span<const PlannerInfo> planners();
+
+// The planner called `name`, or nullptr.
+const PlannerInfo* find_planner(std::string_view name);
+
+// The planner used when none is named.
+inline constexpr std::string_view kDefaultPlanner = "portfolio";
+
+// Checks the problem, runs the named planner, and returns its plan.
+StatusOr<Plan> plan_with(std::string_view name, const Problem& problem,
+                         const PlanOptions& options = {});
+
+}  // namespace memplan

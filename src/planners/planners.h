@@ -1,0 +1,16 @@
+// planners.h — entry points of the registered planners (internal header).
+// Each is defined in its own file in this folder and listed in registry.cc.
+// Callers other than the registry and the portfolio go through
+// memplan::plan_with / memplan::planners().
+#pragma once
+
+#include "memplan/planner.h"
+
+namespace memplan {
+
+StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_naive(const Problem& problem, const PlanOptions& options);
+// --- offsets planners ---
+// --- shared-objects planners ---
+
+}  // namespace memplan
