@@ -1,0 +1,11 @@
+# install.consumer: installs memplan into a scratch prefix and builds and runs a
+# separate project that finds it with find_package(memplan).
+set(MEMPLAN_INSTALL_TEST_DIR ${CMAKE_BINARY_DIR}/install-test)
+add_test(NAME install.consumer
+  COMMAND ${CMAKE_COMMAND}
+    -DBUILD_DIR=${CMAKE_BINARY_DIR}
+    -DWORK_DIR=${MEMPLAN_INSTALL_TEST_DIR}
+    -DCONSUMER_DIR=${CMAKE_CURRENT_LIST_DIR}/consumer
+    -DCXX=${CMAKE_CXX_COMPILER}
+    -P ${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake)
+set_tests_properties(install.consumer PROPERTIES LABELS install TIMEOUT 300)
