@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The whole test suite: install, then
+#   1. Release build: unit, conformance, property, CLI and install tests;
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build of the unit and
+#      conformance tests;
+#   3. clang libFuzzer build: every fuzz target for a short time.
+# Budget: under 15 minutes on 2 cores. Set MEMPLAN_SKIP_SANITIZE=1 or
+# MEMPLAN_SKIP_FUZZ=1 to skip a stage locally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+start=$(date +%s)
+stage() { echo; echo "=== $* ($(( $(date +%s) - start )) s elapsed)"; }
+
+stage "1/3 Release build and tests"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build -j"$jobs" --output-on-failure -LE "long|fuzz"
+
+if [ "${MEMPLAN_SKIP_SANITIZE:-0}" != 1 ]; then
+  stage "2/3 ASan+UBSan build and tests"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_SANITIZE=ON -DMEMPLAN_BUILD_BENCH=OFF \
+    -DMEMPLAN_EXPENSIVE_CHECKS=ON >/dev/null
+  cmake --build build-asan -j"$jobs"
+  MEMPLAN_PROPERTY_SCALE=0.25 ctest --test-dir build-asan -j"$jobs" --output-on-failure -LE "long|fuzz|install"
+fi
+
+if [ "${MEMPLAN_SKIP_FUZZ:-0}" != 1 ]; then
+  stage "3/3 libFuzzer targets"
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_BUILD_FUZZ=ON \
+    -DMEMPLAN_BUILD_TESTS=ON -DMEMPLAN_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-fuzz -j"$jobs"
+  ctest --test-dir build-fuzz --output-on-failure -L fuzz
+fi
+stage "all tests passed"
