@@ -3,6 +3,13 @@
 //   {"planner": "portfolio", "seconds": 0.012, "arena": 1048576, "load": 1048576,
 //    "gap": 0.0, "buffers": 154,
 //    "offsets": [{"id": "0", "lower": 995328, "upper": 1000448, "size": 656384, "offset": 0}, ...]}
+//
+// Keys appear in this order. "capacity" (after "gap") is present only when the
+// problem has one; "alignment" (before "offset") only when some buffer's
+// effective alignment is > 1. "offsets" is in problem order, lifetimes are
+// half-open [lower, upper), sizes and offsets are bytes, "seconds" is the
+// planning wall-clock time. Ids that are not valid UTF-8 are written with
+// U+FFFD replacing the bad bytes; writing never fails.
 #pragma once
 
 #include <string>
