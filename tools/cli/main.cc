@@ -1,3 +1,57 @@
-// main.cc — the `memplan` command-line tool (temporary skeleton).
+// main.cc — the `memplan` command-line tool: builds the app, registers every
+// subcommand (one file each, declared in commands.h), and turns errors into
+// messages and exit codes (exit_codes.h). Adding a subcommand: its file, its
+// declaration in commands.h, one register line below.
+#include <CLI/CLI.hpp>
 #include <cstdio>
-int main() { std::puts("memplan"); return 0; }
+#include <exception>
+#include <new>
+
+#include "commands.h"
+#include "exit_codes.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "memplan plans the memory of deep-learning tensors: it places buffers (a size and a\n"
+      "half-open lifetime [lower, upper) in ticks each) at byte offsets in one arena, as\n"
+      "small as it can, and says how far the arena is from the load (the most bytes live\n"
+      "at one tick, a lower bound on every plan).",
+      "memplan"};
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  memplan planners\n"
+      "  memplan plan model.csv --planner greedy_by_size --output plan.csv\n"
+      "  memplan validate model.csv plan.csv\n"
+      "  memplan bench bench/data/dsa --planners portfolio,naive\n"
+      "  memplan render model.csv plan.csv --svg heap.svg\n"
+      "Run `memplan COMMAND --help` for a command's options.\n"
+      "\n"
+      "Exit status: 0 success; 1 bad input or failure (including an invalid plan given to\n"
+      "`validate`); 2 the plan does not fit the capacity; 3 internal error (a planner made an\n"
+      "invalid plan); >= 100 command-line usage errors.");
+
+  memplan::cli::register_planners_command(app);
+  memplan::cli::register_plan_command(app);
+  memplan::cli::register_validate_command(app);
+  memplan::cli::register_bound_command(app);
+  memplan::cli::register_bench_command(app);
+  memplan::cli::register_render_command(app);
+  memplan::cli::register_generate_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const memplan::cli::CommandError& e) {
+    std::fprintf(stderr, "memplan: %s\n", e.what());
+    return e.exit_code;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "memplan: out of memory\n");
+    return memplan::cli::kExitFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "memplan: internal error: %s (please report this)\n", e.what());
+    return memplan::cli::kExitInternal;
+  }
+  return 0;
+}

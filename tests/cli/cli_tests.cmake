@@ -1,0 +1,120 @@
+# cli_tests.cmake — CTest tests (label cli) that run the built `memplan` on the
+# small files in tests/cli/data and check exit status and output. Included by
+# tests/CMakeLists.txt.
+
+set(MEMPLAN_CLI_DATA ${CMAKE_CURRENT_LIST_DIR}/data)
+# Not in this folder: tests/CMakeLists.txt includes every tests/cli/*.cmake.
+set(MEMPLAN_CLI_RUNNER ${CMAKE_CURRENT_LIST_DIR}/runner/run_cli.cmake)
+
+# memplan_cli_test(<name> EXIT <code> ARGS <arg>... [STDOUT <regex>] [STDERR <regex>]
+#                  [FILE <name written in the work dir> [FILE_REGEX <regex>]] [WORKDIR <dir>])
+# Each test runs in its own work dir under the build tree unless WORKDIR names
+# one shared with a fixture.
+function(memplan_cli_test name)
+  cmake_parse_arguments(T "" "EXIT;STDOUT;STDERR;FILE;FILE_REGEX;WORKDIR" "ARGS;FIXTURES_SETUP;FIXTURES_REQUIRED" ${ARGN})
+  if(NOT T_WORKDIR)
+    set(T_WORKDIR ${CMAKE_CURRENT_BINARY_DIR}/cli/${name})
+  endif()
+  string(REPLACE ";" "|" joined "${T_ARGS}")
+  set(defines -DMEMPLAN=$<TARGET_FILE:memplan> "-DARGS=${joined}" -DWORKDIR=${T_WORKDIR} -DEXPECT_EXIT=${T_EXIT})
+  foreach(key STDOUT STDERR FILE_REGEX)
+    if(DEFINED T_${key})
+      set(variable ${key})
+      if(NOT key STREQUAL "FILE_REGEX")
+        set(variable ${key}_REGEX)
+      endif()
+      list(APPEND defines "-D${variable}=${T_${key}}")
+    endif()
+  endforeach()
+  if(T_FILE)
+    list(APPEND defines -DOUTPUT_FILE=${T_FILE})
+  endif()
+  add_test(NAME cli_${name} COMMAND ${CMAKE_COMMAND} ${defines} -P ${MEMPLAN_CLI_RUNNER})
+  set_tests_properties(cli_${name} PROPERTIES LABELS cli TIMEOUT 120)
+  if(T_FIXTURES_SETUP)
+    set_tests_properties(cli_${name} PROPERTIES FIXTURES_SETUP "${T_FIXTURES_SETUP}")
+  endif()
+  if(T_FIXTURES_REQUIRED)
+    set_tests_properties(cli_${name} PROPERTIES FIXTURES_REQUIRED "${T_FIXTURES_REQUIRED}")
+  endif()
+endfunction()
+
+set(small ${MEMPLAN_CLI_DATA}/small.csv)
+
+# --help everywhere: each explains itself with an example.
+memplan_cli_test(help EXIT 0 ARGS --help STDOUT "Subcommands:.*plan.*Examples:")
+foreach(command planners plan validate bound bench render generate)
+  memplan_cli_test(help_${command} EXIT 0 ARGS ${command} --help STDOUT "Usage: .*${command}.*Example")
+endforeach()
+memplan_cli_test(no_command_is_a_usage_error EXIT 106 STDERR "subcommand is required")
+
+memplan_cli_test(planners_lists_the_default EXIT 0 ARGS planners STDOUT "portfolio \\* +composite +fast.*naive +offsets")
+
+# plan
+memplan_cli_test(plan_prints_arena_load_and_gap EXIT 0 ARGS plan ${small} --planner naive
+  STDOUT "buffers +5\nload +7168 B \\(7.00 KiB\\)\narena +8704 B \\(8.50 KiB\\)\ngap +21.43%")
+memplan_cli_test(plan_with_default_planner_succeeds EXIT 0 ARGS plan ${small} STDOUT "planner +portfolio.*arena +[0-9]+ B")
+memplan_cli_test(plan_capacity_too_small_exits_2 EXIT 2 ARGS plan ${small} --capacity 4K
+  STDOUT "capacity +4096 B \\(4.00 KiB\\), DOES NOT FIT" STDERR "memplan: the plan does not fit: arena")
+memplan_cli_test(plan_capacity_that_fits_exits_0 EXIT 0 ARGS plan ${small} --planner naive --capacity 1MiB
+  STDOUT "capacity +1048576 B \\(1.00 MiB\\), fits")
+memplan_cli_test(plan_rejects_malformed_byte_size EXIT 105 ARGS plan ${small} --capacity 12x
+  STDERR "\"12x\" is not a byte size")
+memplan_cli_test(plan_rejects_alignment_not_power_of_two EXIT 1 ARGS plan ${small} --alignment 24
+  STDERR "--alignment: 24 is not a power of two")
+memplan_cli_test(plan_json_on_stdout EXIT 0 ARGS plan ${small} --planner naive --json
+  STDOUT "^\\{\"planner\":\"naive\".*\"arena\":8704,\"load\":7168")
+memplan_cli_test(plan_unknown_planner_is_named EXIT 1 ARGS plan ${small} --planner no_such_planner
+  STDERR "memplan: unknown planner 'no_such_planner' \\(registered: portfolio, naive")
+memplan_cli_test(plan_bad_csv_names_file_and_line EXIT 1 ARGS plan ${MEMPLAN_CLI_DATA}/bad_size.csv
+  STDERR "bad_size\\.csv:3: .*size.*12x")
+memplan_cli_test(plan_missing_file_is_an_error EXIT 1 ARGS plan no_such_problem.csv STDERR "no_such_problem\\.csv")
+
+# plan --output, then validate what it wrote (a fixture shares the work dir).
+set(roundtrip_dir ${CMAKE_CURRENT_BINARY_DIR}/cli/plan_roundtrip)
+memplan_cli_test(plan_writes_plan_csv EXIT 0 ARGS plan ${small} --output plan.csv WORKDIR ${roundtrip_dir}
+  FILE plan.csv FILE_REGEX "^id,lower,upper,size,offset\na,0,2,1024,[0-9]+\n" FIXTURES_SETUP cli_written_plan)
+memplan_cli_test(validate_accepts_written_plan EXIT 0 ARGS validate ${small} plan.csv WORKDIR ${roundtrip_dir}
+  STDOUT "^valid: 5 buffers" FIXTURES_REQUIRED cli_written_plan)
+memplan_cli_test(plan_writes_json_for_json_name EXIT 0 ARGS plan ${small} --output plan.json
+  FILE plan.json FILE_REGEX "^\\{\"planner\":\"portfolio\"")
+
+# validate
+memplan_cli_test(validate_good_plan_exits_0 EXIT 0 ARGS validate ${small} ${MEMPLAN_CLI_DATA}/small_plan_valid.csv
+  STDOUT "^valid: 5 buffers, arena 7168 B \\(7.00 KiB\\), load 7168 B \\(7.00 KiB\\), gap 0.00%")
+memplan_cli_test(validate_overlapping_plan_exits_1_with_reason EXIT 1
+  ARGS validate ${small} ${MEMPLAN_CLI_DATA}/small_plan_overlap.csv
+  STDERR "memplan: invalid plan .*small_plan_overlap\\.csv: .*'b'.*'e'.*tick 3")
+memplan_cli_test(validate_checks_capacity_when_given EXIT 1
+  ARGS validate ${small} ${MEMPLAN_CLI_DATA}/small_plan_valid.csv --capacity 7000 STDERR "capacity")
+
+# bound
+memplan_cli_test(bound_prints_load_and_bounds EXIT 0 ARGS bound ${small}
+  STDOUT "buffers +5\ntotal size +8704 B.*max live buffers +3\nload +7168 B \\(7.00 KiB\\)\nload tick +3\npositional maximums +[0-9]+ B")
+
+# bench
+memplan_cli_test(bench_directory_prints_table EXIT 0 ARGS bench ${MEMPLAN_CLI_DATA}/bench --planners naive,portfolio
+  STDOUT "naive +portfolio.*instance +buffers +load +arena +gap +arena +gap +naive +portfolio\n-+\nsmall +5 +7168 +8704 +21.43%.*\nstairs +6 .*geomean gap, total time +11 ")
+memplan_cli_test(bench_csv_is_machine_readable EXIT 0 ARGS bench ${small} --planners naive --csv
+  STDOUT "^instance,buffers,load,arena:naive,gap:naive,ms:naive\nsmall,5,7168,8704,0.214286,[0-9.]+\n$")
+memplan_cli_test(bench_progress_goes_to_stderr EXIT 0 ARGS bench ${MEMPLAN_CLI_DATA}/bench --planners naive --progress
+  STDERR "\\[1/2\\] small: 5 buffers.*\\[2/2\\] stairs: 6 buffers")
+memplan_cli_test(bench_writes_heap_maps EXIT 0 ARGS bench ${MEMPLAN_CLI_DATA}/bench --planners naive --svg-dir maps
+  FILE maps/stairs.svg FILE_REGEX "^<svg .*naive: arena")
+memplan_cli_test(bench_unknown_planner_is_named EXIT 1 ARGS bench ${small} --planners naive,nope
+  STDERR "unknown planner 'nope'")
+
+# render
+memplan_cli_test(render_writes_svg EXIT 0
+  ARGS render ${small} ${MEMPLAN_CLI_DATA}/small_plan_valid.csv --svg heap.svg --width 800 --height 400
+  STDOUT "wrote heap.svg" FILE heap.svg FILE_REGEX "^<svg [^>]*width=\"800\" height=\"400\".*<title>e: ticks \\[3, 5\\), 4096 B.*load-line.*</svg>")
+memplan_cli_test(render_plans_when_no_plan_given EXIT 0 ARGS render ${small} --planner naive --svg heap.svg
+  FILE heap.svg FILE_REGEX "naive: arena 8.50 KiB")
+memplan_cli_test(render_draws_invalid_plan_with_warning EXIT 0
+  ARGS render ${small} ${MEMPLAN_CLI_DATA}/small_plan_overlap.csv --svg heap.svg
+  STDERR "warning: the plan is invalid" FILE heap.svg)
+
+# generate
+memplan_cli_test(generate_writes_problem EXIT 0 ARGS generate --shape random --buffers 50 --seed 3 --output random.csv
+  STDOUT "wrote random.csv: 50 buffers" FILE random.csv FILE_REGEX "^id,lower,upper,size\n")
+memplan_cli_test(generate_rejects_unknown_shape EXIT 105 ARGS generate --shape square --buffers 5 STDERR "square")

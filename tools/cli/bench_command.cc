@@ -1,0 +1,283 @@
+// bench_command.cc — `memplan bench`: run planners over many problems and
+// print one table row per problem (arena, gap and time per planner), with
+// every plan checked by the validator.
+//
+// 1. Collect the instances: files as given, directories scanned recursively
+//    for *.csv in sorted order; read them all first, so that a bad file stops
+//    the run before any time is spent planning.
+// 2. For each instance and planner: plan (timed), validate, record the arena.
+//    An invalid plan is shown as INVALID and makes the exit status 3; a planner
+//    error as ERROR (exit 1); kUnimplemented as n/a and kDeadlineExceeded as
+//    timeout, which are not failures.
+// 3. Summary row: the geometric mean of arena/load over the instances a planner
+//    solved validly, minus 1 (a mean gap that 0% gaps do not break), and the
+//    total time per planner.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "inputs.h"
+#include "memplan/bounds.h"
+#include "memplan/planner.h"
+#include "memplan/render.h"
+#include "memplan/units.h"
+#include "memplan/validate.h"
+#include "text_table.h"
+
+namespace memplan::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchArguments {
+  std::vector<std::string> inputs;
+  std::string planners;  // comma-separated; empty: every fast registered planner
+  bool csv = false;
+  bool progress = false;
+  double time_limit_seconds = 0;
+  std::string svg_dir;
+};
+
+struct Instance {
+  std::string name;  // path relative to the directory given (no .csv), or the file's stem
+  std::string path;
+  Problem problem;
+  int64_t load = 0;
+};
+
+enum class Outcome { kValid, kInvalid, kError, kUnsupported, kTimeout };
+
+struct Run {
+  Outcome outcome = Outcome::kError;
+  int64_t arena = 0;
+  double seconds = 0;
+};
+
+std::vector<Instance> collect_instances(const std::vector<std::string>& inputs) {
+  std::vector<std::pair<std::string, std::string>> files;  // (name, path)
+  for (const std::string& input : inputs) {
+    std::error_code error;
+    const fs::file_status status = fs::status(input, error);
+    if (fs::is_directory(status)) {
+      std::vector<fs::path> found;
+      for (fs::recursive_directory_iterator it(input, error), end; !error && it != end; it.increment(error)) {
+        if (it->is_regular_file() && it->path().extension() == ".csv") found.push_back(it->path());
+      }
+      if (error) throw CommandError(input + ": " + error.message(), kExitFailure);
+      std::sort(found.begin(), found.end());
+      if (found.empty()) std::fprintf(stderr, "memplan: warning: no *.csv files under %s\n", input.c_str());
+      for (const fs::path& path : found) {
+        files.emplace_back(fs::relative(path, input).replace_extension().generic_string(), path.string());
+      }
+    } else if (fs::is_regular_file(status)) {
+      files.emplace_back(fs::path(input).stem().string(), input);
+    } else {
+      throw CommandError(input + ": no such file or directory", kExitFailure);
+    }
+  }
+  if (files.empty()) throw CommandError("no problem files to benchmark", kExitFailure);
+
+  std::vector<Instance> instances;
+  instances.reserve(files.size());
+  for (auto& [name, path] : files) {
+    Instance instance{.name = std::move(name), .path = path, .problem = read_problem_or_throw(path)};
+    instance.load = load(instance.problem);
+    instances.push_back(std::move(instance));
+  }
+  return instances;
+}
+
+void write_heap_map(const std::string& svg_dir, const Instance& instance, const Plan& plan, std::string_view planner) {
+  const fs::path path = fs::path(svg_dir) / (instance.name + ".svg");
+  std::error_code error;
+  fs::create_directories(path.parent_path(), error);
+  if (error) throw CommandError(path.parent_path().string() + ": " + error.message(), kExitFailure);
+  write_file_or_throw(path.string(), render_svg(instance.problem, plan,
+                                                {.planner = std::string(planner), .title = instance.name}));
+}
+
+std::string arena_cell(const Run& run) {
+  switch (run.outcome) {
+    case Outcome::kValid: return std::to_string(run.arena);
+    case Outcome::kInvalid: return "INVALID";
+    case Outcome::kError: return "ERROR";
+    case Outcome::kUnsupported: return "n/a";
+    case Outcome::kTimeout: return "timeout";
+  }
+  return "?";
+}
+
+std::string gap_cell(const Run& run, int64_t load_bytes, bool csv) {
+  if (run.outcome != Outcome::kValid) return csv ? "" : "-";
+  if (!csv) return percent_gap(run.arena, load_bytes);
+  if (load_bytes <= 0) return run.arena == 0 ? "0" : "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", gap(run.arena, load_bytes));
+  return text;
+}
+
+std::string milliseconds_cell(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", seconds * 1e3);
+  return text;
+}
+
+void run_bench(const BenchArguments& args) {
+  std::vector<const PlannerInfo*> selected;
+  if (args.planners.empty()) {
+    for (const PlannerInfo& p : planners()) {
+      if (p.fast) selected.push_back(&p);
+    }
+  } else {
+    selected = planner_list_or_throw(args.planners);
+  }
+  const std::vector<Instance> instances = collect_instances(args.inputs);
+  const bool progress = args.progress || isatty(STDERR_FILENO);
+
+  std::vector<TextTable::Column> columns = {{.header = "instance"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true}};
+  for (const PlannerInfo* p : selected) {
+    const std::string name(p->name);
+    columns.push_back({.header = "arena", .numeric = true, .group = name, .csv_header = "arena:" + name});
+    columns.push_back({.header = "gap", .numeric = true, .group = name, .csv_header = "gap:" + name});
+  }
+  for (const PlannerInfo* p : selected) {
+    const std::string name(p->name);
+    columns.push_back({.header = name, .numeric = true, .group = "time (ms)", .csv_header = "ms:" + name});
+  }
+  TextTable table(std::move(columns));
+
+  std::vector<double> log_ratio_sum(selected.size(), 0);
+  std::vector<size_t> solved(selected.size(), 0);
+  std::vector<double> total_seconds(selected.size(), 0);
+  size_t total_buffers = 0;
+  bool any_invalid = false;
+  bool any_error = false;
+  PlanOptions options;
+  options.time_limit_seconds = args.time_limit_seconds;
+
+  for (size_t i = 0; i < instances.size(); ++i) {
+    const Instance& instance = instances[i];
+    total_buffers += instance.problem.size();
+    std::vector<Run> runs(selected.size());
+    double instance_seconds = 0;
+    for (size_t k = 0; k < selected.size(); ++k) {
+      const PlannerInfo& planner = *selected[k];
+      const auto start = std::chrono::steady_clock::now();
+      StatusOr<Plan> plan = plan_with(planner.name, instance.problem, options);
+      Run& run = runs[k];
+      run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      total_seconds[k] += run.seconds;
+      instance_seconds += run.seconds;
+      if (!plan.ok()) {
+        const StatusCode code = plan.status().code();
+        run.outcome = code == StatusCode::kUnimplemented      ? Outcome::kUnsupported
+                      : code == StatusCode::kDeadlineExceeded ? Outcome::kTimeout
+                                                              : Outcome::kError;
+        if (run.outcome == Outcome::kError) {
+          any_error = true;
+          std::fprintf(stderr, "memplan: planner '%s' failed on %s: %s\n", std::string(planner.name).c_str(),
+                       instance.name.c_str(), plan.status().to_string().c_str());
+        }
+        continue;
+      }
+      const ValidationResult validation = validate(instance.problem, *plan);
+      if (validation.ok()) {
+        run.outcome = Outcome::kValid;
+        run.arena = plan->arena;
+        if (instance.load > 0) {
+          log_ratio_sum[k] += std::log(static_cast<double>(plan->arena) / static_cast<double>(instance.load));
+          ++solved[k];
+        }
+      } else {
+        run.outcome = Outcome::kInvalid;
+        any_invalid = true;
+        std::fprintf(stderr, "memplan: planner '%s' made an invalid plan for %s: %s\n",
+                     std::string(planner.name).c_str(), instance.name.c_str(), validation.message.c_str());
+      }
+      if (k == 0 && !args.svg_dir.empty()) write_heap_map(args.svg_dir, instance, *plan, planner.name);
+    }
+
+    std::vector<std::string> row = {instance.name, std::to_string(instance.problem.size()),
+                                    std::to_string(instance.load)};
+    for (const Run& run : runs) {
+      row.push_back(arena_cell(run));
+      row.push_back(gap_cell(run, instance.load, args.csv));
+    }
+    for (const Run& run : runs) row.push_back(milliseconds_cell(run.seconds));
+    table.add_row(std::move(row));
+    if (progress) {
+      std::fprintf(stderr, "[%zu/%zu] %s: %zu buffers, %s\n", i + 1, instances.size(), instance.name.c_str(),
+                   instance.problem.size(), format_milliseconds(instance_seconds).c_str());
+    }
+  }
+
+  if (args.csv) {
+    table.print_csv(stdout);
+  } else {
+    std::vector<std::string> summary = {"geomean gap, total time", std::to_string(total_buffers), ""};
+    for (size_t k = 0; k < selected.size(); ++k) {
+      summary.push_back("");
+      if (solved[k] == 0) {
+        summary.push_back("-");
+      } else {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.2f%%", 100.0 * (std::exp(log_ratio_sum[k] / solved[k]) - 1.0));
+        summary.push_back(text);
+      }
+    }
+    for (double seconds : total_seconds) summary.push_back(milliseconds_cell(seconds));
+    table.add_rule();
+    table.add_row(std::move(summary));
+    table.print(stdout);
+    std::printf(
+        "\narena in bytes; gap = arena / load - 1 (0%% = optimal); ms = planning wall-clock time.\n"
+        "geomean gap: over the instances a planner solved validly with load > 0.\n");
+  }
+  std::fflush(stdout);
+
+  if (any_invalid) throw CommandError("some plans were INVALID (see above): this is a memplan bug", kExitInternal);
+  if (any_error) throw CommandError("some planners failed (see above)", kExitFailure);
+}
+
+}  // namespace
+
+void register_bench_command(CLI::App& app) {
+  auto args = std::make_shared<BenchArguments>();
+  CLI::App* command = app.add_subcommand("bench", "Run planners over many problems and tabulate arena, gap and time");
+  command->add_option("inputs", args->inputs, "Problem CSV files, or directories scanned recursively for *.csv")
+      ->required()
+      ->type_name("FILES/DIRS...");
+  command->add_option("-p,--planners", args->planners,
+                      "Comma-separated planners, in column order (default: every fast registered planner)")
+      ->type_name("A,B,...");
+  command->add_flag("--csv", args->csv,
+                    "Print CSV (gap as a fraction, no summary row) instead of an aligned table");
+  command->add_flag("--progress", args->progress,
+                    "One progress line per instance on stderr (the default when stderr is a terminal)");
+  command->add_option("-t,--time-limit", args->time_limit_seconds,
+                      "Wall-clock budget per planner run for planners that can use more time (0: default)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--svg-dir", args->svg_dir,
+                      "Write a heap map of the first planner's plan per instance to DIR/<instance>.svg")
+      ->type_name("DIR");
+  command->footer(
+      "Every plan is checked by the validator. Cells: arena in bytes, INVALID (exit status 3),\n"
+      "ERROR (planner failed, exit status 1), n/a (planner does not support the problem),\n"
+      "timeout. The last row gives each planner's geometric-mean gap and total time.\n"
+      "\n"
+      "Examples:\n"
+      "  memplan bench bench/data/dsa/minimalloc/challenging\n"
+      "  memplan bench model_a.csv model_b.csv --planners portfolio,naive --csv > results.csv\n"
+      "  memplan bench bench/data/dsa --svg-dir heapmaps");
+  command->callback([args] { run_bench(*args); });
+}
+
+}  // namespace memplan::cli

@@ -1,0 +1,46 @@
+// inputs.h — how the commands read what the user gives them: files, byte
+// sizes, planner names. Each turns a library error into a CommandError, so a
+// command's callback reads as its happy path.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memplan/plan.h"
+#include "memplan/planner.h"
+#include "memplan/problem.h"
+#include "memplan/status.h"
+
+namespace memplan::cli {
+
+// Throws CommandError (with exit_code_for(status.code())) unless ok; `context`
+// prefixes the message when not empty.
+void throw_if_error(const Status& status, const std::string& context = "");
+
+Problem read_problem_or_throw(const std::string& path);
+Plan read_plan_or_throw(const Problem& problem, const std::string& path);
+void write_file_or_throw(const std::string& path, const std::string& text);
+
+// CLI11 validator for byte-size options ("4096", "64K", "1.5MiB", "2GB").
+CLI::Validator byte_size_validator();
+// The value of a byte-size option that passed byte_size_validator().
+int64_t byte_size(const std::string& text);
+// As byte_size, and a power of two; `flag` names the option in the error.
+int64_t power_of_two_byte_size(const std::string& text, const std::string& flag);
+
+// The registered planner called `name`; throws CommandError naming it and
+// listing the registered ones otherwise.
+const PlannerInfo& planner_or_throw(const std::string& name);
+// "a,b,c" -> planners, in the given order, each checked as above.
+std::vector<const PlannerInfo*> planner_list_or_throw(const std::string& names);
+
+// "12.34%" (gap as a percentage with two decimals; "n/a" when load is 0 and
+// arena is not).
+std::string percent_gap(int64_t arena, int64_t load);
+
+// `<bytes> B (<human>)`, e.g. "1048576 B (1.00 MiB)".
+std::string bytes_with_units(int64_t bytes);
+
+}  // namespace memplan::cli

@@ -1,0 +1,58 @@
+// validate_command.cc — `memplan validate`: the validator as a command. Exit 0
+// and "valid" iff the plan is valid for the problem, else exit 1 and why.
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "inputs.h"
+#include "memplan/bounds.h"
+#include "memplan/validate.h"
+
+namespace memplan::cli {
+namespace {
+
+struct ValidateArguments {
+  std::string problem_path;
+  std::string plan_path;
+  std::string capacity;
+};
+
+void run_validate(const ValidateArguments& args) {
+  Problem problem = read_problem_or_throw(args.problem_path);
+  if (!args.capacity.empty()) problem.capacity = byte_size(args.capacity);
+  const Plan plan = read_plan_or_throw(problem, args.plan_path);
+  const ValidationResult result = validate(problem, plan);
+  if (!result.ok()) {
+    throw CommandError("invalid plan " + args.plan_path + ": " + result.message, kExitFailure);
+  }
+  const int64_t load_bytes = load(problem);
+  std::printf("valid: %zu buffers, arena %s, load %s, gap %s\n", problem.size(), bytes_with_units(plan.arena).c_str(),
+              bytes_with_units(load_bytes).c_str(), percent_gap(plan.arena, load_bytes).c_str());
+}
+
+}  // namespace
+
+void register_validate_command(CLI::App& app) {
+  auto args = std::make_shared<ValidateArguments>();
+  CLI::App* command = app.add_subcommand("validate", "Check that a plan is valid for a problem; say why if it is not");
+  command->add_option("problem", args->problem_path, "Problem CSV")->required()->type_name("PROBLEM.csv");
+  command->add_option("plan", args->plan_path, "Plan CSV: the problem's rows with an offset column, matched by id")
+      ->required()
+      ->type_name("PLAN.csv");
+  command->add_option("-c,--capacity", args->capacity, "Also require the arena to fit in this many bytes")
+      ->type_name("BYTES")
+      ->check(byte_size_validator());
+  command->footer(
+      "A plan is valid iff no two buffers live at the same tick overlap in bytes, every\n"
+      "offset is a multiple of its buffer's alignment, fixed offsets are kept, and the arena\n"
+      "fits the capacity when one is given.\n"
+      "Exit status: 0 valid (prints \"valid: ...\"); 1 invalid (the reason names the buffers\n"
+      "and the tick) or unreadable input.\n"
+      "\n"
+      "Example:\n"
+      "  memplan validate model.csv plan.csv");
+  command->callback([args] { run_validate(*args); });
+}
+
+}  // namespace memplan::cli
