@@ -29,6 +29,8 @@ constexpr int kLeft = 78;
 constexpr int kRight = 16;
 constexpr int kTop = 48;
 constexpr int kBottom = 44;
+// Rectangles thinner than this (pixels) in either direction get no outline.
+constexpr double kOutlineMinPx = 2.0;
 
 void append_escaped(std::string& out, std::string_view text) {
   for (char c : text) {
@@ -238,7 +240,9 @@ class SvgWriter {
       append_number(out_, y_low - y_high);
       out_ += "\" fill=\"";
       append_colour(out_, b.id);
-      out_ += "\"><title>";
+      // An outline on a rectangle thinner than a couple of pixels would cover
+      // its fill: stacks of thin buffers would read as solid grey.
+      out_ += (x1 - x0 < kOutlineMinPx || y_low - y_high < kOutlineMinPx) ? "\" stroke=\"none\"><title>" : "\"><title>";
       append_escaped(out_, b.id);
       out_ += ": ticks [";
       append_int(out_, b.lower);
