@@ -1,0 +1,28 @@
+# libFuzzer targets (only with -DMEMPLAN_BUILD_FUZZ=ON and clang; the top-level
+# CMakeLists.txt then compiles everything with -fsanitize=fuzzer-no-link,address,undefined).
+# Each target runs as a CTest labelled `fuzz` for a fixed time over its seed
+# corpus. New inputs go to a corpus folder in the build tree, so the seeds in
+# the source tree stay as committed; crashes are written to fuzz-artifacts/.
+if(NOT MEMPLAN_BUILD_FUZZ)
+  return()
+endif()
+
+set(MEMPLAN_FUZZ_SECONDS 30 CACHE STRING "Seconds each libFuzzer CTest runs")
+
+# memplan_fuzz_target(<source name> <test name> <seed folder under corpus/> <dictionary>)
+function(memplan_fuzz_target name test seeds dict)
+  add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.cc)
+  target_link_libraries(${name} PRIVATE memplan::core)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  set(work ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
+  file(MAKE_DIRECTORY ${work}/corpus ${work}/artifacts)
+  add_test(NAME ${test}
+           COMMAND ${name} -max_total_time=${MEMPLAN_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048
+                   -dict=${CMAKE_CURRENT_LIST_DIR}/${dict} -artifact_prefix=${work}/artifacts/
+                   -print_final_stats=1
+                   ${work}/corpus ${CMAKE_CURRENT_LIST_DIR}/corpus/${seeds}
+           WORKING_DIRECTORY ${work})
+  set_tests_properties(${test} PROPERTIES LABELS fuzz TIMEOUT 300)
+endfunction()
+
+memplan_fuzz_target(csv_reader_fuzz fuzz.csv_reader csv csv.dict)
