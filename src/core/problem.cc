@@ -40,11 +40,13 @@ Status check_problem(const Problem& problem) {
       return InvalidArgument(name_of(problem, i) + ": alignment " + std::to_string(b.alignment) +
                              " is not a power of two");
     }
+    // Any stacking pads a buffer by less than its alignment, so size + a - 1
+    // bounds what it can take (zero-size buffers with huge alignments included).
     const int64_t a = problem.alignment_of(i);
     if (b.size > kMaxTotalBytes - total - a) {
       return InvalidArgument(name_of(problem, i) + ": total size of all buffers exceeds 2^62 bytes");
     }
-    total += align_up(b.size, a);
+    total += b.size + a - 1;
     if (b.offset) {
       if (*b.offset < 0) {
         return InvalidArgument(name_of(problem, i) + ": fixed offset " + std::to_string(*b.offset) +

@@ -74,3 +74,20 @@ TEST(PlanFromObjects, KeepsFixedBuffersAndStacksAboveThem) {
 
 }  // namespace
 }  // namespace memplan
+
+namespace memplan {
+namespace {
+
+// Zero-size buffers with huge alignments still need padding in a stacked plan:
+// four of them between 1-byte buffers would push naive's offsets past 2^63.
+TEST(CheckProblem, CountsAlignmentPaddingOfZeroSizeBuffersInTheTotal) {
+  Problem p;
+  for (int i = 0; i < 4; ++i) {
+    p.buffers.push_back({.id = "one" + std::to_string(i), .lower = 0, .upper = 1, .size = 1});
+    p.buffers.push_back({.id = "zero" + std::to_string(i), .lower = 0, .upper = 1, .size = 0, .alignment = int64_t{1} << 61});
+  }
+  EXPECT_EQ(check_problem(p).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace memplan
