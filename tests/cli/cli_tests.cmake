@@ -85,6 +85,7 @@ memplan_cli_test(validate_good_plan_exits_0 EXIT 0 ARGS validate ${small} ${MEMP
 memplan_cli_test(validate_overlapping_plan_exits_1_with_reason EXIT 1
   ARGS validate ${small} ${MEMPLAN_CLI_DATA}/small_plan_overlap.csv
   STDERR "memplan: invalid plan .*small_plan_overlap\\.csv: .*'b'.*'e'.*tick 3")
+memplan_cli_test(validate_plan_without_offsets_is_an_error EXIT 1 ARGS validate ${small} ${small} STDERR "small\\.csv.*offset")
 memplan_cli_test(validate_checks_capacity_when_given EXIT 1
   ARGS validate ${small} ${MEMPLAN_CLI_DATA}/small_plan_valid.csv --capacity 7000 STDERR "capacity")
 

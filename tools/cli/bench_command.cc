@@ -253,7 +253,7 @@ void register_bench_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("bench", "Run planners over many problems and tabulate arena, gap and time");
   command->add_option("inputs", args->inputs, "Problem CSV files, or directories scanned recursively for *.csv")
       ->required()
-      ->type_name("FILES/DIRS...");
+      ->type_name("FILE|DIR");
   command->add_option("-p,--planners", args->planners,
                       "Comma-separated planners, in column order (default: every fast registered planner)")
       ->type_name("A,B,...");

@@ -39,7 +39,8 @@ CLI::Validator byte_size_validator() {
         StatusOr<int64_t> bytes = parse_bytes(text);
         return bytes.ok() ? std::string() : bytes.status().message();
       },
-      "BYTES");
+      // No description: the options already show BYTES as their type.
+      "");
 }
 
 int64_t byte_size(const std::string& text) {
