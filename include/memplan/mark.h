@@ -1,0 +1,43 @@
+/* mark.h — the C interface a program uses to talk to memplan's preloaded
+ * libraries: iteration marks and trace flushing.
+ *
+ * The symbols are defined by libmemplan_trace.so (the tracer) and, with the
+ * same meaning, by memplan's serving drop-in, so a program marks its
+ * iterations once and works with either. A program that must also run
+ * without them declares the symbols weak and calls them only when present:
+ *
+ *     #include <memplan/mark.h>
+ *     #pragma weak memplan_mark
+ *     ...
+ *     for (;;) { if (memplan_mark) memplan_mark(); run_one_iteration(); }
+ *
+ * From Python, when the library is preloaded:
+ *
+ *     import ctypes; mark = ctypes.CDLL(None).memplan_mark
+ *     for batch in data: mark(); model(batch)
+ *     mark()   # close the last iteration
+ *
+ * Both functions are thread-safe, take no locks on the allocation path, and
+ * never allocate through malloc. */
+#ifndef MEMPLAN_MARK_H_
+#define MEMPLAN_MARK_H_
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks an iteration boundary: the events between two marks are one
+ * iteration. Costs about as much as one traced malloc, plus one small write
+ * to the trace file. */
+void memplan_mark(void);
+
+/* Writes every event recorded so far to the trace file (normally written in
+ * blocks as they fill, and in full at exit). Useful before a program ends in a
+ * way that skips exit handlers (_exit, exec, a fatal signal). */
+void memplan_trace_flush(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMPLAN_MARK_H_ */
