@@ -5,6 +5,7 @@
 // <planner>_<scenario>, e.g. PlannerOnScenario.PlansValidly/naive_Diamond.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cctype>
 #include <ostream>
 #include <string>
@@ -115,6 +116,24 @@ TEST_P(PlannerUnderCapacity, FitsOrReportsAnError) {
 
 INSTANTIATE_TEST_SUITE_P(Registry, PlannerUnderCapacity, testing::ValuesIn(cases_of(scenarios::capacity_scenarios())),
                          case_name);
+
+// A request cancelled before it starts is answered with kCancelled, or with a
+// valid plan by planners too quick to poll the flag; never with anything else.
+TEST(Registry, EveryPlannerAnswersACancelledRequestHonestly) {
+  const std::atomic<bool> cancelled{true};
+  const scenarios::Scenario scenario = scenarios::DnnLike();
+  for (const PlannerInfo& p : planners()) {
+    PlanOptions options = options_for(p);
+    options.cancel = &cancelled;
+    StatusOr<Plan> plan = plan_with(p.name, scenario.problem, options);
+    if (!plan.ok()) {
+      EXPECT_EQ(plan.status().code(), StatusCode::kCancelled) << p.name << ": " << plan.status().to_string();
+      continue;
+    }
+    const ValidationResult verdict = validate(scenario.problem, *plan);
+    EXPECT_TRUE(verdict.ok()) << p.name << ": " << verdict.message;
+  }
+}
 
 TEST(Registry, NamesAreUniqueAndFindable) {
   for (const PlannerInfo& p : planners()) {
