@@ -11,6 +11,11 @@ namespace memplan {
 StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options);
 StatusOr<Plan> plan_naive(const Problem& problem, const PlanOptions& options);
 // --- offsets planners ---
+StatusOr<Plan> plan_greedy_by_size(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_greedy_by_size_first_fit(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_best_fit_spatial(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_best_fit_temporal(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_gergov(const Problem& problem, const PlanOptions& options);
 // --- shared-objects planners ---
 
 }  // namespace memplan

@@ -14,6 +14,11 @@ constexpr PlannerInfo kPlanners[] = {
     {"portfolio", "best valid plan of all fast heuristics over several orderings (default)", PlanForm::kComposite, &plan_portfolio, true},
     {"naive", "no reuse: bump allocation of every buffer in input order (baseline)", PlanForm::kOffsets, &plan_naive, true},
     // --- offsets planners ---
+    {"greedy_by_size", "TFLite greedy by size: largest first, each at the smallest gap that fits among buffers live with it", PlanForm::kOffsets, &plan_greedy_by_size, true},
+    {"greedy_by_size_first_fit", "TFLite Micro greedy planner: largest first, each at the lowest gap that fits", PlanForm::kOffsets, &plan_greedy_by_size_first_fit, true},
+    {"best_fit_spatial", "XLA global decreasing-size best-fit heap: largest first, smallest fitting chunk under the arena", PlanForm::kOffsets, &plan_best_fit_spatial, true},
+    {"best_fit_temporal", "XLA best-fit heap, temporal order: longest-lived first, smallest fitting chunk under the arena", PlanForm::kOffsets, &plan_best_fit_temporal, true},
+    {"gergov", "Gergov's peeling of the load profile into levels (SODA 1999), realised by first fit", PlanForm::kOffsets, &plan_gergov, true},
     // --- shared-objects planners ---
 };
 

@@ -1,0 +1,145 @@
+// offset_placement.cc — the shared place-at-a-gap loop (see offset_placement.h).
+#include "planners/offset_placement.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace memplan {
+namespace {
+
+// Lifetimes may use the whole int64_t range, so their length is unsigned.
+uint64_t lifetime_length(const Buffer& b) {
+  return static_cast<uint64_t>(b.upper) - static_cast<uint64_t>(b.lower);
+}
+
+// Same bound as check_problem: any plan's bytes must stay below 2^62.
+constexpr int64_t kMaxArena = int64_t{1} << 62;
+
+// How often the placement loop looks at the cancel flag (buffers).
+constexpr size_t kCancelPollInterval = 1024;
+
+}  // namespace
+
+int64_t choose_offset(std::span<const ByteRange> taken, int64_t size, int64_t alignment, FitPolicy policy,
+                      int64_t arena) {
+  int64_t cursor = 0;  // lowest byte above every range seen so far
+  int64_t best = -1;
+  int64_t best_room = std::numeric_limits<int64_t>::max();
+  for (const ByteRange& r : taken) {
+    if (r.begin > cursor) {
+      const int64_t start = align_up(cursor, alignment);
+      if (start <= r.begin - size) {
+        if (policy == FitPolicy::kFirstFit) return start;
+        // Room is measured from the aligned start, as XLA does; strict '<'
+        // keeps the lowest gap on ties.
+        const int64_t room = r.begin - start;
+        if (room < best_room) {
+          best_room = room;
+          best = start;
+        }
+      }
+    }
+    cursor = std::max(cursor, r.end);
+  }
+  const int64_t top = align_up(cursor, alignment);
+  if (policy == FitPolicy::kBestFitInArena && top <= arena - size && arena - top < best_room) return top;
+  return best >= 0 ? best : top;
+}
+
+StatusOr<Plan> place_in_order(const Problem& problem, std::span<const size_t> order, FitPolicy policy,
+                              const PlanOptions& options) {
+  const size_t n = problem.size();
+  std::vector<int64_t> offsets(n, 0);
+  std::vector<char> listed(n, 0);
+  size_t free_count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (problem.buffers[i].offset) listed[i] = 1;  // placed by step 1
+    else ++free_count;
+  }
+  size_t listed_free = 0;
+  for (size_t i : order) {
+    if (i >= n) return InvalidArgument("placement order names buffer #" + std::to_string(i) + " of " + std::to_string(n));
+    if (problem.buffers[i].offset) continue;
+    if (listed[i]) return InvalidArgument("placement order lists buffer #" + std::to_string(i) + " twice");
+    listed[i] = 1;
+    ++listed_free;
+  }
+  if (listed_free != free_count) {
+    return InvalidArgument("placement order lists " + std::to_string(listed_free) + " of the " +
+                           std::to_string(free_count) + " buffers without a fixed offset");
+  }
+
+  const TimeSlots slots(problem);
+  OccupancyIndex index(slots.size());
+  int64_t arena = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Buffer& b = problem.buffers[i];
+    if (!b.offset) continue;
+    offsets[i] = *b.offset;
+    index.occupy(slots.of(i), {*b.offset, *b.offset + b.size});
+    arena = std::max(arena, *b.offset + b.size);
+  }
+
+  std::vector<ByteRange> taken;
+  size_t placed = 0;
+  for (size_t i : order) {
+    const Buffer& b = problem.buffers[i];
+    if (b.offset) continue;
+    if (options.cancel != nullptr && ++placed % kCancelPollInterval == 0 &&
+        options.cancel->load(std::memory_order_relaxed)) {
+      return Cancelled("placement cancelled after " + std::to_string(placed) + " buffers");
+    }
+    if (b.size == 0) continue;  // offset stays 0 (step 3)
+    index.taken_during(slots.of(i), &taken);
+    const int64_t offset = choose_offset(taken, b.size, problem.alignment_of(i), policy, arena);
+    // Only reachable with fixed offsets near 2^62 and more bytes stacked above.
+    if (offset > kMaxArena - b.size) {
+      return InvalidArgument("placing buffer '" + b.id + "' needs an arena beyond 2^62 bytes");
+    }
+    offsets[i] = offset;
+    index.occupy(slots.of(i), {offset, offset + b.size});
+    arena = std::max(arena, offset + b.size);
+  }
+  return make_plan(problem, std::move(offsets));
+}
+
+namespace {
+
+// Sorts buffer indices by (primary desc, secondary desc, index asc). The keys
+// are copied next to the index first: comparing through problem.buffers
+// would miss the cache on every comparison of a large problem.
+std::vector<size_t> order_by_keys(const Problem& problem, uint64_t (*primary)(const Buffer&),
+                                  uint64_t (*secondary)(const Buffer&)) {
+  struct Key {
+    uint64_t primary;
+    uint64_t secondary;
+    size_t index;
+  };
+  std::vector<Key> keys(problem.size());
+  for (size_t i = 0; i < problem.size(); ++i) {
+    keys[i] = {primary(problem.buffers[i]), secondary(problem.buffers[i]), i};
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
+    if (x.primary != y.primary) return x.primary > y.primary;
+    if (x.secondary != y.secondary) return x.secondary > y.secondary;
+    return x.index < y.index;
+  });
+  std::vector<size_t> order(problem.size());
+  for (size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].index;
+  return order;
+}
+
+uint64_t size_key(const Buffer& b) { return static_cast<uint64_t>(b.size); }  // sizes are >= 0
+
+}  // namespace
+
+std::vector<size_t> order_by_decreasing_size(const Problem& problem) {
+  return order_by_keys(problem, size_key, lifetime_length);
+}
+
+std::vector<size_t> order_by_decreasing_lifetime(const Problem& problem) {
+  return order_by_keys(problem, lifetime_length, size_key);
+}
+
+}  // namespace memplan
