@@ -17,5 +17,11 @@ StatusOr<Plan> plan_best_fit_spatial(const Problem& problem, const PlanOptions& 
 StatusOr<Plan> plan_best_fit_temporal(const Problem& problem, const PlanOptions& options);
 StatusOr<Plan> plan_gergov(const Problem& problem, const PlanOptions& options);
 // --- shared-objects planners ---
+StatusOr<Plan> plan_equality(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_greedy_in_order(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_greedy_by_breadth(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_greedy_by_size_objects(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_greedy_best(const Problem& problem, const PlanOptions& options);
+StatusOr<Plan> plan_min_cost_flow(const Problem& problem, const PlanOptions& options);
 
 }  // namespace memplan

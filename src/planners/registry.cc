@@ -20,6 +20,12 @@ constexpr PlannerInfo kPlanners[] = {
     {"best_fit_temporal", "XLA best-fit heap, temporal order: longest-lived first, smallest fitting chunk under the arena", PlanForm::kOffsets, &plan_best_fit_temporal, true},
     {"gergov", "Gergov's peeling of the load profile into levels (SODA 1999), realised by first fit", PlanForm::kOffsets, &plan_gergov, true},
     // --- shared-objects planners ---
+    {"equality", "TFLite EQUALITY: in start order, reuse a free shared object of exactly equal size", PlanForm::kObjects, &plan_equality, true},
+    {"greedy_in_order", "TFLite GREEDY_IN_ORDER: in start order, smallest free object that fits, else grow the largest free", PlanForm::kObjects, &plan_greedy_in_order, true},
+    {"greedy_by_breadth", "TFLite GREEDY_BY_BREADTH: widest ticks first, biggest buffers first, best-fitting free object", PlanForm::kObjects, &plan_greedy_by_breadth, true},
+    {"greedy_by_size_objects", "TFLite GREEDY_BY_SIZE (objects): by positional maximum, then nearest object in time", PlanForm::kObjects, &plan_greedy_by_size_objects, true},
+    {"greedy_best", "TFLite GREEDY_BEST: the better of greedy_by_breadth and greedy_by_size_objects", PlanForm::kObjects, &plan_greedy_best, true},
+    {"min_cost_flow", "TFLite MINCOSTFLOW: objects as chains of buffers from a min-cost flow (LEMON network simplex)", PlanForm::kObjects, &plan_min_cost_flow, true},
 };
 
 }  // namespace
