@@ -26,3 +26,41 @@ target_compile_definitions(memplan_trace_tests PRIVATE ${MEMPLAN_TRACE_PROGRAM_D
   MEMPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(memplan_trace_tests ${MEMPLAN_TRACE_PROGRAM_TARGETS})
 gtest_discover_tests(memplan_trace_tests PROPERTIES LABELS trace DISCOVERY_TIMEOUT 60)
+
+# The trace commands of the CLI, on the known program (memplan_cli_test comes
+# from tests/cli/cli_tests.cmake, included before this file).
+if(COMMAND memplan_cli_test)
+  set(MEMPLAN_TRACE_CLI_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli/trace)
+  set(known $<TARGET_FILE:memplan_trace_program_known_allocations>)
+  memplan_cli_test(trace_runs_a_command EXIT 0 WORKDIR ${MEMPLAN_TRACE_CLI_DIR}
+    ARGS trace --output known.trace -- ${known}
+    STDERR "traced [0-9]+ allocation events and 4 marks on 4 thread\\(s\\) into .*known.trace"
+    FILE known.trace FIXTURES_SETUP memplan_trace_known)
+  memplan_cli_test(trace_info_describes_iterations EXIT 0 WORKDIR ${MEMPLAN_TRACE_CLI_DIR}
+    ARGS trace-info known.trace
+    STDOUT "complete.*4 marks \\(iterations 0..4\\).*\n1 +20 +11 +9 "
+    FIXTURES_REQUIRED memplan_trace_known)
+  memplan_cli_test(extract_writes_an_iteration EXIT 0 WORKDIR ${MEMPLAN_TRACE_CLI_DIR}
+    ARGS extract known.trace --iteration 1 --output iteration1.csv
+    STDOUT "buffers +10,.*left out +1 escaping the iteration \\(77 B\\)"
+    FILE iteration1.csv FILE_REGEX "^id,lower,upper,size,alignment\n0,0,3,100,16\n1,1,10,200,16\n"
+    FIXTURES_REQUIRED memplan_trace_known)
+  memplan_cli_test(extract_min_size_leaves_out_small_buffers EXIT 0 WORKDIR ${MEMPLAN_TRACE_CLI_DIR}
+    ARGS extract known.trace --iteration 1 --min-size 1000 --output iteration1_large.csv
+    STDOUT "buffers +3,.*7 below --min-size"
+    FIXTURES_REQUIRED memplan_trace_known)
+  memplan_cli_test(extract_names_a_missing_iteration EXIT 1 WORKDIR ${MEMPLAN_TRACE_CLI_DIR}
+    ARGS extract known.trace --iteration 9 --output nothing.csv
+    STDERR "iteration 9 is not in the trace: it has 4 marks"
+    FIXTURES_REQUIRED memplan_trace_known)
+  memplan_cli_test(trace_info_rejects_a_file_that_is_not_a_trace EXIT 1
+    ARGS trace-info ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/examples/input.12.csv
+    STDERR "not a memplan trace")
+  memplan_cli_test(trace_passes_on_the_exit_status EXIT 3
+    ARGS trace --output status.trace -- /bin/sh -c "exit 3"
+    STDERR "exited with status 3")
+  memplan_cli_test(trace_marks_on_a_signal EXIT 0
+    ARGS trace --mark-signal USR2 --output signal.trace -- /bin/sh -c "kill -USR2 $$ && kill -USR2 $$ && exit 0"
+    STDERR "and 2 marks")
+  memplan_cli_test(trace_needs_a_command EXIT 1 ARGS trace --output none.trace STDERR "no command to trace")
+endif()

@@ -24,5 +24,8 @@ void register_bound_command(CLI::App& app);
 void register_bench_command(CLI::App& app);
 void register_render_command(CLI::App& app);
 void register_generate_command(CLI::App& app);
+void register_trace_command(CLI::App& app);
+void register_trace_info_command(CLI::App& app);
+void register_extract_command(CLI::App& app);
 
 }  // namespace memplan::cli

@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   memplan::cli::register_bench_command(app);
   memplan::cli::register_render_command(app);
   memplan::cli::register_generate_command(app);
+  memplan::cli::register_trace_command(app);
+  memplan::cli::register_trace_info_command(app);
+  memplan::cli::register_extract_command(app);
 
   try {
     app.parse(argc, argv);

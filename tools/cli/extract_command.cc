@@ -1,0 +1,82 @@
+// extract_command.cc — `memplan extract`: one iteration of a trace as a
+// problem CSV, with an account of the buffers left out of it.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "inputs.h"
+#include "memplan/bounds.h"
+#include "memplan/csv.h"
+#include "memplan/trace.h"
+#include "memplan/units.h"
+
+namespace memplan::cli {
+namespace {
+
+struct ExtractArguments {
+  std::string trace_path;
+  int64_t iteration = 1;
+  std::string min_size;   // bytes; empty: every size
+  std::string alignment = "16";
+  std::string output_path;
+};
+
+void run_extract(const ExtractArguments& args) {
+  StatusOr<Trace> trace = read_trace(args.trace_path);
+  throw_if_error(trace.status());
+  ExtractOptions options;
+  if (!args.min_size.empty()) options.min_size = static_cast<uint64_t>(byte_size(args.min_size));
+  options.alignment = power_of_two_byte_size(args.alignment, "--alignment");
+  StatusOr<Extraction> extraction = extract_iteration(*trace, args.iteration, options);
+  throw_if_error(extraction.status(), args.trace_path);
+  const Extraction& x = *extraction;
+  write_file_or_throw(args.output_path, format_problem_csv(x.problem));
+
+  int64_t total = 0;
+  for (const Buffer& b : x.problem.buffers) total += b.size;
+  std::printf("iteration    %lld of %s: %zu events (ticks 0..%zu)\n", static_cast<long long>(args.iteration),
+              args.trace_path.c_str(), x.events, x.events == 0 ? 0 : x.events - 1);
+  std::printf("buffers      %zu, %s in all, load %s\n", x.problem.size(), format_bytes(total).c_str(),
+              format_bytes(load(x.problem)).c_str());
+  std::printf("left out     %zu escaping the iteration (%s), %zu allocated before it, %zu below --min-size (%s)\n",
+              x.escaped, format_bytes(static_cast<int64_t>(x.escaped_bytes)).c_str(), x.inherited, x.below_min_size,
+              format_bytes(static_cast<int64_t>(x.below_min_size_bytes)).c_str());
+  if (x.failed > 0 || x.reused_live > 0) {
+    std::printf("anomalies    %zu allocation calls returned null, %zu pointers were allocated while still live\n",
+                x.failed, x.reused_live);
+  }
+  std::printf("wrote        %s\n", args.output_path.c_str());
+}
+
+}  // namespace
+
+void register_extract_command(CLI::App& app) {
+  auto args = std::make_shared<ExtractArguments>();
+  CLI::App* command = app.add_subcommand("extract", "Write one iteration of a trace as a problem CSV");
+  command->add_option("trace", args->trace_path, "Trace file (from memplan trace)")->required()->type_name("FILE");
+  command->add_option("-i,--iteration", args->iteration,
+                      "The iteration: N is the span from the N-th mark to the next; 0 is the span before the first "
+                      "mark (default: 1)")
+      ->type_name("N");
+  command->add_option("--min-size", args->min_size, "Leave out buffers smaller than this (default: keep all)")
+      ->type_name("BYTES")
+      ->check(byte_size_validator());
+  command->add_option("-a,--alignment", args->alignment,
+                      "Alignment every buffer gets at least (default 16: malloc's; aligned calls keep theirs)")
+      ->type_name("BYTES")
+      ->check(byte_size_validator());
+  command->add_option("-o,--output", args->output_path, "Problem CSV to write")->required()->type_name("PROBLEM.csv");
+  command->footer(
+      "Lifetimes are in event ticks: the k-th event after the iteration's mark is tick k; a buffer\n"
+      "allocated at tick a and freed at tick f lives [a, f); a realloc at tick r keeps the old buffer\n"
+      "until r + 1, so old and new overlap for the copy. Buffers allocated before the iteration or\n"
+      "freed after it are left out (and counted): they belong to the ordinary allocator.\n"
+      "\n"
+      "Example:\n"
+      "  memplan extract run.trace --iteration 2 --min-size 4K --output step.csv\n"
+      "  memplan plan step.csv");
+  command->callback([args] { run_extract(*args); });
+}
+
+}  // namespace memplan::cli
