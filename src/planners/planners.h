@@ -23,5 +23,7 @@ StatusOr<Plan> plan_greedy_by_breadth(const Problem& problem, const PlanOptions&
 StatusOr<Plan> plan_greedy_by_size_objects(const Problem& problem, const PlanOptions& options);
 StatusOr<Plan> plan_greedy_best(const Problem& problem, const PlanOptions& options);
 StatusOr<Plan> plan_min_cost_flow(const Problem& problem, const PlanOptions& options);
+// --- exact solvers (src/solver/) ---
+StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& options);
 
 }  // namespace memplan

@@ -26,6 +26,8 @@ constexpr PlannerInfo kPlanners[] = {
     {"greedy_by_size_objects", "TFLite GREEDY_BY_SIZE (objects): by positional maximum, then nearest object in time", PlanForm::kObjects, &plan_greedy_by_size_objects, true},
     {"greedy_best", "TFLite GREEDY_BEST: the better of greedy_by_breadth and greedy_by_size_objects", PlanForm::kObjects, &plan_greedy_best, true},
     {"min_cost_flow", "TFLite MINCOSTFLOW: objects as chains of buffers from a min-cost flow (LEMON network simplex)", PlanForm::kObjects, &plan_min_cost_flow, true},
+    // --- exact solvers ---
+    {"exact", "branch-and-bound over canonical plans: smallest arena with a proof, or fit in the problem's capacity", PlanForm::kComposite, &plan_exact, false},
 };
 
 }  // namespace

@@ -1,0 +1,163 @@
+// bench_exact.cc — the exact planner on MiniMalloc's challenging suite A–K.
+//
+// For each instance: decision at 1 MiB (the capacity upstream runs it at) and
+// minimisation (smallest arena with a proof), each the median of --runs runs,
+// next to MiniMalloc's median CPU seconds for the decision measured on the
+// project's 2-core machine (5 runs each; see issue 3). The ratio column is
+// MiniMalloc's time over ours (> 1: we are faster).
+//
+// Usage: bench_exact [--runs N] [--mode decision|minimize|both]
+//                    [--instances A,B,...] [--time-limit SECONDS] [--dir PATH]
+//                    [--no-canonical] [--no-sections] [--no-dominance]
+//                    [--no-decomposition] [--no-restarts]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "memplan/bounds.h"
+#include "memplan/csv.h"
+#include "memplan/exact.h"
+#include "memplan/validate.h"
+
+namespace {
+
+struct Instance {
+  const char* name;
+  double minimalloc_seconds;  // median user CPU seconds, decision at 1 MiB
+};
+
+constexpr Instance kInstances[] = {
+    {"A", 4.41}, {"B", 3.29}, {"C", 0.58}, {"D", 2.46}, {"E", 3.17}, {"F", 4.37},
+    {"G", 0.97}, {"H", 1.51}, {"I", 3.21}, {"J", 0.77}, {"K", 0.49},
+};
+constexpr int64_t kCapacity = 1 << 20;
+
+struct Measurement {
+  memplan::ExactResult result;
+  double cpu_seconds = 0;
+  bool valid = true;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+}
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: bench_exact [--runs N] [--mode decision|minimize|both] [--instances A,B,...]\n"
+               "                   [--time-limit SECONDS] [--dir PATH] [--no-canonical] [--no-sections]\n"
+               "                   [--no-dominance] [--no-decomposition] [--no-restarts]\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 1;
+  std::string mode = "both";
+  std::string only;
+  std::string dir = (std::filesystem::path(__FILE__).parent_path() / "data/dsa/minimalloc/challenging").string();
+  memplan::ExactOptions options;
+  options.time_limit_seconds = 60;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        usage();
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--runs") runs = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--mode") mode = value();
+    else if (arg == "--instances") only = value();
+    else if (arg == "--time-limit") options.time_limit_seconds = std::atof(value().c_str());
+    else if (arg == "--dir") dir = value();
+    else if (arg == "--no-canonical") options.canonical_only = false;
+    else if (arg == "--no-sections") options.section_inference = false;
+    else if (arg == "--no-dominance") options.dominance = false;
+    else if (arg == "--no-decomposition") options.decomposition = false;
+    else if (arg == "--no-restarts") options.restarts = false;
+    else {
+      usage();
+      return 2;
+    }
+  }
+  if (mode != "decision" && mode != "minimize" && mode != "both") {
+    usage();
+    return 2;
+  }
+
+  std::printf("exact planner on MiniMalloc's challenging suite (capacity %lld bytes for decisions), median of %d run(s), time limit %.0f s\n",
+              static_cast<long long>(kCapacity), runs, options.time_limit_seconds);
+  std::printf("%-4s %7s %8s %-9s %-10s %8s %10s %10s %9s %9s %8s %7s\n", "inst", "buffers", "load", "mode",
+              "outcome", "arena", "nodes", "backtrack", "wall s", "cpu s", "mm cpu s", "ratio");
+  double total_ours = 0, total_theirs = 0;
+  int failures = 0;
+  for (const Instance& instance : kInstances) {
+    if (!only.empty() && ("," + only + ",").find("," + std::string(instance.name) + ",") == std::string::npos) continue;
+    const std::string path = dir + "/" + instance.name + ".1048576.csv";
+    auto problem = memplan::read_problem_csv(path);
+    if (!problem.ok()) {
+      std::fprintf(stderr, "%s\n", problem.status().to_string().c_str());
+      return 1;
+    }
+    const int64_t load = memplan::load(*problem);
+    for (const std::string m : {"decision", "minimize"}) {
+      if (mode != "both" && mode != m) continue;
+      std::vector<Measurement> all;
+      for (int r = 0; r < runs; ++r) {
+        Measurement meas;
+        const std::clock_t c0 = std::clock();
+        auto result = m == "decision" ? memplan::solve_decision(*problem, kCapacity, options)
+                                      : memplan::solve_minimize(*problem, options);
+        meas.cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+        if (!result.ok()) {
+          std::fprintf(stderr, "%s: %s\n", instance.name, result.status().to_string().c_str());
+          return 1;
+        }
+        meas.result = std::move(*result);
+        if (meas.result.plan) {
+          memplan::Problem check = *problem;
+          check.capacity.reset();
+          meas.valid = memplan::validate(check, *meas.result.plan).ok();
+        }
+        all.push_back(std::move(meas));
+      }
+      std::vector<double> wall, cpu;
+      for (const Measurement& meas : all) {
+        wall.push_back(meas.result.stats.seconds);
+        cpu.push_back(meas.cpu_seconds);
+      }
+      const Measurement& first = all.front();
+      const double cpu_median = median(cpu);
+      const bool solved = first.result.plan.has_value() && first.valid;
+      if (!solved || (m == "minimize" && first.result.outcome != memplan::ExactOutcome::kOptimal)) ++failures;
+      char ratio[32] = "-";
+      char theirs[32] = "-";
+      if (m == "decision") {
+        std::snprintf(theirs, sizeof theirs, "%.2f", instance.minimalloc_seconds);
+        std::snprintf(ratio, sizeof ratio, "%.1fx", instance.minimalloc_seconds / std::max(cpu_median, 1e-6));
+        total_ours += cpu_median;
+        total_theirs += instance.minimalloc_seconds;
+      }
+      std::printf("%-4s %7zu %8lld %-9s %-10s %8lld %10lld %10lld %9.4f %9.4f %8s %7s%s\n", instance.name,
+                  problem->size(), static_cast<long long>(load), m.c_str(),
+                  std::string(memplan::exact_outcome_name(first.result.outcome)).c_str(),
+                  static_cast<long long>(first.result.plan ? first.result.plan->arena : -1),
+                  static_cast<long long>(first.result.stats.nodes),
+                  static_cast<long long>(first.result.stats.backtracks), median(wall), cpu_median, theirs, ratio,
+                  first.valid ? "" : "  INVALID PLAN");
+      std::fflush(stdout);
+    }
+  }
+  if (total_theirs > 0) {
+    std::printf("decision total: %.3f cpu s (MiniMalloc %.2f s, ratio %.1fx)\n", total_ours, total_theirs,
+                total_theirs / std::max(total_ours, 1e-6));
+  }
+  return failures == 0 ? 0 : 3;
+}

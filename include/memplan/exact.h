@@ -1,0 +1,116 @@
+// exact.h — exact planning: decide whether a problem fits in a capacity, or
+// find the smallest arena, with a proof.
+//
+// Both entry points run a branch-and-bound search over canonical plans (see
+// src/solver/canonical_search.h for the algorithm): every buffer sits at the
+// lowest offset the buffers placed before it leave free, and buffers are
+// placed in order of non-decreasing offset. Every feasible problem has such a
+// plan, so exhausting the search proves infeasibility.
+//
+//   solve_decision(problem, C)  does every buffer fit below C bytes?
+//       kFeasible / kOptimal  plan has arena <= C (kOptimal when it also
+//                             reaches the load, so no plan can be smaller)
+//       kInfeasible           proven: no plan fits in C; lower_bound > C
+//       kTimedOut             neither found nor refuted in time; no plan
+//   solve_minimize(problem)     smallest arena. Starts from the `portfolio`
+//       plan (upper bound) and the load (lower bound), and raises the lower
+//       bound by refuting capacities while lowering the upper bound with plans
+//       that fit tighter capacities. Anytime: a plan is returned whenever one
+//       is known, and the bounds it reaches are proven.
+//       kOptimal      plan.arena == lower_bound
+//       kInfeasible   only with a capacity cap (options.capacity or the
+//                     problem's capacity) that no plan fits
+//       kTimedOut     time or cancellation stopped it; plan is the best found
+//                     and lower_bound the best proven
+//
+// Thread-safety: the functions are thread-compatible and own no threads; the
+// caller may set *options.cancel from another thread at any time (the search
+// polls it every few thousand nodes).
+//
+// Example: three buffers that fit exactly in their load (12 bytes):
+//     Problem p{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8},
+//                           {.id = "b", .lower = 1, .upper = 3, .size = 4},
+//                           {.id = "c", .lower = 2, .upper = 4, .size = 8}}};
+//     auto r = solve_minimize(p, {});   // r->outcome == kOptimal, arena 12
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "memplan/plan.h"
+#include "memplan/problem.h"
+#include "memplan/status.h"
+
+namespace memplan {
+
+// Users should keep the defaults; the switches exist so that tests and
+// benchmarks can measure what each technique contributes.
+struct ExactOptions {
+  // Wall-clock budget in seconds for the whole call; 0 = no limit.
+  double time_limit_seconds = 0;
+  // Arena cap for solve_minimize (plans above it are not accepted); when unset
+  // the problem's capacity, if any, is the cap. solve_decision ignores it.
+  std::optional<int64_t> capacity;
+  // Polled during the search; when it reads true the call stops as on a time-out.
+  const std::atomic<bool>* cancel = nullptr;
+  // Node budget per decision search (0 = unlimited); reaching it ends the call
+  // like a time-out. For tests and benchmarks.
+  int64_t node_limit = 0;
+
+  // --- pruning and search switches (all on by default) ---
+  // Place buffers in non-decreasing (offset, rank) order only, so that each
+  // canonical plan is reached once; also enables the monotone-floor bound and
+  // stops trying siblings after a buffer that no unplaced buffer can rest on.
+  bool canonical_only = true;
+  // Prune when some section cannot hold its unplaced buffers: the lowest offset
+  // any of them can still take, plus their total size, exceeds the capacity.
+  bool section_inference = true;
+  // Skip placing a buffer at an offset at or above the top that another
+  // unplaced buffer would have at its lowest offset (that buffer could always
+  // be moved below, so such plans are dominated).
+  bool dominance = true;
+  // Split the search into independent time partitions whenever every buffer
+  // crossing a section boundary has been placed.
+  bool decomposition = true;
+  // Round robin over several static buffer orders with doubling node budgets,
+  // instead of one search with the first order.
+  bool restarts = true;
+};
+
+enum class ExactOutcome {
+  kOptimal,     // plan found and proven smallest (arena == lower_bound)
+  kFeasible,    // plan found that fits the capacity; not proven smallest
+  kInfeasible,  // proven: no plan fits the capacity
+  kTimedOut,    // stopped by the time limit, node limit or cancel
+};
+
+std::string_view exact_outcome_name(ExactOutcome outcome);  // "optimal", ...
+
+struct ExactStats {
+  int64_t nodes = 0;       // placements tried, over all searches of the call
+  int64_t backtracks = 0;  // nodes whose every child failed
+  int64_t restarts = 0;    // searches abandoned at their node budget for another order
+  int64_t splits = 0;      // times the search split into independent partitions
+  int64_t decisions = 0;   // decision searches run (solve_minimize runs several)
+  int32_t partitions = 0;  // independent time partitions of the whole problem
+  double seconds = 0;      // wall-clock time of the call
+  bool cancelled = false;  // the cancel flag stopped the call
+};
+
+struct ExactResult {
+  ExactOutcome outcome = ExactOutcome::kTimedOut;
+  std::optional<Plan> plan;  // valid for the problem (and within the capacity)
+  int64_t lower_bound = 0;   // proven: every plan has arena >= lower_bound (bytes)
+  ExactStats stats;
+};
+
+// Decides whether `problem` fits in `capacity` bytes (the problem's own
+// capacity is ignored). Errors: invalid problem, capacity < 0.
+StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, const ExactOptions& options = {});
+
+// Minimises the arena (see above). Errors: invalid problem.
+StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions& options = {});
+
+}  // namespace memplan

@@ -1,0 +1,276 @@
+// exact.cc — the decision and minimisation drivers around CanonicalSearch, and
+// the registered `exact` planner.
+//
+// solve_decision:
+//   1. Check the problem; buffers of size 0 take offset 0 (or their fixed
+//      offset) and stay out of the search.
+//   2. Lower bound = max(load, highest fixed top). A capacity below it is
+//      refuted without search.
+//   3. Run the canonical search at the capacity; validate any plan it returns.
+// solve_minimize (anytime, closes the gap from both sides):
+//   1. Lower bound as above. A short search at the lower bound: most problems
+//      fit in their load, and then no heuristic is needed.
+//   2. Upper bound: the `portfolio` plan (validated; `naive` if it fails),
+//      given a tenth of the time limit (at most 2 s).
+//   3. Rounds with a node budget that doubles each round:
+//      a. decide at the lower bound: a plan there is optimal; a refutation
+//         raises the lower bound to the search's next capacity (a jump, not
+//         +1) and the step repeats with the same budget.
+//      b. probe capacities between the bounds by bisection with a quarter of
+//         the budget: a plan lowers the upper bound to its arena, a refutation
+//         raises the lower bound, an exhausted budget moves the probe up.
+//   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
+//      with the best plan and the best proven lower bound (kTimedOut).
+// Each decision costs what the search costs (exponential worst case); the
+// number of decisions per round is O(log(upper - lower)).
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <utility>
+
+#include "memplan/bounds.h"
+#include "memplan/exact.h"
+#include "memplan/planner.h"
+#include "memplan/validate.h"
+#include "planners/planners.h"
+#include "solver/canonical_search.h"
+
+namespace memplan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Default budget of the registered planner when the caller gives none.
+constexpr double kDefaultPlannerSeconds = 10.0;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+solver::StopCondition stop_condition(const ExactOptions& options, Clock::time_point start) {
+  solver::StopCondition stop;
+  stop.cancel = options.cancel;
+  if (options.time_limit_seconds > 0) {
+    stop.has_deadline = true;
+    stop.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(options.time_limit_seconds));
+  }
+  return stop;
+}
+
+// The buffers the search places (size > 0), and how to map its offsets back.
+struct SearchInput {
+  std::vector<solver::CanonicalSearch::Item> items;
+  std::vector<size_t> buffer_of_item;
+  int64_t lower_bound = 0;  // max(load, highest fixed top)
+};
+
+SearchInput make_search_input(const Problem& problem) {
+  SearchInput input;
+  input.lower_bound = load(problem);
+  for (size_t i = 0; i < problem.size(); ++i) {
+    const Buffer& b = problem.buffers[i];
+    if (b.offset) input.lower_bound = std::max(input.lower_bound, *b.offset + b.size);
+    if (b.size == 0) continue;
+    input.items.push_back({.lower = b.lower,
+                           .upper = b.upper,
+                           .size = b.size,
+                           .alignment = problem.alignment_of(i),
+                           .fixed_offset = b.offset ? *b.offset : -1});
+    input.buffer_of_item.push_back(i);
+  }
+  return input;
+}
+
+StatusOr<Plan> plan_from_search(const Problem& problem, const SearchInput& input,
+                                const solver::CanonicalSearch& search) {
+  std::vector<int64_t> offsets(problem.size(), 0);
+  for (size_t i = 0; i < problem.size(); ++i) {
+    if (problem.buffers[i].offset) offsets[i] = *problem.buffers[i].offset;
+  }
+  for (size_t k = 0; k < input.items.size(); ++k) offsets[input.buffer_of_item[k]] = search.offsets()[k];
+  Plan plan = make_plan(problem, std::move(offsets));
+  Problem unconstrained_capacity = problem;  // the capacity is the caller's to check
+  unconstrained_capacity.capacity.reset();
+  const ValidationResult check = validate(unconstrained_capacity, plan);
+  if (!check.ok()) return Internal("exact search produced an invalid plan: " + check.message);
+  return plan;
+}
+
+struct Decision {
+  solver::SearchVerdict verdict;
+  int64_t next_capacity = 0;  // after kExhausted
+};
+
+// One decision at `capacity` with a node limit (0 = none).
+Decision decide(solver::CanonicalSearch& search, int64_t capacity, int64_t node_limit,
+                const solver::StopCondition& stop, ExactStats* stats) {
+  ++stats->decisions;
+  const solver::SearchVerdict verdict = search.decide(capacity, node_limit, stop, stats);
+  return {verdict, search.next_capacity()};
+}
+
+}  // namespace
+
+std::string_view exact_outcome_name(ExactOutcome outcome) {
+  switch (outcome) {
+    case ExactOutcome::kOptimal: return "optimal";
+    case ExactOutcome::kFeasible: return "feasible";
+    case ExactOutcome::kInfeasible: return "infeasible";
+    case ExactOutcome::kTimedOut: return "timed out";
+  }
+  return "unknown";
+}
+
+StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, const ExactOptions& options) {
+  const Clock::time_point start = Clock::now();
+  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  if (capacity < 0) return InvalidArgument("capacity must be >= 0, got " + std::to_string(capacity));
+  const SearchInput input = make_search_input(problem);
+  ExactResult result;
+  result.lower_bound = input.lower_bound;
+  if (capacity < input.lower_bound) {
+    result.outcome = ExactOutcome::kInfeasible;
+    result.stats.seconds = seconds_since(start);
+    return result;
+  }
+  const solver::StopCondition stop = stop_condition(options, start);
+  solver::CanonicalSearch search(input.items, options);
+  result.stats.partitions = search.partition_count();
+  const Decision d = decide(search, capacity, options.node_limit, stop, &result.stats);
+  switch (d.verdict) {
+    case solver::SearchVerdict::kFound: {
+      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search));
+      result.outcome = plan.arena <= result.lower_bound ? ExactOutcome::kOptimal : ExactOutcome::kFeasible;
+      result.plan = std::move(plan);
+      break;
+    }
+    case solver::SearchVerdict::kExhausted:
+      result.outcome = ExactOutcome::kInfeasible;
+      result.lower_bound = std::max(result.lower_bound, d.next_capacity);
+      break;
+    case solver::SearchVerdict::kStopped:
+      result.outcome = ExactOutcome::kTimedOut;
+      result.stats.cancelled = stop.cancelled();
+      break;
+  }
+  result.stats.seconds = seconds_since(start);
+  return result;
+}
+
+StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions& options) {
+  const Clock::time_point start = Clock::now();
+  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  const std::optional<int64_t> cap = options.capacity ? options.capacity : problem.capacity;
+  const SearchInput input = make_search_input(problem);
+  const solver::StopCondition stop = stop_condition(options, start);
+  solver::CanonicalSearch search(input.items, options);
+  ExactResult result;
+  result.stats.partitions = search.partition_count();
+  int64_t lower = input.lower_bound;
+  int64_t upper = std::numeric_limits<int64_t>::max();
+  std::optional<Plan> best;
+
+  // Folds one decision into the bounds; false when time or cancel stopped it.
+  auto absorb = [&](int64_t capacity, const Decision& d) -> StatusOr<bool> {
+    if (d.verdict == solver::SearchVerdict::kFound) {
+      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search));
+      if (plan.arena < upper) {
+        upper = plan.arena;
+        best = std::move(plan);
+      }
+    } else if (d.verdict == solver::SearchVerdict::kExhausted) {
+      lower = std::max(lower, std::max(capacity + 1, d.next_capacity));
+    }
+    return !stop.reached();
+  };
+  auto capped = [&](int64_t budget) { return options.node_limit > 0 ? std::min(budget, options.node_limit) : budget; };
+  const int64_t quick_budget = capped(std::max<int64_t>(4096, 32 * static_cast<int64_t>(input.items.size())));
+  bool running = !cap || lower <= *cap;
+
+  // 1. Most problems fit in their load, and a short search at the load finds
+  //    such a plan faster than the heuristics run.
+  if (running) {
+    MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, decide(search, lower, quick_budget, stop, &result.stats)));
+  }
+
+  // 2. Upper bound from the heuristics (validated; naive is the fallback).
+  //    The portfolio gets a small share of the time limit and never hands over
+  //    to this solver (it does not call exact). Runs even after a cancel, so
+  //    that a plan is always returned (a cancelled portfolio falls to naive).
+  if (lower < upper) {
+    Problem uncapped = problem;
+    uncapped.capacity.reset();
+    PlanOptions heuristic_options{.cancel = options.cancel};
+    if (options.time_limit_seconds > 0) {
+      heuristic_options.time_limit_seconds = std::max(1e-3, std::min(2.0, 0.1 * options.time_limit_seconds));
+    }
+    for (const std::string_view heuristic : {std::string_view("portfolio"), std::string_view("naive")}) {
+      StatusOr<Plan> plan = plan_with(heuristic, uncapped, heuristic_options);
+      if (plan.ok() && validate(uncapped, *plan).ok() && (!cap || plan->arena <= *cap)) {
+        if (plan->arena < upper) {
+          upper = plan->arena;
+          best = std::move(*plan);
+        }
+        break;
+      }
+    }
+    if (!best && cap) upper = *cap + 1;  // only plans with arena <= cap are wanted
+    running = running && !stop.reached();
+  }
+
+  // 3. Rounds with a doubling node budget: decide at the lower bound (a plan
+  //    there is optimal, a refutation raises the bound and repeats the step),
+  //    then bisect between the bounds with a quarter of the budget per probe.
+  int64_t budget = capped(2 * quick_budget);
+  while (running && lower < upper) {
+    const Decision at_lower = decide(search, lower, budget, stop, &result.stats);
+    MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, at_lower));
+    if (at_lower.verdict != solver::SearchVerdict::kStopped) continue;
+    const int64_t probe_budget = capped(std::max<int64_t>(budget / 4, 1));
+    int64_t from = lower + 1;
+    while (running && from < upper && lower < upper) {
+      const int64_t probe = std::max(lower, from + (upper - 1 - from) / 2);
+      const Decision d = decide(search, probe, probe_budget, stop, &result.stats);
+      MEMPLAN_ASSIGN_OR_RETURN(running, absorb(probe, d));
+      from = d.verdict == solver::SearchVerdict::kStopped ? probe + 1 : lower + 1;
+    }
+    if (options.node_limit > 0 && budget >= options.node_limit) break;  // the caller's budget is spent
+    budget = capped(budget > std::numeric_limits<int64_t>::max() / 4 ? budget : budget * 2);
+  }
+
+  result.plan = std::move(best);
+  result.lower_bound = result.plan ? std::min(lower, result.plan->arena) : lower;
+  result.stats.cancelled = stop.cancelled();
+  if (result.plan) {
+    result.outcome = result.plan->arena <= lower ? ExactOutcome::kOptimal : ExactOutcome::kTimedOut;
+  } else {
+    result.outcome = cap && lower > *cap ? ExactOutcome::kInfeasible : ExactOutcome::kTimedOut;
+  }
+  result.stats.seconds = seconds_since(start);
+  return result;
+}
+
+StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& plan_options) {
+  ExactOptions options;
+  options.time_limit_seconds =
+      plan_options.time_limit_seconds > 0 ? plan_options.time_limit_seconds : kDefaultPlannerSeconds;
+  options.cancel = plan_options.cancel;
+  if (problem.capacity) {
+    MEMPLAN_ASSIGN_OR_RETURN(ExactResult r, solve_decision(problem, *problem.capacity, options));
+    if (r.plan) return std::move(*r.plan);
+    if (r.outcome == ExactOutcome::kInfeasible) {
+      return Infeasible("no plan fits in capacity " + std::to_string(*problem.capacity) +
+                        " bytes; every plan needs at least " + std::to_string(r.lower_bound));
+    }
+    if (r.stats.cancelled) return Cancelled("exact search cancelled");
+    return DeadlineExceeded("exact search found no plan within capacity " + std::to_string(*problem.capacity) +
+                            " bytes in " + std::to_string(options.time_limit_seconds) + " s");
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(ExactResult r, solve_minimize(problem, options));
+  if (r.stats.cancelled) return Cancelled("exact search cancelled");
+  if (!r.plan) return Internal("exact minimisation ended without a plan");
+  return std::move(*r.plan);
+}
+
+}  // namespace memplan

@@ -1,0 +1,486 @@
+// exact_test.cc — the exact planner: decision and minimisation against a brute
+// force over placement orders, refutations, ablation of the pruning switches,
+// limits, and MiniMalloc's challenging suite. Every plan goes through the
+// validator.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "memplan/bounds.h"
+#include "memplan/csv.h"
+#include "memplan/exact.h"
+#include "memplan/planner.h"
+#include "memplan/validate.h"
+#include "scenarios/scenarios.h"
+
+namespace memplan {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Brute force: the smallest arena over all orders of placement, each buffer
+// placed first-fit (lowest aligned offset clear of the buffers placed before
+// it that are live with it). Some order reproduces any optimal plan: place its
+// buffers by increasing offset and first fit never goes higher than the plan.
+// Two placements of buffers not live together commute, so only orders where
+// such adjacent pairs appear by increasing index are enumerated; partial
+// orders whose arena already reaches the best are cut.
+class BruteForce {
+ public:
+  explicit BruteForce(const Problem& problem) : p_(problem), n_(problem.size()), offsets_(n_, -1) {}
+
+  int64_t optimum() {
+    int64_t arena = 0;
+    placed_.assign(n_, false);
+    for (size_t i = 0; i < n_; ++i) {
+      if (p_.buffers[i].offset) {
+        offsets_[i] = *p_.buffers[i].offset;
+        placed_[i] = true;
+        arena = std::max(arena, offsets_[i] + p_.buffers[i].size);
+      }
+    }
+    best_ = INT64_MAX;
+    extend(arena, n_);
+    return best_;
+  }
+
+ private:
+  int64_t first_fit(size_t b) const {
+    std::vector<std::pair<int64_t, int64_t>> taken;
+    for (size_t j = 0; j < n_; ++j) {
+      if (placed_[j] && p_.buffers[j].size > 0 && p_.buffers[j].overlaps_in_time(p_.buffers[b])) {
+        taken.emplace_back(offsets_[j], offsets_[j] + p_.buffers[j].size);
+      }
+    }
+    std::sort(taken.begin(), taken.end());
+    const int64_t a = p_.alignment_of(b);
+    int64_t x = 0;
+    for (const auto& [lo, hi] : taken) {
+      if (x + p_.buffers[b].size <= lo) break;
+      x = std::max(x, align_up(hi, a));
+    }
+    return x;
+  }
+
+  void extend(int64_t arena, size_t last) {
+    if (arena >= best_) return;
+    bool all = true;
+    for (size_t b = 0; b < n_; ++b) {
+      if (placed_[b]) continue;
+      all = false;
+      if (last < n_ && b < last && !p_.buffers[b].overlaps_in_time(p_.buffers[last])) continue;
+      offsets_[b] = p_.buffers[b].size == 0 ? 0 : first_fit(b);
+      placed_[b] = true;
+      extend(std::max(arena, offsets_[b] + p_.buffers[b].size), b);
+      placed_[b] = false;
+    }
+    if (all) best_ = arena;
+  }
+
+  const Problem& p_;
+  size_t n_;
+  std::vector<int64_t> offsets_;
+  std::vector<bool> placed_;
+  int64_t best_ = INT64_MAX;
+};
+
+// A deterministic generator for small problems (splitmix64): lifetimes start
+// in [0, ticks) and last 1..max_length ticks, sizes 1..max_size.
+struct SmallShape {
+  size_t buffers = 8;
+  int64_t ticks = 16;
+  int64_t max_length = 8;
+  int64_t max_size = 100;
+  int64_t max_alignment = 1;       // random powers of two up to this
+  bool with_fixed_offset = false;  // pin buffer 0 at a random aligned offset
+};
+
+uint64_t next_random(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+Problem small_problem(const SmallShape& shape, uint64_t seed) {
+  uint64_t state = seed * 1000 + shape.buffers;
+  Problem p;
+  for (size_t i = 0; i < shape.buffers; ++i) {
+    Buffer b;
+    b.id = "b" + std::to_string(i);
+    b.lower = static_cast<int64_t>(next_random(state) % static_cast<uint64_t>(shape.ticks));
+    b.upper = b.lower + 1 + static_cast<int64_t>(next_random(state) % static_cast<uint64_t>(shape.max_length));
+    b.size = 1 + static_cast<int64_t>(next_random(state) % static_cast<uint64_t>(shape.max_size));
+    if (shape.max_alignment > 1) {
+      int64_t a = 1;
+      const uint64_t steps = next_random(state) % 4;
+      for (uint64_t k = 0; k < steps && a < shape.max_alignment; ++k) a *= 2;
+      b.alignment = a;
+    }
+    p.buffers.push_back(b);
+  }
+  if (shape.with_fixed_offset) {
+    const int64_t a = p.buffers[0].alignment;
+    p.buffers[0].offset = align_up(static_cast<int64_t>(next_random(state) % 64), a);
+  }
+  return p;
+}
+
+// Seeds of small_problem({.buffers = 12}) whose optimum exceeds the load, so
+// that refuting the load takes a real search (about 1 problem in 10,000).
+constexpr uint64_t kGapSeeds[] = {1674, 18094, 23965, 30114, 50666, 68538, 73749, 75356, 90503};
+
+Problem gap_problem(uint64_t seed) { return small_problem({.buffers = 12}, seed); }
+
+void expect_valid(const Problem& problem, const Plan& plan, const std::string& context) {
+  const ValidationResult v = validate(problem, plan);
+  EXPECT_TRUE(v.ok()) << context << ": " << v.message;
+}
+
+ExactResult decide(const Problem& problem, int64_t capacity, const ExactOptions& options = {}) {
+  StatusOr<ExactResult> r = solve_decision(problem, capacity, options);
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  return r.ok() ? std::move(*r) : ExactResult{};
+}
+
+// Decides at the optimum (must fit, validated at that capacity) and one byte
+// below (must be refuted with a lower bound of exactly the optimum).
+void expect_tight_at(const Problem& problem, int64_t optimum, const ExactOptions& options,
+                     const std::string& context) {
+  const ExactResult fits = decide(problem, optimum, options);
+  ASSERT_TRUE(fits.plan.has_value()) << context << ": no plan at the optimum " << optimum << ", outcome "
+                                     << exact_outcome_name(fits.outcome);
+  EXPECT_TRUE(fits.outcome == ExactOutcome::kFeasible || fits.outcome == ExactOutcome::kOptimal) << context;
+  Problem capped = problem;
+  capped.capacity = optimum;
+  expect_valid(capped, *fits.plan, context);
+  if (optimum == 0) return;
+  const ExactResult refuted = decide(problem, optimum - 1, options);
+  EXPECT_EQ(refuted.outcome, ExactOutcome::kInfeasible) << context;
+  EXPECT_FALSE(refuted.plan.has_value()) << context;
+  EXPECT_EQ(refuted.lower_bound, optimum) << context;
+}
+
+// ---------------------------------------------------------------------------
+
+TEST(ExactMinimize, MatchesBruteForceOnSmallRandomProblems) {
+  const SmallShape shapes[] = {
+      {.buffers = 6, .ticks = 8, .max_length = 4, .max_size = 10},
+      {.buffers = 8, .ticks = 12, .max_length = 6, .max_size = 100},
+      {.buffers = 9, .ticks = 10, .max_length = 5, .max_size = 64, .max_alignment = 8},
+      {.buffers = 10, .ticks = 16, .max_length = 8, .max_size = 100, .with_fixed_offset = true},
+      {.buffers = 11, .ticks = 16, .max_length = 8, .max_size = 1000},
+  };
+  int checked = 0;
+  for (const SmallShape& shape : shapes) {
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      const Problem problem = small_problem(shape, seed);
+      const std::string context = "buffers " + std::to_string(shape.buffers) + " seed " + std::to_string(seed);
+      const int64_t optimum = BruteForce(problem).optimum();
+      StatusOr<ExactResult> r = solve_minimize(problem, {});
+      ASSERT_TRUE(r.ok()) << context << ": " << r.status().to_string();
+      EXPECT_EQ(r->outcome, ExactOutcome::kOptimal) << context;
+      ASSERT_TRUE(r->plan.has_value()) << context;
+      expect_valid(problem, *r->plan, context);
+      EXPECT_EQ(r->plan->arena, optimum) << context;
+      EXPECT_EQ(r->lower_bound, optimum) << context;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 60);
+}
+
+TEST(ExactMinimize, ProvesOptimaAboveTheLoad) {
+  for (const uint64_t seed : kGapSeeds) {
+    const Problem problem = gap_problem(seed);
+    const std::string context = "gap seed " + std::to_string(seed);
+    const int64_t optimum = BruteForce(problem).optimum();
+    ASSERT_GT(optimum, load(problem)) << context;
+    StatusOr<ExactResult> r = solve_minimize(problem, {});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->outcome, ExactOutcome::kOptimal) << context;
+    ASSERT_TRUE(r->plan.has_value());
+    expect_valid(problem, *r->plan, context);
+    EXPECT_EQ(r->plan->arena, optimum) << context;
+    EXPECT_EQ(r->lower_bound, optimum) << context;
+  }
+}
+
+TEST(ExactDecision, FitsAtTheOptimumAndRefutesOneByteBelow) {
+  for (const uint64_t seed : kGapSeeds) {
+    const Problem problem = gap_problem(seed);
+    expect_tight_at(problem, BruteForce(problem).optimum(), {}, "gap seed " + std::to_string(seed));
+  }
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const Problem problem = small_problem({.buffers = 9, .max_size = 64, .max_alignment = 16, .with_fixed_offset = true}, seed);
+    expect_tight_at(problem, BruteForce(problem).optimum(), {}, "aligned seed " + std::to_string(seed));
+  }
+}
+
+TEST(ExactDecision, RefutesCapacitiesBelowTheLoadWithoutSearch) {
+  const Problem problem = gap_problem(kGapSeeds[0]);
+  const ExactResult r = decide(problem, load(problem) - 1);
+  EXPECT_EQ(r.outcome, ExactOutcome::kInfeasible);
+  EXPECT_EQ(r.lower_bound, load(problem));
+  EXPECT_EQ(r.stats.nodes, 0);
+}
+
+TEST(ExactDecision, KeepsFixedOffsetsAndRefutesOverlappingOnes) {
+  // free must go under pinned; late starts when pinned ends and takes both
+  // halves. Canonical order: free@0, late@0, pinned@8.
+  Problem problem{.buffers = {{.id = "pinned", .lower = 0, .upper = 4, .size = 8, .offset = 8},
+                              {.id = "free", .lower = 1, .upper = 3, .size = 8},
+                              {.id = "late", .lower = 4, .upper = 6, .size = 16}}};
+  const ExactResult fits = decide(problem, 16);
+  ASSERT_TRUE(fits.plan.has_value());
+  EXPECT_EQ(fits.plan->offsets[0], 8);
+  EXPECT_EQ(fits.plan->offsets[1], 0);
+  EXPECT_EQ(fits.plan->offsets[2], 0);
+  expect_valid(problem, *fits.plan, "pinned");
+  EXPECT_EQ(decide(problem, 15).outcome, ExactOutcome::kInfeasible);
+
+  // Pinned where pinned already is, while both are live.
+  problem.buffers.push_back({.id = "clash", .lower = 2, .upper = 5, .size = 4, .offset = 10});
+  const ExactResult clash = decide(problem, 1 << 20);
+  EXPECT_EQ(clash.outcome, ExactOutcome::kInfeasible);
+  EXPECT_FALSE(clash.plan.has_value());
+}
+
+TEST(ExactDecision, RejectsNegativeCapacityAndInvalidProblems) {
+  const Problem problem = scenarios::Diamond().problem;
+  EXPECT_EQ(solve_decision(problem, -1, {}).status().code(), StatusCode::kInvalidArgument);
+  Problem broken{.buffers = {{.id = "x", .lower = 3, .upper = 3, .size = 1}}};
+  EXPECT_EQ(solve_decision(broken, 10, {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(solve_minimize(broken, {}).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ExactMinimize, SolvesTheScenarioCatalogue) {
+  for (const scenarios::Scenario& s : scenarios::all_scenarios()) {
+    ExactOptions options;
+    options.time_limit_seconds = 20;
+    StatusOr<ExactResult> r = solve_minimize(s.problem, options);
+    ASSERT_TRUE(r.ok()) << s.name << ": " << r.status().to_string();
+    ASSERT_TRUE(r->plan.has_value()) << s.name;
+    expect_valid(s.problem, *r->plan, s.name);
+    EXPECT_GE(r->plan->arena, r->lower_bound) << s.name;
+    if (s.optimal_arena) {
+      EXPECT_EQ(r->outcome, ExactOutcome::kOptimal) << s.name;
+      EXPECT_EQ(r->plan->arena, *s.optimal_arena) << s.name;
+    }
+    if (s.problem.size() <= 12) {
+      EXPECT_EQ(r->plan->arena, BruteForce(s.problem).optimum()) << s.name;
+    }
+  }
+}
+
+TEST(ExactMinimize, RespectsACapacityCap) {
+  const Problem problem = gap_problem(kGapSeeds[1]);
+  const int64_t optimum = BruteForce(problem).optimum();
+  ExactOptions options;
+  options.capacity = optimum - 1;
+  StatusOr<ExactResult> below = solve_minimize(problem, options);
+  ASSERT_TRUE(below.ok());
+  EXPECT_EQ(below->outcome, ExactOutcome::kInfeasible);
+  EXPECT_FALSE(below->plan.has_value());
+  options.capacity = optimum;
+  StatusOr<ExactResult> at = solve_minimize(problem, options);
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ(at->outcome, ExactOutcome::kOptimal);
+  ASSERT_TRUE(at->plan.has_value());
+  EXPECT_EQ(at->plan->arena, optimum);
+}
+
+// ---------------------------------------------------------------------------
+// The registered planner.
+
+TEST(ExactPlanner, IsRegisteredAsASlowCompositePlanner) {
+  const PlannerInfo* info = find_planner("exact");
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->form, PlanForm::kComposite);
+  EXPECT_FALSE(info->fast);
+}
+
+TEST(ExactPlanner, MinimisesWithoutCapacityAndDecidesWithOne) {
+  Problem problem = gap_problem(kGapSeeds[2]);
+  const int64_t optimum = BruteForce(problem).optimum();
+  StatusOr<Plan> best = plan_with("exact", problem);
+  ASSERT_TRUE(best.ok()) << best.status().to_string();
+  expect_valid(problem, *best, "minimise");
+  EXPECT_EQ(best->arena, optimum);
+
+  problem.capacity = optimum;
+  StatusOr<Plan> fits = plan_with("exact", problem);
+  ASSERT_TRUE(fits.ok()) << fits.status().to_string();
+  expect_valid(problem, *fits, "decide at optimum");
+
+  problem.capacity = optimum - 1;
+  StatusOr<Plan> refuted = plan_with("exact", problem);
+  EXPECT_EQ(refuted.status().code(), StatusCode::kInfeasible);
+}
+
+TEST(ExactPlanner, ReportsDeadlineWhenNothingFitsInTime) {
+  // Refuting E one byte below its load needs no search, but at its load with
+  // every pruning off the search cannot finish in 50 ms.
+  auto problem = read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/E.1048576.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  ExactOptions options;
+  options.time_limit_seconds = 0.05;
+  options.section_inference = false;
+  options.restarts = false;
+  options.decomposition = false;
+  const ExactResult r = decide(*problem, 1 << 20, options);
+  EXPECT_EQ(r.outcome, ExactOutcome::kTimedOut);
+  EXPECT_FALSE(r.plan.has_value());
+  EXPECT_LT(r.stats.seconds, 2.0);
+}
+
+TEST(ExactLimits, CancelStopsTheSearchAndMinimisationKeepsAPlan) {
+  auto problem = read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/D.1048576.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  std::atomic<bool> cancel{true};
+  ExactOptions options;
+  options.cancel = &cancel;
+  options.restarts = false;
+  StatusOr<ExactResult> r = solve_minimize(*problem, options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->outcome, ExactOutcome::kTimedOut);
+  EXPECT_TRUE(r->stats.cancelled);
+  ASSERT_TRUE(r->plan.has_value());  // the heuristic upper bound
+  expect_valid(*problem, *r->plan, "cancelled minimisation");
+  EXPECT_GE(r->plan->arena, r->lower_bound);
+
+  Problem capped = *problem;
+  capped.capacity = 1 << 20;
+  PlanOptions plan_options;
+  plan_options.cancel = &cancel;
+  EXPECT_EQ(plan_with("exact", capped, plan_options).status().code(), StatusCode::kCancelled);
+}
+
+TEST(ExactLimits, TimeLimitReturnsTheBestPlanAndBound) {
+  auto problem = read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/J.1048576.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  ExactOptions options;
+  options.time_limit_seconds = 0.3;
+  StatusOr<ExactResult> r = solve_minimize(*problem, options);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->plan.has_value());
+  expect_valid(*problem, *r->plan, "time-limited minimisation");
+  EXPECT_GE(r->lower_bound, load(*problem));
+  EXPECT_LE(r->lower_bound, r->plan->arena);
+  if (r->outcome != ExactOutcome::kOptimal) EXPECT_EQ(r->outcome, ExactOutcome::kTimedOut);
+  EXPECT_LT(r->stats.seconds, 5.0);
+}
+
+// ---------------------------------------------------------------------------
+// Ablation: the switches change the work, never the verdict.
+
+ExactOptions with_switches(int mask) {
+  ExactOptions o;
+  o.canonical_only = mask & 1;
+  o.section_inference = mask & 2;
+  o.dominance = mask & 4;
+  o.decomposition = mask & 8;
+  o.restarts = mask & 16;
+  return o;
+}
+
+TEST(ExactAblation, EveryCombinationOfSwitchesGivesTheSameVerdict) {
+  std::vector<std::pair<std::string, Problem>> catalogue;
+  for (const scenarios::Scenario& s : scenarios::all_scenarios()) {
+    if (s.problem.size() <= 12) catalogue.emplace_back(s.name, s.problem);
+  }
+  for (const uint64_t seed : {kGapSeeds[0], kGapSeeds[5], kGapSeeds[8]}) {
+    catalogue.emplace_back("gap" + std::to_string(seed), gap_problem(seed));
+  }
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    catalogue.emplace_back("aligned" + std::to_string(seed),
+                           small_problem({.buffers = 8, .max_size = 64, .max_alignment = 16, .with_fixed_offset = true}, seed));
+  }
+  ASSERT_GE(catalogue.size(), 15u);
+  for (const auto& [name, problem] : catalogue) {
+    const int64_t optimum = BruteForce(problem).optimum();
+    for (int mask = 0; mask < 32; ++mask) {
+      expect_tight_at(problem, optimum, with_switches(mask), name + " switches " + std::to_string(mask));
+    }
+  }
+}
+
+int64_t nodes_of(const Problem& problem, int64_t capacity, const ExactOptions& options) {
+  return decide(problem, capacity, options).stats.nodes;
+}
+
+// Each switch, turned off alone, costs nodes on a problem it is made for.
+TEST(ExactAblation, CanonicalOrderCutsNodesOfARefutation) {
+  const Problem problem = gap_problem(30114);
+  ExactOptions off;
+  off.canonical_only = false;
+  EXPECT_LT(nodes_of(problem, load(problem), {}) * 10, nodes_of(problem, load(problem), off));
+}
+
+TEST(ExactAblation, SectionInferenceCutsNodesOfARefutation) {
+  const Problem problem = gap_problem(30114);
+  ExactOptions off;
+  off.section_inference = false;
+  EXPECT_LT(nodes_of(problem, load(problem), {}), nodes_of(problem, load(problem), off));
+}
+
+TEST(ExactAblation, DominanceCutsNodesOfARefutation) {
+  const Problem problem = gap_problem(30114);
+  ExactOptions off;
+  off.dominance = false;
+  EXPECT_LT(nodes_of(problem, load(problem), {}), nodes_of(problem, load(problem), off));
+}
+
+std::string challenging(const char* name) {
+  return std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/" + name + ".1048576.csv";
+}
+
+// K splits into many independent parts once its long-lived buffers are placed;
+// without decomposition a failure on one side is retried for every
+// arrangement of the other.
+TEST(ExactAblation, DecompositionCutsNodesOnChallengingK) {
+  auto problem = read_problem_csv(challenging("K"));
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  ExactOptions off;
+  off.decomposition = false;
+  off.node_limit = 300000;
+  const int64_t with = nodes_of(*problem, 1 << 20, {});
+  EXPECT_LT(with, 100000);
+  EXPECT_LT(with, nodes_of(*problem, 1 << 20, off));
+}
+
+// C at 1 MiB stalls under the first order alone; cycling orders finds a plan.
+TEST(ExactAblation, RestartsCutNodesOnChallengingC) {
+  auto problem = read_problem_csv(challenging("C"));
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  ExactOptions off;
+  off.restarts = false;
+  off.node_limit = 300000;
+  const int64_t with = nodes_of(*problem, 1 << 20, {});
+  EXPECT_LT(with, 100000);
+  EXPECT_LT(with, nodes_of(*problem, 1 << 20, off));
+}
+
+// ---------------------------------------------------------------------------
+// MiniMalloc's challenging suite at its upstream capacity (well under a second
+// in all; the benchmark bench_exact times it).
+TEST(ExactLong, ChallengingSuiteFitsInOneMebibyte) {
+  for (const char* name : {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"}) {
+    auto problem = read_problem_csv(challenging(name));
+    ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+    ExactOptions options;
+    options.time_limit_seconds = 30;
+    const ExactResult r = decide(*problem, 1 << 20, options);
+    ASSERT_TRUE(r.plan.has_value()) << name << ": " << exact_outcome_name(r.outcome);
+    Problem capped = *problem;
+    capped.capacity = 1 << 20;
+    expect_valid(capped, *r.plan, name);
+  }
+}
+
+}  // namespace
+}  // namespace memplan
