@@ -25,5 +25,7 @@ StatusOr<Plan> plan_greedy_best(const Problem& problem, const PlanOptions& optio
 StatusOr<Plan> plan_min_cost_flow(const Problem& problem, const PlanOptions& options);
 // --- exact solvers (src/solver/) ---
 StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& options);
+// Defined only when built with CBC (MEMPLAN_WITH_CBC), in src/solver/cbc/.
+StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options);
 
 }  // namespace memplan

@@ -28,6 +28,9 @@ constexpr PlannerInfo kPlanners[] = {
     {"min_cost_flow", "TFLite MINCOSTFLOW: objects as chains of buffers from a min-cost flow (LEMON network simplex)", PlanForm::kObjects, &plan_min_cost_flow, true},
     // --- exact solvers ---
     {"exact", "branch-and-bound over canonical plans: smallest arena with a proof, or fit in the problem's capacity", PlanForm::kComposite, &plan_exact, false},
+#if MEMPLAN_WITH_CBC
+    {"mip", "mixed-integer program (pairwise big-M ordering) solved by CoinOR CBC: reference for small problems", PlanForm::kComposite, &plan_mip, false},
+#endif
 };
 
 }  // namespace

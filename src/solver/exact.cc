@@ -185,7 +185,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     return !stop.reached();
   };
   auto capped = [&](int64_t budget) { return options.node_limit > 0 ? std::min(budget, options.node_limit) : budget; };
-  const int64_t quick_budget = capped(std::max<int64_t>(4096, 32 * static_cast<int64_t>(input.items.size())));
+  const int64_t quick_budget = capped(std::max<int64_t>(1 << 16, 64 * static_cast<int64_t>(input.items.size())));
   bool running = !cap || lower <= *cap;
 
   // 1. Most problems fit in their load, and a short search at the load finds

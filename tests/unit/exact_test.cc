@@ -208,6 +208,12 @@ TEST(ExactMinimize, MatchesBruteForceOnSmallRandomProblems) {
       expect_valid(problem, *r->plan, context);
       EXPECT_EQ(r->plan->arena, optimum) << context;
       EXPECT_EQ(r->lower_bound, optimum) << context;
+      if (find_planner("mip") != nullptr) {  // built with CBC: the MIP must agree
+        StatusOr<Plan> mip = plan_with("mip", problem);
+        ASSERT_TRUE(mip.ok()) << context << ": " << mip.status().to_string();
+        expect_valid(problem, *mip, context + " (mip)");
+        EXPECT_EQ(mip->arena, optimum) << context << " (mip)";
+      }
       ++checked;
     }
   }
@@ -238,6 +244,22 @@ TEST(ExactDecision, FitsAtTheOptimumAndRefutesOneByteBelow) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     const Problem problem = small_problem({.buffers = 9, .max_size = 64, .max_alignment = 16, .with_fixed_offset = true}, seed);
     expect_tight_at(problem, BruteForce(problem).optimum(), {}, "aligned seed " + std::to_string(seed));
+  }
+}
+
+// The MIP (when built with CBC) proves the same optima above the load and
+// refutes the capacity one byte below them.
+TEST(MipPlanner, AgreesWithTheExactSearchOnOptimaAboveTheLoad) {
+  if (find_planner("mip") == nullptr) GTEST_SKIP() << "built without CBC";
+  for (const uint64_t seed : kGapSeeds) {
+    Problem problem = gap_problem(seed);
+    const std::string context = "gap seed " + std::to_string(seed);
+    StatusOr<Plan> best = plan_with("mip", problem);
+    ASSERT_TRUE(best.ok()) << context << ": " << best.status().to_string();
+    expect_valid(problem, *best, context);
+    EXPECT_EQ(best->arena, gap_optimum(seed)) << context;
+    problem.capacity = gap_optimum(seed) - 1;
+    EXPECT_EQ(plan_with("mip", problem).status().code(), StatusCode::kInfeasible) << context;
   }
 }
 
