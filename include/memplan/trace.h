@@ -67,7 +67,7 @@ struct TraceEvent {
                                   // mark from a signal on a thread that had not allocated)
   uint64_t sequence = 0;          // process-wide order, unique, > 0
   uint64_t release_sequence = 0;  // realloc: taken before the call (<= sequence); else 0
-  int64_t time_ns = 0;            // since the trace started
+  int64_t time_ns = 0;            // since the trace started (0 when traced with MEMPLAN_TRACE_TIME=off)
   uint64_t pointer = 0;           // allocations: the result (0 = failed); free: the pointer freed;
                                   // realloc: the result (0 = failed, or freed by a size-0 realloc)
   uint64_t old_pointer = 0;       // realloc: the pointer passed in

@@ -62,11 +62,38 @@ struct ClockMap {
   int64_t to_ns(uint64_t raw) const {
     const auto delta = static_cast<int64_t>(raw - start_raw);
     if (source == tf::kTimeNanoseconds) return delta;
+    if (source == tf::kTimeNone) return 0;
     if (last_raw <= start_raw || last_ns <= start_ns) return 0;
     const double rate = static_cast<double>(last_ns - start_ns) / static_cast<double>(last_raw - start_raw);
     return static_cast<int64_t>(std::llround(static_cast<double>(delta) * rate));
   }
 };
+
+// The tracer reads the clock on every N-th event of a thread; the events in
+// between repeat the last reading. Each such run gets times spaced evenly
+// between the readings around it (a run after a thread's last reading keeps
+// that reading). `events` are in the order their threads recorded them.
+void interpolate_untimed_events(const std::vector<TraceEvent>& events, std::vector<uint64_t>& raw) {
+  std::map<uint32_t, std::vector<size_t>> by_thread;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind() != TraceEventKind::kMark) by_thread[events[i].thread].push_back(i);
+  }
+  for (const auto& [thread, order] : by_thread) {
+    size_t timed = 0;  // position in `order` of the last event with a reading of its own
+    for (size_t k = 1; k <= order.size(); ++k) {
+      if (k < order.size() && raw[order[k]] == raw[order[k - 1]]) continue;
+      if (k == order.size()) break;
+      // order[k] has a reading; spread the run (timed, k) between the two.
+      const uint64_t from = raw[order[timed]], to = raw[order[k]];
+      if (k - timed > 1 && to > from) {
+        for (size_t j = timed + 1; j < k; ++j) {
+          raw[order[j]] = from + static_cast<uint64_t>(static_cast<unsigned __int128>(to - from) * (j - timed) / (k - timed));
+        }
+      }
+      timed = k;
+    }
+  }
+}
 
 }  // namespace
 
@@ -87,9 +114,10 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
   }
   ClockMap clock;
   clock.source = tf::get_u32(data + 24);
-  if (clock.source != tf::kTimeNanoseconds && clock.source != tf::kTimeX86Tsc) {
+  if (clock.source != tf::kTimeNanoseconds && clock.source != tf::kTimeX86Tsc && clock.source != tf::kTimeNone) {
     return InvalidArgument(at(source, 24) + "unknown time source " + std::to_string(clock.source));
   }
+  const bool sampled_clock = (tf::get_u32(data + 28) & tf::kSampledClock) != 0;
   clock.start_raw = clock.last_raw = tf::get_u64(data + 32);
   clock.start_ns = clock.last_ns = tf::get_u64(data + 40);
 
@@ -110,25 +138,14 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
     }
     const uint8_t* h = data + offset;
     if (std::memcmp(h, tf::kBlockMagic, 4) != 0) return InvalidArgument(at(source, offset) + "bad block magic");
-    tf::BlockHeader header;
-    header.type = h[4];
-    header.payload_bytes = tf::get_u32(h + 8);
-    header.event_count = tf::get_u32(h + 12);
-    header.thread = tf::get_u32(h + 16);
-    header.os_tid = tf::get_u32(h + 20);
-    header.base_seq = tf::get_u64(h + 24);
-    header.base_raw = tf::get_u64(h + 32);
-    header.clock_raw = tf::get_u64(h + 40);
-    header.clock_ns = tf::get_u64(h + 48);
+    const tf::BlockHeader header = tf::read_block_header(h);
     if (header.payload_bytes > n - offset - tf::kBlockHeaderBytes) {
       return InvalidArgument(at(source, offset) + "truncated block (payload of " +
                              std::to_string(header.payload_bytes) + " bytes, " +
                              std::to_string(n - offset - tf::kBlockHeaderBytes) + " left)");
     }
     const uint8_t* payload = h + tf::kBlockHeaderBytes;
-    uint64_t sum = tf::checksum_update(tf::kChecksumSeed, h, 56);
-    sum = tf::checksum_update(sum, payload, header.payload_bytes);
-    if (tf::get_u64(h + 56) != tf::checksum_finish(sum)) {
+    if (tf::get_u64(h + tf::kBlockHeaderBytes - 8) != tf::block_checksum(h, payload, header.payload_bytes)) {
       return InvalidArgument(at(source, offset) + "block is damaged (checksum mismatch)");
     }
     const uint8_t* p = payload;
@@ -162,7 +179,7 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
         max_thread_plus_one = std::max(max_thread_plus_one, header.thread + 1);
       }
       clock.add_pair(header.clock_raw, header.clock_ns);
-      tf::DeltaState state{.seq = header.base_seq, .raw = header.base_raw, .ptr = 0};
+      tf::DeltaState state{.seq = header.base_seq, .raw = header.base_raw, .ptr = header.base_ptr};
       for (uint32_t i = 0; i < header.event_count; ++i) {
         const size_t event_offset = offset + tf::kBlockHeaderBytes + static_cast<size_t>(p - payload);
         tf::EventFields e;
@@ -206,6 +223,7 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
   }
   trace.complete = seen_end;
 
+  if (sampled_clock) interpolate_untimed_events(trace.events, raw_times);
   for (size_t i = 0; i < trace.events.size(); ++i) trace.events[i].time_ns = clock.to_ns(raw_times[i]);
   std::sort(trace.events.begin(), trace.events.end(),
             [](const TraceEvent& a, const TraceEvent& b) { return a.sequence < b.sequence; });

@@ -8,18 +8,22 @@
 // header is little-endian. Each block is a 64-byte block header and a payload:
 //
 //   file header   magic "MEMPLANT" · version · header bytes · pid · time source
-//                 · start clock pair (raw, ns) · checksum
+//                 · flags · start clock pair (raw, ns) · checksum
 //   event block   one thread's events, in the order that thread recorded them
 //   mark block    iteration marks from any thread (each carries its thread)
 //   end block     written once at exit: totals; its absence means the process
 //                 died before the tracer's exit handler ran
 //
 // Blocks of different threads interleave in the file (each is written with one
-// O_APPEND write). The global order of events is their sequence number, taken
+// O_APPEND write). A block header is 72 bytes: magic "MPBK" · type · payload
+// bytes · event count · thread · kernel thread id · base sequence, raw time and
+// pointer · a (raw, ns) clock pair · checksum. The global order of events is their sequence number, taken
 // from one process-wide counter, so a reader collects all blocks and sorts.
 //
-// Events are delta-encoded against the previous event of the same block
-// (sequence, raw time, pointer), which makes a typical event 8–12 bytes:
+// Events are delta-encoded against the previous event of the same thread
+// (sequence, raw time, pointer; the block header carries the values the
+// block's first event is encoded against), which makes a typical event 7–10
+// bytes:
 //
 //   byte 0      call (low 4 bits) | low 4 bits of zigzag(pointer delta)
 //   varint      zigzag(sequence delta)
@@ -51,12 +55,13 @@ inline constexpr char kFileMagic[8] = {'M', 'E', 'M', 'P', 'L', 'A', 'N', 'T'};
 inline constexpr uint32_t kVersion = 1;
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr char kBlockMagic[4] = {'M', 'P', 'B', 'K'};
-inline constexpr size_t kBlockHeaderBytes = 64;
+inline constexpr size_t kBlockHeaderBytes = 72;
 // The most bytes encode_event can write for one event.
 inline constexpr size_t kMaxEncodedEventBytes = 1 + 8 * 10;
 
 enum BlockType : uint8_t { kEventBlock = 1, kMarkBlock = 2, kEndBlock = 3 };
-enum TimeSource : uint32_t { kTimeNanoseconds = 0, kTimeX86Tsc = 1 };
+// kTimeNone: the tracer was told not to read the clock per event (MEMPLAN_TRACE_TIME=off).
+enum TimeSource : uint32_t { kTimeNanoseconds = 0, kTimeX86Tsc = 1, kTimeNone = 2 };
 
 // The function that made an event; 4 bits on disk. Must match
 // memplan::TraceCall (static_asserts in the reader).
@@ -81,20 +86,40 @@ inline bool call_is_realloc(uint8_t call) { return call == kRealloc || call == k
 
 // ---- little-endian fields --------------------------------------------------------
 
+// On little-endian hosts (all the tracer runs on) these are single moves; the
+// checksum reads every payload word through get_u64, so that matters.
+inline constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
 inline void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  if constexpr (kLittleEndian) {
+    std::memcpy(p, &v, 4);
+  } else {
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
 }
 inline void put_u64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  if constexpr (kLittleEndian) {
+    std::memcpy(p, &v, 8);
+  } else {
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
 }
 inline uint32_t get_u32(const uint8_t* p) {
   uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+  if constexpr (kLittleEndian) {
+    std::memcpy(&v, p, 4);
+  } else {
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+  }
   return v;
 }
 inline uint64_t get_u64(const uint8_t* p) {
   uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  if constexpr (kLittleEndian) {
+    std::memcpy(&v, p, 8);
+  } else {
+    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  }
   return v;
 }
 
@@ -131,7 +156,18 @@ inline uint64_t zigzag(uint64_t delta_twos_complement) {
 }
 inline uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
 
-inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+// Inlined into the interposer's recording path: most values there take one or
+// two bytes, so those are straight-line code.
+__attribute__((always_inline)) inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  if (v < 0x80) {
+    *p = static_cast<uint8_t>(v);
+    return p + 1;
+  }
+  if (v < 0x4000) {
+    p[0] = static_cast<uint8_t>(v | 0x80);
+    p[1] = static_cast<uint8_t>(v >> 7);
+    return p + 2;
+  }
   while (v >= 0x80) {
     *p++ = static_cast<uint8_t>(v | 0x80);
     v >>= 7;
@@ -158,10 +194,18 @@ inline bool get_varint(const uint8_t** p, const uint8_t* end, uint64_t* v) {
 
 // ---- headers ----------------------------------------------------------------------
 
+// File header flags.
+// kSampledClock: the writer read the clock only on some events of a thread;
+// an event that repeats the previous event's time (of the same thread) was
+// not timed, and the reader interpolates its time between the readings
+// around it.
+inline constexpr uint32_t kSampledClock = 1u << 0;
+
 struct FileHeader {
   uint32_t version = kVersion;
   uint64_t pid = 0;
   uint32_t time_source = kTimeNanoseconds;
+  uint32_t flags = 0;
   uint64_t start_raw = 0;  // clock pair sampled when tracing started
   uint64_t start_ns = 0;
 };
@@ -173,6 +217,7 @@ inline void write_file_header(const FileHeader& h, uint8_t out[kFileHeaderBytes]
   put_u32(out + 12, static_cast<uint32_t>(kFileHeaderBytes));
   put_u64(out + 16, h.pid);
   put_u32(out + 24, h.time_source);
+  put_u32(out + 28, h.flags);
   put_u64(out + 32, h.start_raw);
   put_u64(out + 40, h.start_ns);
   put_u64(out + 56, checksum_finish(checksum_update(kChecksumSeed, out, 56)));
@@ -186,11 +231,19 @@ struct BlockHeader {
   uint32_t os_tid = 0;      // event blocks: the kernel's thread id
   uint64_t base_seq = 0;    // deltas of the first event are taken from these
   uint64_t base_raw = 0;
+  uint64_t base_ptr = 0;
   uint64_t clock_raw = 0;   // clock pair sampled when the block was written
   uint64_t clock_ns = 0;
 };
 
+// The checksum of a block: its header up to the checksum field, and its payload.
+inline uint64_t block_checksum(const uint8_t* header, const uint8_t* payload, size_t payload_bytes) {
+  uint64_t sum = checksum_update(kChecksumSeed, header, kBlockHeaderBytes - 8);
+  return checksum_finish(checksum_update(sum, payload, payload_bytes));
+}
+
 // Writes the header; `payload` (payload_bytes long) is covered by its checksum.
+// `out` may be the kBlockHeaderBytes right before `payload`.
 inline void write_block_header(const BlockHeader& h, const uint8_t* payload, uint8_t out[kBlockHeaderBytes]) {
   std::memset(out, 0, kBlockHeaderBytes);
   std::memcpy(out, kBlockMagic, 4);
@@ -201,11 +254,26 @@ inline void write_block_header(const BlockHeader& h, const uint8_t* payload, uin
   put_u32(out + 20, h.os_tid);
   put_u64(out + 24, h.base_seq);
   put_u64(out + 32, h.base_raw);
-  put_u64(out + 40, h.clock_raw);
-  put_u64(out + 48, h.clock_ns);
-  uint64_t sum = checksum_update(kChecksumSeed, out, 56);
-  sum = checksum_update(sum, payload, h.payload_bytes);
-  put_u64(out + 56, checksum_finish(sum));
+  put_u64(out + 40, h.base_ptr);
+  put_u64(out + 48, h.clock_raw);
+  put_u64(out + 56, h.clock_ns);
+  put_u64(out + 64, block_checksum(out, payload, h.payload_bytes));
+}
+
+// Reads the fields of a block header (not its checksum).
+inline BlockHeader read_block_header(const uint8_t* in) {
+  BlockHeader h;
+  h.type = in[4];
+  h.payload_bytes = get_u32(in + 8);
+  h.event_count = get_u32(in + 12);
+  h.thread = get_u32(in + 16);
+  h.os_tid = get_u32(in + 20);
+  h.base_seq = get_u64(in + 24);
+  h.base_raw = get_u64(in + 32);
+  h.base_ptr = get_u64(in + 40);
+  h.clock_raw = get_u64(in + 48);
+  h.clock_ns = get_u64(in + 56);
+  return h;
 }
 
 // ---- events -----------------------------------------------------------------------
@@ -230,7 +298,7 @@ struct DeltaState {
 };
 
 // Encodes one event at `out` (room for kMaxEncodedEventBytes); returns the end.
-inline uint8_t* encode_event(const EventFields& e, DeltaState& s, uint8_t* out) {
+__attribute__((always_inline)) inline uint8_t* encode_event(const EventFields& e, DeltaState& s, uint8_t* out) {
   const uint64_t pd = zigzag(e.ptr - s.ptr);
   *out++ = static_cast<uint8_t>((e.call & 0x0F) | ((pd & 0x0F) << 4));
   out = put_varint(out, zigzag(e.seq - s.seq));

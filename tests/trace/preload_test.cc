@@ -174,7 +174,10 @@ TEST(Preload, RecordsExactlyTheCallsOfAKnownProgram) {
   for (size_t i = one->begin; i < one->end; ++i) {
     const TraceEvent& e = t.events[i];
     if (e.kind() == TraceEventKind::kRealloc) EXPECT_LT(e.release_sequence, e.sequence);
+    // One thread: times follow the order (read or interpolated), and the clock moved.
+    if (i > one->begin) EXPECT_LE(t.events[i - 1].time_ns, e.time_ns);
   }
+  EXPECT_LT(t.events[one->begin].time_ns, t.events[one->end - 1].time_ns);
 
   // Its problem: nine buffers, the realloc'ed one overlapping its successor,
   // the 77-byte block escaping.

@@ -212,6 +212,22 @@ std::string file_header() {
   return out;
 }
 
+TEST(TraceFile, EventsWithoutAClockReadingGetInterpolatedTimes) {
+  // The tracer reads the clock on some events only; the others repeat the
+  // last reading. Times 100, -, -, 400 become 100, 200, 300, 400.
+  std::string bytes(tf::kFileHeaderBytes, '\0');
+  tf::write_file_header(tf::FileHeader{.pid = 1, .flags = tf::kSampledClock}, reinterpret_cast<uint8_t*>(bytes.data()));
+  const uint64_t raw[] = {100, 100, 100, 400, 400};
+  std::vector<tf::EventFields> events;
+  for (uint64_t i = 0; i < 5; ++i) events.push_back({.call = tf::kMalloc, .seq = i + 1, .raw = raw[i], .ptr = 16 * (i + 1), .size = 8});
+  append_block(bytes, {.type = tf::kEventBlock, .base_seq = 1}, events);
+  auto parsed = parse_trace(as_bytes(bytes));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+  std::vector<int64_t> times;
+  for (const TraceEvent& e : parsed->events) times.push_back(e.time_ns);
+  EXPECT_EQ(times, (std::vector<int64_t>{100, 200, 300, 400, 400}));  // the last keeps the last reading
+}
+
 TEST(TraceFile, RejectsTwoEventsWithOneSequenceNumber) {
   std::string bytes = file_header();
   append_block(bytes, {.type = tf::kEventBlock, .thread = 0, .base_seq = 5}, {{.call = tf::kMalloc, .seq = 5, .ptr = 16, .size = 1}});

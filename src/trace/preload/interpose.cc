@@ -67,6 +67,11 @@
 //                         is idle between iterations when the signal is sent. The program must
 //                         not install its own handler for that signal.
 //   MEMPLAN_FLUSH_SIGNAL  a signal whose delivery writes all records so far (memplan_trace_flush).
+//   MEMPLAN_TRACE_TIME    N: read the clock on every N-th event of a thread (default 8; 1: every
+//                         event); the reader interpolates the times in between. "off": never
+//                         (times read 0). Reading the time-stamp counter is the largest single
+//                         cost of an event (12-60 ns on the machines measured, more where memory
+//                         traffic is heavy); the order of events never depends on it.
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -228,6 +233,10 @@ constexpr uint32_t kTimeSource =
 #endif
 
 tf::FileHeader g_file_header;
+// Read the clock on every g_clock_period-th event of a thread (MEMPLAN_TRACE_TIME);
+// 0: never. The events in between repeat the last reading, which the reader
+// recognises (a clock never reads the same twice) and interpolates.
+uint32_t g_clock_period = 8;
 
 void configure();
 void init_thread_key();
@@ -241,6 +250,7 @@ bool ensure_ready_slow() {
     resolve_real_allocator();
     t_resolving = false;
     g_file_header.time_source = kTimeSource;
+    g_file_header.flags = tf::kSampledClock;
     g_file_header.start_raw = raw_clock();
     g_file_header.start_ns = monotonic_ns();
     g_boot.store(kReady, std::memory_order_release);
@@ -269,34 +279,48 @@ void lock_release(std::atomic<uint32_t>& lock) { lock.store(0, std::memory_order
 
 // ---- per-thread chunks ------------------------------------------------------------
 
-struct Record {
-  uint64_t seq;
-  uint64_t raw;
-  uint64_t ptr;
-  uint64_t size;
-  uint64_t aux;          // alignment (aligned calls) or old pointer (realloc)
-  uint64_t release_seq;  // realloc
-  uint8_t call;
-};
-
-constexpr uint32_t kRecordsPerChunk = 4096;
+// A thread's chunk holds its events already encoded (trace_format.h), so
+// recording costs one pass over ~8 bytes and the chunk stays small enough to
+// live in cache beside the program's own data.
+constexpr uint32_t kChunkPayloadBytes = 64 * 1024;
 
 struct Chunk {
   Chunk* next;                      // the global list; set once, before the chunk is published
   std::atomic<uint32_t> claimed;    // 1 while a thread records into it
-  std::atomic<uint32_t> lock;       // held while encoding/writing, or resetting for a new owner
-  std::atomic<uint32_t> count;      // records published by the owner
-  uint32_t flushed;                 // records written to the file (under lock)
+  std::atomic<uint32_t> lock;       // held while writing a block, or resetting for a new owner
   uint32_t thread;                  // the owner's index in the trace
   uint32_t os_tid;
   std::atomic<uint64_t> missed;     // events the owner could not record
-  std::atomic<uint64_t> written;    // records written from this chunk, over all owners
-  Record records[kRecordsPerChunk];
-  uint8_t block[tf::kBlockHeaderBytes + kRecordsPerChunk * tf::kMaxEncodedEventBytes];
+  std::atomic<uint64_t> written;    // events written from this chunk, over all owners
+
+  // The owner's, touched on every event.
+  alignas(64) uint32_t used;        // payload bytes encoded
+  uint32_t events;                  // events encoded
+  uint32_t clock_countdown;         // events until the next clock reading (0: never, see g_clock_period)
+  tf::DeltaState state;             // the last event encoded
+  // What the owner has finished encoding: (events << 32) | bytes. Flushers
+  // read up to here and never further.
+  std::atomic<uint64_t> published;
+
+  // Under lock: what is already in the file.
+  alignas(64) uint32_t flushed_bytes;
+  uint32_t flushed_events;
+  tf::DeltaState flushed_state;     // the last event written: the next block's base
+
+  // kBlockHeaderBytes of room, then the payload. A block is written in place:
+  // its header goes over the (already written) bytes just before its events.
+  alignas(64) uint8_t block[tf::kBlockHeaderBytes + kChunkPayloadBytes];
+
+  uint8_t* payload() { return block + tf::kBlockHeaderBytes; }
 };
 
 std::atomic<Chunk*> g_chunks{nullptr};           // push-only list: chunks are reused, never unmapped
-std::atomic<uint64_t> g_sequence{1};             // 0 means "not traced"
+// Every thread adds to the sequence counter: it gets a cache line of its own,
+// so that the read-mostly flags beside it do not bounce with it.
+struct alignas(64) SequenceCounter {
+  std::atomic<uint64_t> next{1};  // 0 means "not traced"
+};
+SequenceCounter g_sequence;
 std::atomic<uint32_t> g_next_thread{0};
 std::atomic<bool> g_tracing{true};               // recording on (until configure or exit says no)
 std::atomic<uint64_t> g_missed_unattached{0};    // events lost without a chunk to count them in
@@ -313,7 +337,7 @@ __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 pthread_key_t g_thread_key;
 std::atomic<bool> g_thread_key_ready{false};
 
-inline uint64_t take_seq() { return g_sequence.fetch_add(1, std::memory_order_relaxed); }
+inline uint64_t take_seq() { return g_sequence.next.fetch_add(1, std::memory_order_relaxed); }
 
 Chunk* map_chunk() {
   void* m = mmap(nullptr, sizeof(Chunk), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -345,8 +369,14 @@ Chunk* attach_thread(ThreadState& t) {
   if (!c) return nullptr;
   if (t.thread_plus_one == 0) t.thread_plus_one = g_next_thread.fetch_add(1, std::memory_order_relaxed) + 1;
   lock_acquire(c->lock, false);
-  c->count.store(0, std::memory_order_relaxed);
-  c->flushed = 0;
+  c->used = 0;
+  c->events = 0;
+  c->clock_countdown = 1;  // a thread's first event always reads the clock
+  c->state = tf::DeltaState{};
+  c->published.store(0, std::memory_order_relaxed);
+  c->flushed_bytes = 0;
+  c->flushed_events = 0;
+  c->flushed_state = tf::DeltaState{};
   c->thread = t.thread_plus_one - 1;
   c->os_tid = static_cast<uint32_t>(syscall(SYS_gettid));
   lock_release(c->lock);
@@ -446,60 +476,73 @@ bool ensure_file_open(bool in_signal) {
   return state == kFileOpen;
 }
 
-// Encodes records [from, to) of c as one event block and appends it. Under c->lock.
-bool write_event_block(Chunk* c, uint32_t from, uint32_t to) {
-  uint8_t* const payload = c->block + tf::kBlockHeaderBytes;
+// Writes c's published but unwritten events as one event block. Under c->lock.
+// `end_state` is the state after the last of them, if the caller knows it (the
+// owner does); otherwise the events are decoded to find it.
+bool write_event_block(Chunk* c, uint64_t published, const tf::DeltaState* end_state) {
+  const auto bytes = static_cast<uint32_t>(published);
+  const auto events = static_cast<uint32_t>(published >> 32);
+  if (bytes <= c->flushed_bytes) return true;
+  if (g_file.load(std::memory_order_acquire) == kFileFinished || !ensure_file_open(false)) return false;
+  const uint8_t* const first = c->payload() + c->flushed_bytes;
+  tf::DeltaState after = c->flushed_state;
+  if (end_state) {
+    after = *end_state;
+  } else {
+    const uint8_t* p = first;
+    tf::EventFields ignored;
+    while (p < c->payload() + bytes && tf::decode_event(&p, c->payload() + bytes, after, &ignored)) {
+    }
+  }
   tf::BlockHeader h;
   h.type = tf::kEventBlock;
   h.thread = c->thread;
   h.os_tid = c->os_tid;
-  h.base_seq = c->records[from].seq;
-  h.base_raw = c->records[from].raw;
-  tf::DeltaState state{.seq = h.base_seq, .raw = h.base_raw, .ptr = 0};
-  uint8_t* p = payload;
-  for (uint32_t i = from; i < to; ++i) {
-    const Record& r = c->records[i];
-    tf::EventFields e;
-    e.call = r.call;
-    e.seq = r.seq;
-    e.raw = r.raw;
-    e.ptr = r.ptr;
-    e.size = r.size;
-    e.alignment = tf::call_has_alignment(r.call) ? r.aux : 0;
-    e.old_ptr = tf::call_is_realloc(r.call) ? r.aux : 0;
-    e.release_seq = tf::call_is_realloc(r.call) ? r.release_seq : r.seq;
-    p = tf::encode_event(e, state, p);
-  }
-  h.event_count = to - from;
-  h.payload_bytes = static_cast<uint32_t>(p - payload);
+  h.base_seq = c->flushed_state.seq;
+  h.base_raw = c->flushed_state.raw;
+  h.base_ptr = c->flushed_state.ptr;
+  h.event_count = events - c->flushed_events;
+  h.payload_bytes = bytes - c->flushed_bytes;
   h.clock_raw = raw_clock();
   h.clock_ns = monotonic_ns();
-  tf::write_block_header(h, payload, c->block);
-  return write_all(c->block, tf::kBlockHeaderBytes + h.payload_bytes);
+  uint8_t* const header = c->block + c->flushed_bytes;  // the bytes right before `first`
+  tf::write_block_header(h, first, header);
+  if (!write_all(header, tf::kBlockHeaderBytes + h.payload_bytes)) return false;
+  c->written.fetch_add(h.event_count, std::memory_order_relaxed);
+  c->flushed_bytes = bytes;
+  c->flushed_events = events;
+  c->flushed_state = after;
+  return true;
 }
 
-// Writes c's unwritten records. `owner_full`: the owner filled the chunk and
-// will start it over. Returns false if the lock was busy (signal context only)
-// or nothing could be written.
-bool flush_chunk(Chunk* c, bool in_signal, bool owner_full) {
+// Writes what c's owner has published. From a signal handler the lock is only
+// tried. Returns false if the lock was busy or nothing could be written.
+bool flush_chunk(Chunk* c, bool in_signal) {
   if (!lock_acquire(c->lock, in_signal)) return false;
-  bool ok = true;
-  const uint32_t n = c->count.load(std::memory_order_acquire);
-  if (n > c->flushed) {
-    ok = g_file.load(std::memory_order_acquire) != kFileFinished && ensure_file_open(in_signal) &&
-         write_event_block(c, c->flushed, n);
-    if (ok) {
-      c->written.fetch_add(n - c->flushed, std::memory_order_relaxed);
-      c->flushed = n;
-    }
+  if (in_signal && g_file.load(std::memory_order_acquire) != kFileOpen) {
+    lock_release(c->lock);
+    return false;
   }
-  if (owner_full && n == kRecordsPerChunk) {
-    if (!ok) c->missed.fetch_add(n - c->flushed, std::memory_order_relaxed);
-    c->count.store(0, std::memory_order_relaxed);
-    c->flushed = 0;
-  }
+  const bool ok = write_event_block(c, c->published.load(std::memory_order_acquire), nullptr);
   lock_release(c->lock);
   return ok;
+}
+
+// The owner's chunk has no room for another event: write it and start over.
+void flush_full_chunk(Chunk* c) {
+  lock_acquire(c->lock, false);
+  const uint64_t published = c->published.load(std::memory_order_relaxed);
+  if (!write_event_block(c, published, &c->state)) {
+    c->missed.fetch_add(static_cast<uint32_t>(published >> 32) - c->flushed_events, std::memory_order_relaxed);
+  }
+  // The delta chain goes on across blocks: the next block's base is the last event encoded.
+  c->flushed_state = c->state;
+  c->used = 0;
+  c->events = 0;
+  c->flushed_bytes = 0;
+  c->flushed_events = 0;
+  c->published.store(0, std::memory_order_release);
+  lock_release(c->lock);
 }
 
 // ---- recording --------------------------------------------------------------------
@@ -516,7 +559,7 @@ void detach_thread(ThreadState& t) {
   Chunk* c = t.chunk;
   if (!c) return;
   // Keep the chunk (and its records) if they could not be written yet; the exit flush will.
-  if (flush_chunk(c, false, false)) {
+  if (flush_chunk(c, false)) {
     t.chunk = nullptr;
     c->claimed.store(0, std::memory_order_release);
   }
@@ -533,17 +576,25 @@ __attribute__((noinline)) void record(uint8_t call, uint64_t seq, const void* pt
   Chunk* c = t.chunk;
   if (MEMPLAN_UNLIKELY(!c)) c = attach_thread(t);
   if (MEMPLAN_LIKELY(c != nullptr)) {
-    const uint32_t n = c->count.load(std::memory_order_relaxed);
-    Record& r = c->records[n];
-    r.seq = seq;
-    r.raw = raw_clock();
-    r.ptr = reinterpret_cast<uint64_t>(ptr);
-    r.size = size;
-    r.aux = aux;
-    r.release_seq = release_seq;
-    r.call = call;
-    c->count.store(n + 1, std::memory_order_release);
-    if (MEMPLAN_UNLIKELY(n + 1 == kRecordsPerChunk)) flush_chunk(c, false, true);
+    if (MEMPLAN_UNLIKELY(c->used + tf::kMaxEncodedEventBytes > kChunkPayloadBytes)) flush_full_chunk(c);
+    tf::EventFields e;
+    e.call = call;
+    e.seq = seq;
+    if (--c->clock_countdown == 0) {
+      c->clock_countdown = g_clock_period;
+      e.raw = raw_clock();
+    } else {
+      e.raw = c->state.raw;
+    }
+    e.ptr = reinterpret_cast<uint64_t>(ptr);
+    e.size = size;
+    e.alignment = aux;
+    e.old_ptr = aux;
+    e.release_seq = release_seq;
+    uint8_t* const end = tf::encode_event(e, c->state, c->payload() + c->used);
+    c->used = static_cast<uint32_t>(end - c->payload());
+    ++c->events;
+    c->published.store((static_cast<uint64_t>(c->events) << 32) | c->used, std::memory_order_release);
     if (MEMPLAN_UNLIKELY(t.exited)) detach_thread(t);  // after the TSD destructor: write at once
   } else {
     g_missed_unattached.fetch_add(1, std::memory_order_relaxed);
@@ -682,17 +733,13 @@ void flush_all(bool in_signal, bool final) {
       Chunk* const head = g_chunks.load(std::memory_order_acquire);
       for (Chunk* c = head; c; c = c->next) {
         if (!final) {
-          flush_chunk(c, in_signal, false);
+          flush_chunk(c, in_signal);
           continue;
         }
         // Keep every chunk locked until the end block is out: no owner can
         // write a block after it.
         lock_acquire(c->lock, false);
-        const uint32_t n = c->count.load(std::memory_order_acquire);
-        if (n > c->flushed && write_event_block(c, c->flushed, n)) {
-          c->written.fetch_add(n - c->flushed, std::memory_order_relaxed);
-          c->flushed = n;
-        }
+        write_event_block(c, c->published.load(std::memory_order_acquire), nullptr);
       }
       flush_marks();
       if (final) {
@@ -751,6 +798,14 @@ void configure() {
     g_this_process_traces = false;
     g_tracing.store(false, std::memory_order_relaxed);
     return;
+  }
+  const char* time = getenv("MEMPLAN_TRACE_TIME");
+  uint64_t period = 0;
+  if (time && strcmp(time, "off") == 0) {
+    g_clock_period = 0;
+    g_file_header.time_source = tf::kTimeNone;
+  } else if (parse_u64(time, &period) && period >= 1 && period <= 1u << 20) {
+    g_clock_period = static_cast<uint32_t>(period);
   }
   const char* pattern = getenv("MEMPLAN_TRACE_FILE");
   if (!pattern || !*pattern) pattern = "memplan-%p.trace";
