@@ -60,7 +60,11 @@ const PlannerInfo* find_planner(std::string_view name);
 // The planner used when none is named.
 inline constexpr std::string_view kDefaultPlanner = "portfolio";
 
-// Checks the problem, runs the named planner, and returns its plan.
+// Checks the problem, runs the named planner, and returns its plan. A plan is
+// returned only if it honours every constraint of the problem: when the
+// problem has a capacity and the planner's plan exceeds it, the result is
+// kCapacityExceeded (a heuristic's failure, not a proof; the `exact` planner
+// answers kInfeasible when it proves that nothing fits).
 StatusOr<Plan> plan_with(std::string_view name, const Problem& problem,
                          const PlanOptions& options = {});
 

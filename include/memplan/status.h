@@ -21,6 +21,7 @@ enum class StatusCode {
   kInvalidArgument,   // the input is malformed or violates a contract
   kNotFound,          // a named thing (planner, file, buffer id) does not exist
   kInfeasible,        // proven: no plan fits the requested capacity
+  kCapacityExceeded,  // the plan found does not fit the capacity (no proof that none does)
   kDeadlineExceeded,  // the time limit ran out before an answer was found
   kCancelled,         // the caller cancelled the work
   kUnimplemented,     // the operation is not supported for this input
@@ -50,6 +51,7 @@ class [[nodiscard]] Status {
 inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status Infeasible(std::string m) { return {StatusCode::kInfeasible, std::move(m)}; }
+inline Status CapacityExceeded(std::string m) { return {StatusCode::kCapacityExceeded, std::move(m)}; }
 inline Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
 inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }

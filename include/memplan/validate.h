@@ -11,7 +11,8 @@
 //   kFixedOffsetMoved  buffer `first` has a fixed offset and the plan moved it
 //   kExceedsCapacity   buffer `first` ends above the problem's capacity
 //   kOverlap           buffers `first` and `second` are both live at `tick`
-//                      and their byte ranges intersect
+//                      and their byte ranges intersect (zero-size buffers
+//                      occupy no bytes and never overlap)
 //   kWrongArena        the plan's arena is not max(offset + size)
 #pragma once
 

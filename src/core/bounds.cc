@@ -76,7 +76,10 @@ Bounds compute_bounds(const Problem& problem, bool with_positional_maximums) {
         else live_sizes.erase(live_sizes.find(b.size));
       }
     }
-    if (!any_start) continue;  // the live set only grows at start ticks
+    // Without alignment the live bytes only grow at start ticks. With it, an
+    // end can raise the bound: when the last loosely aligned buffer leaves,
+    // the rest must be padded to a larger alignment.
+    if (!any_start && max_exp == 0) continue;
     int64_t need = live_bytes;
     if (max_exp > 0) {
       int g = 0;
@@ -88,7 +91,7 @@ Bounds compute_bounds(const Problem& problem, bool with_positional_maximums) {
       bounds.load_tick = tick;
     }
     bounds.max_live_count = std::max(bounds.max_live_count, live_count);
-    if (with_positional_maximums) {
+    if (with_positional_maximums && any_start) {
       if (positional.size() < live_sizes.size()) positional.resize(live_sizes.size(), 0);
       size_t k = 0;
       for (int64_t s : live_sizes) {

@@ -9,6 +9,7 @@ std::string_view status_code_name(StatusCode code) {
     case StatusCode::kInvalidArgument: return "invalid argument";
     case StatusCode::kNotFound: return "not found";
     case StatusCode::kInfeasible: return "infeasible";
+    case StatusCode::kCapacityExceeded: return "capacity exceeded";
     case StatusCode::kDeadlineExceeded: return "deadline exceeded";
     case StatusCode::kCancelled: return "cancelled";
     case StatusCode::kUnimplemented: return "unimplemented";

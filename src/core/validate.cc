@@ -83,7 +83,8 @@ ValidationResult validate(const Problem& problem, const Plan& plan) {
     const int64_t lo = plan.offsets[i], hi = lo + b.size;
     for (size_t j : live) {
       const int64_t jlo = plan.offsets[j], jhi = jlo + problem.buffers[j].size;
-      if (lo < jhi && jlo < hi) {
+      // Zero-size buffers occupy no bytes and can never overlap anything.
+      if (lo < jhi && jlo < hi && lo < hi && jlo < jhi) {
         ValidationResult r;
         r.violation = Violation::kOverlap;
         r.first = std::min(i, j);

@@ -48,7 +48,13 @@ StatusOr<Plan> plan_with(std::string_view name, const Problem& problem, const Pl
   const PlannerInfo* planner = find_planner(name);
   if (planner == nullptr) return NotFound("no planner named '" + std::string(name) + "' (see `memplan planners`)");
   MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
-  return planner->plan(problem, options);
+  StatusOr<Plan> plan = planner->plan(problem, options);
+  if (plan.ok() && problem.capacity && plan->arena > *problem.capacity) {
+    return CapacityExceeded(std::string(name) + "'s plan needs " + std::to_string(plan->arena) +
+                            " bytes, above the capacity of " + std::to_string(*problem.capacity) +
+                            " bytes (a heuristic result, not a proof that no plan fits)");
+  }
+  return plan;
 }
 
 }  // namespace memplan

@@ -22,6 +22,7 @@ inline int exit_code_for(StatusCode code) {
   switch (code) {
     case StatusCode::kOk: return 0;
     case StatusCode::kInfeasible: return kExitDoesNotFit;
+    case StatusCode::kCapacityExceeded: return kExitDoesNotFit;
     case StatusCode::kInternal: return kExitInternal;
     default: return kExitFailure;
   }
