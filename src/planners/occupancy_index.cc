@@ -146,30 +146,17 @@ TimeSlots::TimeSlots(const Problem& problem) {
 }
 
 OccupancyIndex::OccupancyIndex(size_t slot_count)
-    : leaves_(std::bit_ceil(std::max<size_t>(slot_count, 1))), own_(2 * leaves_), below_(2 * leaves_) {}
+    : leaves_(std::bit_ceil(std::max<size_t>(slot_count, 1))), own_(2 * leaves_), starts_(2 * leaves_) {}
 
 void OccupancyIndex::occupy(SlotRange slots, ByteRange bytes) {
   if (slots.first >= slots.last || bytes.begin >= bytes.end) return;
   const size_t lo = slots.first + leaves_, hi = slots.last + leaves_;
-  // Root paths of the first and last slot, climbed first. Every insertion into
-  // below(v) also reaches below() of all of v's ancestors, so the bytes of
-  // below(parent) hold those of below(child): once a node already holds
-  // `bytes`, so does everything above it, and the climb stops. Near the root,
-  // where below() is about the whole arena, that is almost at once.
-  for (size_t v = lo; v >= 1 && insert_merged(below_[v], bytes); v >>= 1) {}
-  for (size_t v = hi - 1; v >= 1 && insert_merged(below_[v], bytes); v >>= 1) {}
-  // Canonical nodes, bottom-up; their ancestors lie on the paths just climbed.
+  // The first slot's leaf and its ancestors, until one already holds the bytes.
+  for (size_t v = lo; v >= 1 && insert_merged(starts_[v], bytes); v >>= 1) {}
+  // Canonical nodes of the lifetime, bottom-up.
   for (size_t l = lo, h = hi; l < h; l >>= 1, h >>= 1) {
-    if (l & 1) {
-      insert_merged(own_[l], bytes);
-      insert_merged(below_[l], bytes);
-      ++l;
-    }
-    if (h & 1) {
-      --h;
-      insert_merged(own_[h], bytes);
-      insert_merged(below_[h], bytes);
-    }
+    if (l & 1) insert_merged(own_[l++], bytes);
+    if (h & 1) insert_merged(own_[--h], bytes);
   }
 }
 
@@ -177,24 +164,21 @@ void OccupancyIndex::taken_during(SlotRange slots, std::vector<ByteRange>* out) 
   out->clear();
   if (slots.first >= slots.last) return;
   // Gather the non-empty sets, then fold them into *out one at a time: the
-  // sets repeat each other heavily, so that beats sorting their concatenation.
-  // At most two canonical nodes per level plus two root paths, 33 levels.
-  const RangeSet* sets[4 * 33];
+  // sets repeat each other's bytes heavily, so that beats sorting their
+  // concatenation. One root path plus two canonical nodes per level, 33 levels.
+  const RangeSet* sets[3 * 33];
   size_t count = 0;
   auto gather = [&](const RangeSet& set) {
     if (!set.empty()) sets[count++] = &set;
   };
   const size_t lo = slots.first + leaves_, hi = slots.last + leaves_;
-  for (size_t l = lo, h = hi; l < h; l >>= 1, h >>= 1) {
-    if (l & 1) gather(below_[l++]);
-    if (h & 1) gather(below_[--h]);
+  // Live at the first slot.
+  for (size_t v = lo; v >= 1; v >>= 1) gather(own_[v]);
+  // Starting at a later slot of the lifetime.
+  for (size_t l = lo + 1, h = hi; l < h; l >>= 1, h >>= 1) {
+    if (l & 1) gather(starts_[l++]);
+    if (h & 1) gather(starts_[--h]);
   }
-  size_t a = lo, b = hi - 1;
-  for (; a != b; a >>= 1, b >>= 1) {
-    gather(own_[a]);
-    gather(own_[b]);
-  }
-  for (; a >= 1; a >>= 1) gather(own_[a]);
   if (count == 0) return;
 
   // Largest first: it is usually most of the union already.
