@@ -354,6 +354,20 @@ TEST(ObjectsPlanners, StackAlignedObjectsIntoValidPlans) {
   }
 }
 
+// Distances between lifetimes near both ends of int64_t do not overflow: the
+// three buffers are pairwise disjoint in time, so one object holds them all.
+TEST(ObjectsPlanners, HandleTicksAtTheEndsOfTheRange) {
+  Problem problem;
+  problem.buffers = {Buffer{.id = "first", .lower = INT64_MIN, .upper = INT64_MIN + 1, .size = 8},
+                     Buffer{.id = "last", .lower = INT64_MAX - 1, .upper = INT64_MAX, .size = 8},
+                     Buffer{.id = "middle", .lower = 0, .upper = 1, .size = 8}};
+  for (const Strategy& s : strategies()) {
+    const ObjectAssignment objects = assign_valid(s.name, problem);
+    EXPECT_EQ(objects.object_of, (std::vector<int32_t>{0, 0, 0})) << s.name;
+    EXPECT_EQ(objects.object_sizes, (std::vector<int64_t>{8})) << s.name;
+  }
+}
+
 TEST(MinCostFlow, StopsWhenCancelled) {
   std::atomic<bool> cancel{true};
   PlanOptions options;
