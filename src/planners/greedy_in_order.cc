@@ -13,8 +13,9 @@
 //   4. The object is held until the buffer ends.
 // Step 3 never pays bytes when a big-enough object is free. TFLite instead
 // weighs 3a against 3b by the absolute size difference, which may grow a
-// smaller object by less than a bigger one would waste; we keep the bigger one
-// free for a later big buffer only when it costs nothing now.
+// smaller object by less than a bigger one would waste. On the shared
+// instances our rule gives the smaller arena on 15 of 16 (pangu_2.6B: 25.3 GB
+// against 29.2 GB); iopddl/Y_1 is the exception (663 GB against 515 GB).
 //
 // Greedy and online: it never revisits a choice, so a buffer that starts early
 // may take an object that a later, bigger buffer would have fitted better.
