@@ -58,6 +58,10 @@ struct ExactOptions {
   // Node budget per decision search (0 = unlimited); reaching it ends the call
   // like a time-out. For tests and benchmarks.
   int64_t node_limit = 0;
+  // Largest index (overlap graph and section memberships, 4 bytes an entry)
+  // the search may build. Larger problems are answered from the `portfolio`
+  // plan alone (stats.too_large); about 16 bytes per overlapping pair.
+  int64_t memory_limit_bytes = int64_t{512} << 20;
 
   // --- pruning and search switches (all on by default) ---
   // Place buffers in non-decreasing (offset, rank) order only, so that each
@@ -97,6 +101,7 @@ struct ExactStats {
   int32_t partitions = 0;  // independent time partitions of the whole problem
   double seconds = 0;      // wall-clock time of the call
   bool cancelled = false;  // the cancel flag stopped the call
+  bool too_large = false;  // over options.memory_limit_bytes: no search ran, only the heuristics
 };
 
 struct ExactResult {

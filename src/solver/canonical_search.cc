@@ -208,7 +208,7 @@ void CanonicalSearch::rank_part(size_t begin, size_t end) {
 CanonicalSearch::Step CanonicalSearch::search(Part& part, int64_t after_offset, int32_t after_rank) {
   ExactStats& stats = *stats_;
   if (++stats.nodes >= node_budget_end_) return Step::kOutOfBudget;
-  if ((stats.nodes & 1023) == 0 && stop_->reached()) return Step::kStopped;
+  if ((stats.nodes & 63) == 0 && stop_->reached()) return Step::kStopped;
   if (part.live_end == part.begin) return Step::kFound;
 
   // (c) of the header: a candidate at offset o lifts the floors of its

@@ -7,6 +7,9 @@
 //   2. Lower bound = max(load, highest fixed top). A capacity below it is
 //      refuted without search.
 //   3. Run the canonical search at the capacity; validate any plan it returns.
+//      A problem whose index (overlap graph and section memberships) would
+//      exceed options.memory_limit_bytes is not searched: the portfolio plan
+//      answers it if it fits (stats.too_large).
 // solve_minimize (anytime, closes the gap from both sides):
 //   1. Lower bound as above. A short search at the lower bound: most problems
 //      fit in their load, and then no heuristic is needed.
@@ -82,6 +85,36 @@ SearchInput make_search_input(const Problem& problem) {
   return input;
 }
 
+// The search's index: two neighbour entries per overlapping pair, and each
+// section membership three times (the layout, the working copy, the slot map),
+// 4 bytes each.
+bool search_fits_in_memory(const SearchInput& input, const ExactOptions& options) {
+  std::vector<int64_t> lower, upper;
+  lower.reserve(input.items.size());
+  upper.reserve(input.items.size());
+  for (const auto& item : input.items) {
+    lower.push_back(item.lower);
+    upper.push_back(item.upper);
+  }
+  const solver::LayoutSize size = solver::measure_sections(lower, upper);
+  const int64_t bytes = 4 * (2 * size.overlapping_pairs + 3 * size.memberships);
+  return bytes <= options.memory_limit_bytes;
+}
+
+// The best heuristic plan within `cap` (validated; naive as the last resort),
+// or nothing. seconds = 0 leaves the portfolio its own default.
+std::optional<Plan> heuristic_plan(const Problem& problem, std::optional<int64_t> cap, double seconds,
+                                   const std::atomic<bool>* cancel) {
+  Problem uncapped = problem;
+  uncapped.capacity.reset();
+  PlanOptions options{.time_limit_seconds = seconds, .cancel = cancel};
+  for (const std::string_view heuristic : {std::string_view("portfolio"), std::string_view("naive")}) {
+    StatusOr<Plan> plan = plan_with(heuristic, uncapped, options);
+    if (plan.ok() && validate(uncapped, *plan).ok() && (!cap || plan->arena <= *cap)) return std::move(*plan);
+  }
+  return std::nullopt;
+}
+
 StatusOr<Plan> plan_from_search(const Problem& problem, const SearchInput& input,
                                 const solver::CanonicalSearch& search) {
   std::vector<int64_t> offsets(problem.size(), 0);
@@ -134,6 +167,17 @@ StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, c
     result.stats.seconds = seconds_since(start);
     return result;
   }
+  if (!search_fits_in_memory(input, options)) {
+    // Too large to index: a heuristic plan that fits is the only answer.
+    result.stats.too_large = true;
+    result.plan = heuristic_plan(problem, capacity, options.time_limit_seconds, options.cancel);
+    result.outcome = !result.plan                               ? ExactOutcome::kTimedOut
+                     : result.plan->arena <= result.lower_bound ? ExactOutcome::kOptimal
+                                                                : ExactOutcome::kFeasible;
+    result.stats.cancelled = options.cancel != nullptr && options.cancel->load();
+    result.stats.seconds = seconds_since(start);
+    return result;
+  }
   const solver::StopCondition stop = stop_condition(options, start);
   solver::CanonicalSearch search(input.items, options);
   result.stats.partitions = search.partition_count();
@@ -164,8 +208,20 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   const std::optional<int64_t> cap = options.capacity ? options.capacity : problem.capacity;
   const SearchInput input = make_search_input(problem);
   const solver::StopCondition stop = stop_condition(options, start);
-  solver::CanonicalSearch search(input.items, options);
   ExactResult result;
+  if (!search_fits_in_memory(input, options)) {
+    // Too large to index: the heuristics get the whole time limit.
+    result.stats.too_large = true;
+    result.lower_bound = input.lower_bound;
+    result.plan = heuristic_plan(problem, cap, options.time_limit_seconds, options.cancel);
+    result.outcome = !result.plan                               ? ExactOutcome::kTimedOut
+                     : result.plan->arena <= result.lower_bound ? ExactOutcome::kOptimal
+                                                                : ExactOutcome::kTimedOut;
+    result.stats.cancelled = stop.cancelled();
+    result.stats.seconds = seconds_since(start);
+    return result;
+  }
+  solver::CanonicalSearch search(input.items, options);
   result.stats.partitions = search.partition_count();
   int64_t lower = input.lower_bound;
   int64_t upper = std::numeric_limits<int64_t>::max();
@@ -199,21 +255,12 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   //    to this solver (it does not call exact). Runs even after a cancel, so
   //    that a plan is always returned (a cancelled portfolio falls to naive).
   if (lower < upper) {
-    Problem uncapped = problem;
-    uncapped.capacity.reset();
-    PlanOptions heuristic_options{.cancel = options.cancel};
-    if (options.time_limit_seconds > 0) {
-      heuristic_options.time_limit_seconds = std::max(1e-3, std::min(2.0, 0.1 * options.time_limit_seconds));
-    }
-    for (const std::string_view heuristic : {std::string_view("portfolio"), std::string_view("naive")}) {
-      StatusOr<Plan> plan = plan_with(heuristic, uncapped, heuristic_options);
-      if (plan.ok() && validate(uncapped, *plan).ok() && (!cap || plan->arena <= *cap)) {
-        if (plan->arena < upper) {
-          upper = plan->arena;
-          best = std::move(*plan);
-        }
-        break;
-      }
+    const double seconds =
+        options.time_limit_seconds > 0 ? std::max(1e-3, std::min(2.0, 0.1 * options.time_limit_seconds)) : 0;
+    if (std::optional<Plan> plan = heuristic_plan(problem, cap, seconds, options.cancel);
+        plan && plan->arena < upper) {
+      upper = plan->arena;
+      best = std::move(*plan);
     }
     if (!best && cap) upper = *cap + 1;  // only plans with arena <= cap are wanted
     running = running && !stop.reached();
@@ -264,6 +311,10 @@ StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& plan_option
                         " bytes; every plan needs at least " + std::to_string(r.lower_bound));
     }
     if (r.stats.cancelled) return Cancelled("exact search cancelled");
+    if (r.stats.too_large) {
+      return DeadlineExceeded("the problem is too large for the exact search's memory limit, and no heuristic plan "
+                              "fits in capacity " + std::to_string(*problem.capacity) + " bytes");
+    }
     return DeadlineExceeded("exact search found no plan within capacity " + std::to_string(*problem.capacity) +
                             " bytes in " + std::to_string(options.time_limit_seconds) + " s");
   }

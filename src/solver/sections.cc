@@ -82,31 +82,77 @@ SectionLayout build_sections(std::span<const int64_t> lower, std::span<const int
     layout.crossing[k] = running;
   }
 
-  // Overlap graph: sweep buffers in order of start, keeping those still live.
+  // Overlap graph: sweep buffers in order of start, keeping those still live;
+  // once to count each buffer's neighbours, once to fill the lists (no
+  // temporary edge list: on large problems it would double the peak memory).
   std::vector<int32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return lower[a] != lower[b] ? lower[a] < lower[b] : a < b;
   });
-  std::vector<std::pair<int32_t, int32_t>> edges;
   std::vector<int32_t> live;
-  for (const int32_t b : order) {
-    live.erase(std::remove_if(live.begin(), live.end(), [&](int32_t a) { return upper[a] <= lower[b]; }), live.end());
-    for (const int32_t a : live) edges.emplace_back(a, b);
-    live.push_back(b);
-  }
-  for (const auto& [a, b] : edges) {
+  auto sweep = [&](auto&& visit) {
+    live.clear();
+    for (const int32_t b : order) {
+      live.erase(std::remove_if(live.begin(), live.end(), [&](int32_t a) { return upper[a] <= lower[b]; }), live.end());
+      for (const int32_t a : live) visit(a, b);
+      live.push_back(b);
+    }
+  };
+  sweep([&](int32_t a, int32_t b) {
     ++layout.neighbor_start[a + 1];
     ++layout.neighbor_start[b + 1];
-  }
+  });
   std::partial_sum(layout.neighbor_start.begin(), layout.neighbor_start.end(), layout.neighbor_start.begin());
   layout.neighbors.resize(layout.neighbor_start.back());
   std::vector<int32_t> fill(layout.neighbor_start.begin(), layout.neighbor_start.end() - 1);
-  for (const auto& [a, b] : edges) {
+  sweep([&](int32_t a, int32_t b) {
     layout.neighbors[fill[a]++] = b;
     layout.neighbors[fill[b]++] = a;
-  }
+  });
   return layout;
+}
+
+LayoutSize measure_sections(std::span<const int64_t> lower, std::span<const int64_t> upper) {
+  const size_t n = lower.size();
+  if (n == 0) return {};
+  // Overlapping pairs: at each start, every buffer still live.
+  std::vector<std::pair<int64_t, int>> events;
+  events.reserve(2 * n);
+  for (size_t b = 0; b < n; ++b) {
+    events.emplace_back(lower[b], 1);
+    events.emplace_back(upper[b], 0);  // ends sort before starts at the same tick
+  }
+  std::sort(events.begin(), events.end());
+  int64_t live = 0, pairs = 0;
+  std::vector<char> starts_at, ends_at;
+  std::vector<int64_t> ticks;
+  for (const auto& [tick, is_start] : events) {
+    if (ticks.empty() || ticks.back() != tick) {
+      ticks.push_back(tick);
+      starts_at.push_back(0);
+      ends_at.push_back(0);
+    }
+    if (is_start) {
+      pairs += live;
+      ++live;
+      starts_at.back() = 1;
+    } else {
+      --live;
+      ends_at.back() = 1;
+    }
+  }
+  // Section memberships: sections inside each lifetime (as in build_sections).
+  std::vector<int64_t> section_tick;
+  for (size_t k = 0; k + 1 < ticks.size(); ++k) {
+    if (starts_at[k] && ends_at[k + 1]) section_tick.push_back(ticks[k]);
+  }
+  int64_t members = 0;
+  for (size_t b = 0; b < n; ++b) {
+    members += std::lower_bound(section_tick.begin(), section_tick.end(), upper[b]) -
+               std::lower_bound(section_tick.begin(), section_tick.end(), lower[b]);
+  }
+  return {.overlapping_pairs = pairs, .memberships = members};
 }
 
 }  // namespace memplan::solver
