@@ -9,7 +9,7 @@
 // validated; an invalid one is reported in the gap column instead of a number.
 //
 // Usage: bench_objects [--data DIR] [--planner NAME]... [--instance SUBSTRING]...
-//   --data DIR            the shared data folder (default ../shared/data, i.e.
+//   --data DIR            the data folder (default bench/data, i.e.
 //                         run from the project root)
 //   --planner NAME        run only this planner (repeatable; default: every
 //                         registered planner of the shared-objects form)
@@ -59,7 +59,7 @@ void run(const memplan::PlannerInfo& planner, const Instance& instance) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data = "../shared/data";
+  std::string data = "bench/data";
   std::vector<std::string> only, filters;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

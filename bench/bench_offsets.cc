@@ -8,7 +8,7 @@
 // column instead of a number.
 //
 // Usage: bench_offsets [--data DIR] [--buffers N] [--planner NAME]...
-//   --data DIR     the shared data folder (default ../shared/data, i.e. run
+//   --data DIR     the data folder (default bench/data, i.e. run
 //                  from the project root)
 //   --buffers N    size of the generated DNN-like problem (default 1000000;
 //                  0 skips it)
@@ -56,7 +56,7 @@ void run(const memplan::PlannerInfo& planner, const Instance& instance) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data = "../shared/data";
+  std::string data = "bench/data";
   size_t generated = 1'000'000;
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
