@@ -1,0 +1,66 @@
+// os_memory.cc — Linux implementations of os_memory.h (mmap, madvise,
+// getrusage, gettid).
+#include "runtime/os/os_memory.h"
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace memplan::runtime::os {
+
+size_t page_size() {
+  static const size_t page = [] {
+    const long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? static_cast<size_t>(p) : size_t{4096};
+  }();
+  return page;
+}
+
+void* reserve(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void release(void* address, size_t bytes) {
+  if (address && bytes) munmap(address, bytes);
+}
+
+bool commit(void* address, size_t bytes, bool huge_pages) {
+  if (!huge_pages) {
+    void* p = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
+                   -1, 0);
+    return p != MAP_FAILED;
+  }
+  // The huge-page advice must come before the pages are faulted, so map
+  // without MAP_POPULATE, advise, then touch one byte per page.
+  void* p = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (p == MAP_FAILED) return false;
+#ifdef MADV_HUGEPAGE
+  madvise(address, bytes, MADV_HUGEPAGE);  // advice only: ignored where THP is off
+#endif
+#ifdef MADV_POPULATE_WRITE
+  if (madvise(address, bytes, MADV_POPULATE_WRITE) == 0) return true;
+#endif
+  auto* bytes_ptr = static_cast<volatile unsigned char*>(address);
+  for (size_t i = 0; i < bytes; i += page_size()) bytes_ptr[i] = 0;
+  return true;
+}
+
+void decommit(void* address, size_t bytes) {
+  if (!address || !bytes) return;
+  mmap(address, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
+uint64_t thread_id() { return static_cast<uint64_t>(syscall(SYS_gettid)); }
+
+int64_t minor_faults() {
+  rusage usage;
+  std::memset(&usage, 0, sizeof usage);
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+}  // namespace memplan::runtime::os

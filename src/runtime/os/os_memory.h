@@ -1,0 +1,40 @@
+// os_memory.h — the runtime's only window on the operating system: address
+// space reservations, pre-faulted mappings, huge-page advice, page size and
+// thread ids. Everything above this folder is portable C++.
+//
+// All functions are async-signal-safe system calls underneath: none allocates
+// through malloc, so the LD_PRELOAD library may call them from inside malloc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace memplan::runtime::os {
+
+// Bytes per page (sysconf), read once.
+size_t page_size();
+
+// Reserves `bytes` of address space with no access and no commit charge
+// (PROT_NONE, MAP_NORESERVE). Returns nullptr on failure.
+void* reserve(size_t bytes);
+
+// Releases a reservation or a mapping made by this file.
+void release(void* address, size_t bytes);
+
+// Maps `bytes` of read-write memory at `address` (inside a reservation,
+// replacing it) and pre-faults it: MAP_POPULATE, and with `huge_pages` an
+// madvise(MADV_HUGEPAGE) before the pages are touched so that transparent huge
+// pages back it where the kernel allows. Returns false on failure (the range
+// is then left reserved, no access).
+bool commit(void* address, size_t bytes, bool huge_pages);
+
+// Turns a committed range back into a reservation (no access, no memory).
+void decommit(void* address, size_t bytes);
+
+// The kernel's id of the calling thread (gettid).
+uint64_t thread_id();
+
+// Minor page faults of the calling process so far (getrusage).
+int64_t minor_faults();
+
+}  // namespace memplan::runtime::os

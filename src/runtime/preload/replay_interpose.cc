@@ -1,0 +1,337 @@
+// replay_interpose.cc — libmemplan_replay.so: the replay allocator
+// (memplan/replay.h) as an LD_PRELOAD drop-in for any dynamically linked
+// program. `memplan run -- COMMAND` preloads it.
+//
+// It interposes malloc, free, calloc, realloc, posix_memalign, aligned_alloc,
+// memalign and malloc_usable_size on top of the next allocator in the lookup
+// order (glibc's, normally), which becomes the backing allocator, and exports
+// memplan_mark (memplan/mark.h) for the program's iteration boundaries.
+// C++'s operator new and delete reach it through malloc and free.
+//
+// Rules it keeps, as the tracer (src/trace/preload/interpose.cc) does:
+//   * Bootstrapping: the next allocator is found with dlsym(RTLD_NEXT) on the
+//     first call, whoever makes it. dlsym may call calloc; the resolving
+//     thread's calls are served from a static arena, whose pointers free()
+//     ignores forever after. Other threads wait for the resolution.
+//   * The replay allocator is built in this library's constructor, when libc
+//     and the environment are ready; until then every call passes through.
+//   * Its own bookkeeping (profiles, plans, the planner) allocates with
+//     malloc: a per-thread flag sends those calls straight to the backing
+//     allocator, so the replay allocator never re-enters itself. A slab
+//     pointer never reaches the backing allocator, whoever frees it.
+//
+// Environment: the MEMPLAN_* knobs of memplan/replay.h (replay_knobs()), and
+//   MEMPLAN_STATS=1   print the replay statistics to stderr at exit.
+// A malformed knob is reported on stderr and the defaults are used.
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "memplan/replay.h"
+
+#define MEMPLAN_EXPORT extern "C" __attribute__((visibility("default")))
+#define MEMPLAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+extern "C" void __libc_free(void*);
+extern "C" void* __libc_memalign(size_t, size_t);
+
+namespace {
+
+struct NextAllocator {
+  void* (*malloc)(size_t) = nullptr;
+  void* (*calloc)(size_t, size_t) = nullptr;
+  void* (*realloc)(void*, size_t) = nullptr;
+  void (*free)(void*) = nullptr;
+  void* (*memalign)(size_t, size_t) = nullptr;
+  size_t (*malloc_usable_size)(void*) = nullptr;
+};
+NextAllocator g_next;
+
+enum BootState : int { kCold = 0, kResolving = 1, kReady = 2 };
+std::atomic<int> g_boot{kCold};
+__thread bool t_resolving __attribute__((tls_model("initial-exec")));
+// Set while this thread is inside the replay allocator: its own calls pass through.
+__thread bool t_inside __attribute__((tls_model("initial-exec")));
+
+constexpr size_t kBootArenaBytes = 64 * 1024;
+constexpr size_t kBootHeaderBytes = 16;
+alignas(64) unsigned char g_boot_arena[kBootArenaBytes];
+std::atomic<size_t> g_boot_used{0};
+
+bool is_boot_pointer(const void* p) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  return b >= g_boot_arena && b < g_boot_arena + kBootArenaBytes;
+}
+
+size_t boot_size(const void* p) {
+  size_t size;
+  memcpy(&size, static_cast<const unsigned char*>(p) - kBootHeaderBytes, sizeof size);
+  return size;
+}
+
+void* boot_alloc(size_t size, size_t alignment) {
+  if (alignment < kBootHeaderBytes) alignment = kBootHeaderBytes;
+  if ((alignment & (alignment - 1)) != 0 || alignment > kBootArenaBytes / 2 || size > kBootArenaBytes) return nullptr;
+  size_t used = g_boot_used.load(std::memory_order_relaxed);
+  for (;;) {
+    const size_t start = (used + kBootHeaderBytes + alignment - 1) & ~(alignment - 1);
+    if (start + size > kBootArenaBytes) return nullptr;
+    if (g_boot_used.compare_exchange_weak(used, start + size, std::memory_order_relaxed)) {
+      memcpy(g_boot_arena + start - kBootHeaderBytes, &size, sizeof size);
+      return g_boot_arena + start;  // static storage: zero, as calloc needs
+    }
+  }
+}
+
+template <typename F>
+void resolve(F& slot, const char* name) {
+  slot = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+
+size_t no_usable_size(void*) { return 0; }
+
+bool ensure_ready_slow() {
+  if (t_resolving) return false;
+  int expected = kCold;
+  if (g_boot.compare_exchange_strong(expected, kResolving, std::memory_order_acq_rel)) {
+    t_resolving = true;
+    resolve(g_next.malloc, "malloc");
+    resolve(g_next.calloc, "calloc");
+    resolve(g_next.realloc, "realloc");
+    resolve(g_next.free, "free");
+    resolve(g_next.memalign, "memalign");
+    resolve(g_next.malloc_usable_size, "malloc_usable_size");
+    t_resolving = false;
+    if (!g_next.malloc || !g_next.free || !g_next.calloc || !g_next.realloc) {
+      g_next.malloc = __libc_malloc;
+      g_next.calloc = __libc_calloc;
+      g_next.realloc = __libc_realloc;
+      g_next.free = __libc_free;
+    }
+    if (!g_next.memalign) g_next.memalign = __libc_memalign;
+    if (!g_next.malloc_usable_size) g_next.malloc_usable_size = no_usable_size;
+    g_boot.store(kReady, std::memory_order_release);
+    return true;
+  }
+  while (g_boot.load(std::memory_order_acquire) != kReady) sched_yield();
+  return true;
+}
+
+inline bool ensure_ready() {
+  if (__builtin_expect(g_boot.load(std::memory_order_acquire) == kReady, 1)) return true;
+  return ensure_ready_slow();
+}
+
+class NextBacking final : public memplan::BackingAllocator {
+ public:
+  void* allocate(size_t size, size_t alignment) override {
+    return alignment <= 16 ? g_next.malloc(size) : g_next.memalign(alignment, size);
+  }
+  void* allocate_zeroed(size_t size) override { return g_next.calloc(1, size); }
+  void* reallocate(void* p, size_t size) override { return g_next.realloc(p, size); }
+  void deallocate(void* p) override { g_next.free(p); }
+  size_t usable_size(void* p) override { return g_next.malloc_usable_size(p); }
+};
+
+alignas(NextBacking) unsigned char g_backing_storage[sizeof(NextBacking)];
+alignas(memplan::ReplayAllocator) unsigned char g_allocator_storage[sizeof(memplan::ReplayAllocator)];
+std::atomic<memplan::ReplayAllocator*> g_allocator{nullptr};
+bool g_print_stats = false;
+
+// Runs the replay allocator with this thread's own allocations passing through.
+class Inside {
+ public:
+  Inside() : was_(t_inside) { t_inside = true; }
+  ~Inside() { t_inside = was_; }
+  Inside(const Inside&) = delete;
+  Inside& operator=(const Inside&) = delete;
+
+ private:
+  bool was_;
+};
+
+// The allocator to use for a call from the program, or nullptr to pass through.
+inline memplan::ReplayAllocator* replay_for_call() {
+  if (t_inside) return nullptr;
+  return g_allocator.load(std::memory_order_acquire);
+}
+
+// Slab pointers go to the replay allocator even from inside it.
+inline memplan::ReplayAllocator* owner_of(const void* p) {
+  memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
+  return a && a->owns(p) ? a : nullptr;
+}
+
+__attribute__((constructor)) void on_load() {
+  ensure_ready();
+  Inside inside;
+  memplan::ReplayConfig config;
+  auto from_environment = memplan::replay_config_from_environment();
+  if (from_environment.ok()) {
+    config = std::move(from_environment).value();
+  } else {
+    fprintf(stderr, "memplan replay: %s; using the defaults\n", from_environment.status().message().c_str());
+  }
+  const char* stats = getenv("MEMPLAN_STATS");
+  g_print_stats = stats && stats[0] == '1';
+  auto* backing = new (g_backing_storage) NextBacking;
+  auto* allocator = new (g_allocator_storage) memplan::ReplayAllocator(config, *backing);
+  if (!allocator->init_status().ok()) {
+    fprintf(stderr, "memplan replay: %s; serving from the backing allocator only\n",
+            allocator->init_status().message().c_str());
+  }
+  g_allocator.store(allocator, std::memory_order_release);
+}
+
+// The allocator itself is never destroyed: other libraries' destructors and
+// exit handlers still free blocks after ours run.
+__attribute__((destructor)) void on_unload() {
+  memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
+  if (!a || !g_print_stats) return;
+  Inside inside;
+  const memplan::ReplayStats s = a->stats();
+  fprintf(stderr,
+          "memplan replay: threads %llu, iterations %llu, profiled %llu, served %llu, unplanned %llu, "
+          "fallback %llu, deviations %llu, plans %llu, reprofiles %llu, plan failures %llu, invalid frees %llu, "
+          "slab bytes %llu\n",
+          (unsigned long long)s.threads, (unsigned long long)s.iterations, (unsigned long long)s.profiled,
+          (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
+          (unsigned long long)s.deviations, (unsigned long long)s.plans, (unsigned long long)s.reprofiles,
+          (unsigned long long)s.plan_failures, (unsigned long long)s.invalid_frees, (unsigned long long)s.slab_bytes);
+}
+
+void* aligned_request(size_t alignment, size_t size) {
+  if (MEMPLAN_UNLIKELY(!ensure_ready())) return boot_alloc(size, alignment);
+  if (memplan::ReplayAllocator* a = replay_for_call()) {
+    Inside inside;
+    return a->allocate(size, alignment);
+  }
+  return g_next.memalign(alignment, size);
+}
+
+}  // namespace
+
+MEMPLAN_EXPORT void* malloc(size_t size) {
+  if (MEMPLAN_UNLIKELY(!ensure_ready())) return boot_alloc(size, 16);
+  if (memplan::ReplayAllocator* a = replay_for_call()) {
+    Inside inside;
+    return a->allocate(size, 16);
+  }
+  return g_next.malloc(size);
+}
+
+MEMPLAN_EXPORT void* calloc(size_t n, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (MEMPLAN_UNLIKELY(!ensure_ready())) return boot_alloc(bytes, 16);
+  if (memplan::ReplayAllocator* a = replay_for_call()) {
+    Inside inside;
+    return a->allocate_zeroed(bytes);
+  }
+  return g_next.calloc(n, size);
+}
+
+MEMPLAN_EXPORT void free(void* p) {
+  if (!p || is_boot_pointer(p)) return;
+  if (memplan::ReplayAllocator* a = owner_of(p)) {
+    a->deallocate(p);
+    return;
+  }
+  if (MEMPLAN_UNLIKELY(!ensure_ready())) return;  // cannot happen: a real pointer implies a real malloc
+  if (memplan::ReplayAllocator* a = replay_for_call()) {
+    Inside inside;
+    a->deallocate(p);
+    return;
+  }
+  g_next.free(p);
+}
+
+MEMPLAN_EXPORT void* realloc(void* p, size_t size) {
+  if (MEMPLAN_UNLIKELY(!ensure_ready())) {
+    void* q = boot_alloc(size, 16);
+    if (q && p && is_boot_pointer(p)) memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
+    return q;
+  }
+  if (p && is_boot_pointer(p)) {
+    void* q = malloc(size);
+    if (q) memcpy(q, p, boot_size(p) < size ? boot_size(p) : size);
+    return q;
+  }
+  if (p) {
+    if (memplan::ReplayAllocator* a = owner_of(p)) {
+      Inside inside;
+      return a->reallocate(p, size);
+    }
+  }
+  if (memplan::ReplayAllocator* a = replay_for_call()) {
+    Inside inside;
+    return a->reallocate(p, size);
+  }
+  return g_next.realloc(p, size);
+}
+
+MEMPLAN_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
+  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
+  void* p = aligned_request(alignment, size);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+
+MEMPLAN_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return aligned_request(alignment, size);
+}
+
+MEMPLAN_EXPORT void* memalign(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return aligned_request(alignment, size);
+}
+
+MEMPLAN_EXPORT size_t malloc_usable_size(void* p) {
+  if (!p) return 0;
+  if (is_boot_pointer(p)) return boot_size(p);
+  if (memplan::ReplayAllocator* a = owner_of(p)) return a->usable_size(p);
+  if (MEMPLAN_UNLIKELY(!ensure_ready())) return 0;
+  return g_next.malloc_usable_size(p);
+}
+
+MEMPLAN_EXPORT void memplan_mark(void) {
+  if (!ensure_ready()) return;
+  if (memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire)) {
+    Inside inside;
+    a->mark();
+  }
+}
+
+// mark.h declares it for the tracer; here there is no trace to flush.
+MEMPLAN_EXPORT void memplan_trace_flush(void) {}
+
+// Requests served from slabs so far: lets a program (or a test) see that the
+// drop-in is doing its job.
+MEMPLAN_EXPORT unsigned long long memplan_replay_served(void) {
+  memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
+  return a ? a->stats().served : 0;
+}

@@ -1,0 +1,90 @@
+// replay_config.cc — the runtime's knob table and its reading from MEMPLAN_*
+// environment variables.
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "memplan/replay.h"
+
+namespace memplan {
+namespace {
+
+constexpr ReplayKnob kKnobs[] = {
+    {"MEMPLAN_PROFILE_ITERATIONS", "2",
+     "iterations that must make the same request sequence (per thread) before the thread plans"},
+    {"MEMPLAN_DEVIATIONS_TO_REPROFILE", "3", "consecutive deviating iterations after which a thread profiles again"},
+    {"MEMPLAN_MIN_PLANNED_SIZE", "0", "requests below this many bytes stay with the backing allocator"},
+    {"MEMPLAN_MAX_SLAB_BYTES", "1073741824", "largest slab of one thread (address space reserved per thread)"},
+    {"MEMPLAN_MAX_THREADS", "64", "threads that get a slab; later ones use the backing allocator only"},
+    {"MEMPLAN_MAX_REQUESTS", "1048576", "longest per-thread iteration that is profiled and planned"},
+    {"MEMPLAN_HUGE_PAGES", "1", "advise transparent huge pages for slabs (0 or 1)"},
+    {"MEMPLAN_SLAB_KEEP", "1", "keep a slab's memory while the thread re-profiles (1) or give it back (0)"},
+    {"MEMPLAN_PLANNER", "portfolio", "planner run at the iteration boundary"},
+    {"MEMPLAN_PLAN_TIME_LIMIT", "0.25", "time budget of one planning run in seconds"},
+};
+
+Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out) {
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < min) {
+    return InvalidArgument(std::string(name) + "='" + text + "': expected an integer >= " + std::to_string(min));
+  }
+  *out = value;
+  return Status::Ok();
+}
+
+Status parse_flag(const char* name, const char* text, bool* out) {
+  const std::string value(text);
+  if (value == "1" || value == "on" || value == "true" || value == "yes") {
+    *out = true;
+  } else if (value == "0" || value == "off" || value == "false" || value == "no") {
+    *out = false;
+  } else {
+    return InvalidArgument(std::string(name) + "='" + text + "': expected 0 or 1");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::span<const ReplayKnob> replay_knobs() { return kKnobs; }
+
+StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup) {
+  if (!lookup) lookup = [](const char* name) -> const char* { return std::getenv(name); };
+  ReplayConfig config;
+  const char* v = nullptr;
+  if ((v = lookup("MEMPLAN_PROFILE_ITERATIONS"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_PROFILE_ITERATIONS", v, 1, &config.profile_iterations));
+  }
+  if ((v = lookup("MEMPLAN_DEVIATIONS_TO_REPROFILE"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_DEVIATIONS_TO_REPROFILE", v, 1, &config.deviations_to_reprofile));
+  }
+  if ((v = lookup("MEMPLAN_MIN_PLANNED_SIZE"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_MIN_PLANNED_SIZE", v, 0, &config.min_planned_size));
+  }
+  if ((v = lookup("MEMPLAN_MAX_SLAB_BYTES"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_MAX_SLAB_BYTES", v, 4096, &config.max_slab_bytes));
+  }
+  if ((v = lookup("MEMPLAN_MAX_THREADS"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_MAX_THREADS", v, 0, &config.max_threads));
+  }
+  if ((v = lookup("MEMPLAN_MAX_REQUESTS"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_MAX_REQUESTS", v, 1, &config.max_requests));
+  }
+  if ((v = lookup("MEMPLAN_HUGE_PAGES"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_HUGE_PAGES", v, &config.huge_pages));
+  if ((v = lookup("MEMPLAN_SLAB_KEEP"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_SLAB_KEEP", v, &config.keep_slab));
+  if ((v = lookup("MEMPLAN_PLANNER"))) config.planner = v;
+  if ((v = lookup("MEMPLAN_PLAN_TIME_LIMIT"))) {
+    errno = 0;
+    char* end = nullptr;
+    const double seconds = std::strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(seconds >= 0)) {
+      return InvalidArgument(std::string("MEMPLAN_PLAN_TIME_LIMIT='") + v + "': expected seconds >= 0");
+    }
+    config.plan_time_limit_seconds = seconds;
+  }
+  return config;
+}
+
+}  // namespace memplan

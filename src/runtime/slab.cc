@@ -1,0 +1,59 @@
+// slab.cc — committing and releasing a slab inside its reserved window.
+#include "runtime/slab.h"
+
+#include <string>
+#include <utility>
+
+#include "runtime/os/os_memory.h"
+
+namespace memplan::runtime {
+
+Slab::Slab(Slab&& other) noexcept
+    : window_(std::exchange(other.window_, nullptr)),
+      window_bytes_(std::exchange(other.window_bytes_, 0)),
+      mapped_bytes_(std::exchange(other.mapped_bytes_, 0)) {}
+
+Slab& Slab::operator=(Slab&& other) noexcept {
+  if (this != &other) {
+    release();
+    window_ = std::exchange(other.window_, nullptr);
+    window_bytes_ = std::exchange(other.window_bytes_, 0);
+    mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+  }
+  return *this;
+}
+
+Status Slab::commit(size_t bytes, bool huge_pages) {
+  const size_t page = os::page_size();
+  const size_t rounded = (bytes + page - 1) / page * page;
+  if (!window_ || rounded > window_bytes_) {
+    return CapacityExceeded("slab of " + std::to_string(bytes) + " B does not fit its window of " +
+                            std::to_string(window_bytes_) + " B");
+  }
+  if (rounded <= mapped_bytes_) return Status::Ok();
+  release();
+  if (rounded == 0) return Status::Ok();
+  if (!os::commit(window_, rounded, huge_pages)) {
+    os::decommit(window_, rounded);
+    return Internal("mmap of a " + std::to_string(rounded) + " B slab failed");
+  }
+  mapped_bytes_ = rounded;
+  return Status::Ok();
+}
+
+void Slab::release() {
+  if (mapped_bytes_ == 0) return;
+  os::decommit(window_, mapped_bytes_);
+  mapped_bytes_ = 0;
+}
+
+Status Slab::check_invariants() const {
+  const size_t page = os::page_size();
+  if (reinterpret_cast<uintptr_t>(window_) % page != 0) return Internal("slab window is not page-aligned");
+  if (mapped_bytes_ % page != 0) return Internal("slab mapping is not a whole number of pages");
+  if (mapped_bytes_ > window_bytes_) return Internal("slab mapping is larger than its window");
+  if (!window_ && (window_bytes_ != 0 || mapped_bytes_ != 0)) return Internal("slab without a window maps memory");
+  return Status::Ok();
+}
+
+}  // namespace memplan::runtime

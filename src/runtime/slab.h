@@ -1,0 +1,62 @@
+// slab.h — the one block of memory a plan is served from.
+//
+// A slab is one read-write mapping placed inside a window of reserved address
+// space. The window is reserved once (PROT_NONE, no commit charge) and may
+// hold successive slabs: committing maps the first `bytes` of it read-write
+// and pre-faults every page (huge pages advised where the kernel offers them),
+// so serving a plan from it causes no page faults; releasing turns the range
+// back into a reservation and gives the memory to the kernel. Keeping the
+// window reserved means a pointer into it is recognised by a range check even
+// after the slab is gone.
+//
+// Invariants (check_invariants): the window and the mapping start on a page
+// boundary; the mapping's length is a whole number of pages no larger than
+// the window; an empty slab maps nothing.
+//
+// Ownership and threads: a Slab is move-only and owns its mapping, not the
+// window. It is not thread-safe; the replay allocator commits and releases
+// slabs only from the thread that owns them, at iteration boundaries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "memplan/status.h"
+
+namespace memplan::runtime {
+
+class Slab {
+ public:
+  Slab() = default;
+  // A slab that will live in [window, window + window_bytes); nothing mapped yet.
+  Slab(void* window, size_t window_bytes) : window_(static_cast<unsigned char*>(window)), window_bytes_(window_bytes) {}
+  Slab(Slab&& other) noexcept;
+  Slab& operator=(Slab&& other) noexcept;
+  Slab(const Slab&) = delete;
+  Slab& operator=(const Slab&) = delete;
+  ~Slab() { release(); }
+
+  // Maps at least `bytes` (rounded up to pages), pre-faulted. An existing
+  // mapping that is already large enough is kept as it is (its contents are
+  // not cleared); a smaller one is replaced. Fails if `bytes` exceeds the
+  // window or the kernel refuses the mapping.
+  Status commit(size_t bytes, bool huge_pages);
+  // Gives the memory back to the kernel; the window stays reserved.
+  void release();
+
+  unsigned char* base() const { return window_; }
+  size_t mapped_bytes() const { return mapped_bytes_; }
+  size_t window_bytes() const { return window_bytes_; }
+  bool contains(const void* p) const {
+    return static_cast<size_t>(static_cast<const unsigned char*>(p) - window_) < mapped_bytes_;
+  }
+
+  Status check_invariants() const;
+
+ private:
+  unsigned char* window_ = nullptr;
+  size_t window_bytes_ = 0;
+  size_t mapped_bytes_ = 0;
+};
+
+}  // namespace memplan::runtime

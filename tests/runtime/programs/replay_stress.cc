@@ -1,0 +1,259 @@
+// replay_stress.cc — a multi-threaded stress program for the replay allocator.
+//
+// Built twice (tests/runtime/tests.cmake): with MEMPLAN_STRESS_DIRECT it calls
+// a memplan::ReplayAllocator linked into it; without, it calls malloc/free and
+// memplan_mark and is run under LD_PRELOAD of libmemplan_replay.so.
+//
+// Rounds of thread churn: each round starts kThreads threads that run
+// kIterations iterations in lock step (a barrier, one mark, a barrier). Most
+// iterations repeat a thread's pattern exactly, so they are learnt and
+// replayed; the others change it: sizes grow, the order of frees shuffles,
+// extra requests, blocks kept across the boundary, blocks freed by another
+// thread (a shared mailbox), realloc and calloc. Every block is filled with a
+// cookie derived from its address, size and owner, checked when it is freed.
+// Deterministic: all choices come from a splitmix64 stream per thread and round.
+//
+// Exit status 0 when every cookie held; with --expect-replay, also requires
+// that the replay allocator served some requests from its slabs.
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#ifdef MEMPLAN_STRESS_DIRECT
+#include "memplan/replay.h"
+#else
+extern "C" {
+void memplan_mark(void) __attribute__((weak));
+unsigned long long memplan_replay_served(void) __attribute__((weak));
+}
+#endif
+
+namespace {
+
+constexpr int kRounds = 4;
+constexpr int kThreads = 3;
+constexpr int kIterations = 24;
+
+#ifdef MEMPLAN_STRESS_DIRECT
+class MallocBacking final : public memplan::BackingAllocator {
+ public:
+  void* allocate(size_t size, size_t alignment) override {
+    void* p = nullptr;
+    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : nullptr;
+  }
+  void* allocate_zeroed(size_t size) override { return std::calloc(1, size); }
+  void* reallocate(void* p, size_t size) override { return std::realloc(p, size); }
+  void deallocate(void* p) override { std::free(p); }
+  size_t usable_size(void*) override { return 0; }
+};
+MallocBacking g_backing;
+memplan::ReplayAllocator* g_replay = nullptr;
+void* stress_malloc(size_t n) { return g_replay->allocate(n); }
+void* stress_calloc(size_t n) { return g_replay->allocate_zeroed(n); }
+void* stress_aligned(size_t a, size_t n) { return g_replay->allocate(n, a); }
+void* stress_realloc(void* p, size_t n) { return g_replay->reallocate(p, n); }
+void stress_free(void* p) { g_replay->deallocate(p); }
+void stress_mark() { g_replay->mark(); }
+#else
+void* stress_malloc(size_t n) { return std::malloc(n); }
+void* stress_calloc(size_t n) { return std::calloc(1, n); }
+void* stress_aligned(size_t a, size_t n) {
+  void* p = nullptr;
+  return posix_memalign(&p, a, n) == 0 ? p : nullptr;
+}
+void* stress_realloc(void* p, size_t n) { return std::realloc(p, n); }
+void stress_free(void* p) { std::free(p); }
+void stress_mark() {
+  if (memplan_mark) memplan_mark();
+}
+#endif
+
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  uint64_t below(uint64_t n) { return next() % n; }
+};
+
+struct Block {
+  unsigned char* p = nullptr;
+  size_t size = 0;
+  uint64_t owner = 0;
+};
+
+std::atomic<int> g_failures{0};
+
+uint64_t cookie_word(const Block& b) {
+  return reinterpret_cast<uintptr_t>(b.p) * 0x9e3779b97f4a7c15ULL ^ b.size ^ (b.owner << 48);
+}
+
+void fill(const Block& b) {
+  const uint64_t c = cookie_word(b);
+  for (size_t i = 0; i < b.size; ++i) b.p[i] = static_cast<unsigned char>(c >> ((i % 8) * 8));
+}
+
+void check(const Block& b, const char* where) {
+  const uint64_t c = cookie_word(b);
+  for (size_t i = 0; i < b.size; ++i) {
+    if (b.p[i] != static_cast<unsigned char>(c >> ((i % 8) * 8))) {
+      std::fprintf(stderr, "replay_stress: cookie broken at byte %zu of a %zu B block (%s)\n", i, b.size, where);
+      g_failures.fetch_add(1);
+      return;
+    }
+  }
+}
+
+void release(Block& b, const char* where) {
+  check(b, where);
+  stress_free(b.p);
+  b = Block{};
+}
+
+// Blocks handed from one thread to another, freed by the receiver.
+std::mutex g_mailbox_mutex;
+std::vector<Block> g_mailbox;
+
+pthread_barrier_t g_barrier;
+
+void run_thread(int round, int index) {
+  const uint64_t owner = static_cast<uint64_t>(round * kThreads + index + 1);
+  std::vector<Block> kept;  // blocks kept across a boundary
+  for (int it = 0; it < kIterations; ++it) {
+    const int variant = it % 8;  // 0..3: the thread's steady pattern
+    Rng sizes{owner * 1000003};
+    Rng order{owner * 7919 + (variant == 5 ? static_cast<uint64_t>(it) : 0)};  // 5: frees shuffle
+    const int requests = 40 + index * 7 + (variant == 6 ? 9 : 0);            // 6: extra requests
+    const size_t grow = variant == 4 ? 3 : 1;                                // 4: sizes grow
+    std::vector<Block> live;
+    for (int r = 0; r < requests; ++r) {
+      Block b;
+      const uint64_t kind = sizes.below(16);
+      b.size = (16 + sizes.below(kind < 12 ? 2000 : 40000)) * grow;
+      b.owner = owner;
+      if (kind == 13) {
+        b.p = static_cast<unsigned char*>(stress_aligned(64 << sizes.below(4), b.size));
+      } else if (kind == 14) {
+        b.p = static_cast<unsigned char*>(stress_calloc(b.size));
+        for (size_t i = 0; b.p && i < b.size; ++i) {
+          if (b.p[i] != 0) {
+            std::fprintf(stderr, "replay_stress: calloc block not zeroed\n");
+            g_failures.fetch_add(1);
+            break;
+          }
+        }
+      } else {
+        b.p = static_cast<unsigned char*>(stress_malloc(b.size));
+      }
+      if (!b.p) {
+        std::fprintf(stderr, "replay_stress: out of memory\n");
+        g_failures.fetch_add(1);
+        return;
+      }
+      fill(b);
+      live.push_back(b);
+      // Free about half of the live blocks as we go, chosen by `order`.
+      if (live.size() > 2 && order.below(2) == 0) {
+        const size_t victim = order.below(live.size());
+        release(live[victim], "in iteration");
+        live.erase(live.begin() + static_cast<long>(victim));
+      }
+      if (kind == 15 && !live.empty()) {  // realloc the newest block
+        Block& g = live.back();
+        check(g, "before realloc");
+        const size_t keep = g.size;
+        g.p = static_cast<unsigned char*>(stress_realloc(g.p, g.size * 2));
+        g.size *= 2;
+        if (!g.p) {
+          g_failures.fetch_add(1);
+          return;
+        }
+        (void)keep;
+        fill(g);
+      }
+      if (r == requests / 2) {  // free what the previous iteration kept, mid-way
+        for (Block& k : kept) release(k, "kept across the boundary");
+        kept.clear();
+      }
+    }
+    if (variant == 7 && live.size() >= 2) {  // 7: keep two blocks across the boundary
+      kept.push_back(live.back());
+      live.pop_back();
+      kept.push_back(live.back());
+      live.pop_back();
+    }
+    if (variant == 3 && !live.empty()) {  // 3: hand one block to another thread
+      std::lock_guard<std::mutex> lock(g_mailbox_mutex);
+      g_mailbox.push_back(live.back());
+      live.pop_back();
+    }
+    {
+      std::lock_guard<std::mutex> lock(g_mailbox_mutex);  // free a block another thread allocated
+      if (!g_mailbox.empty() && g_mailbox.back().owner != owner) {
+        release(g_mailbox.back(), "freed by another thread");
+        g_mailbox.pop_back();
+      }
+    }
+    for (Block& b : live) release(b, "end of iteration");
+    // Iteration boundary in lock step: everyone done, one mark, everyone on.
+    pthread_barrier_wait(&g_barrier);
+    if (index == 0) stress_mark();
+    pthread_barrier_wait(&g_barrier);
+  }
+  for (Block& k : kept) release(k, "kept at thread exit");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool expect_replay = argc > 1 && std::strcmp(argv[1], "--expect-replay") == 0;
+#ifdef MEMPLAN_STRESS_DIRECT
+  memplan::ReplayConfig config;
+  config.max_slab_bytes = 64 << 20;
+  config.planner = "greedy_by_size";
+  memplan::ReplayAllocator replay(config, g_backing);
+  g_replay = &replay;
+#endif
+  pthread_barrier_init(&g_barrier, nullptr, kThreads);
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) threads.emplace_back(run_thread, round, t);
+    for (std::thread& t : threads) t.join();
+  }
+  for (Block& b : g_mailbox) release(b, "left in the mailbox");
+  g_mailbox.clear();
+  pthread_barrier_destroy(&g_barrier);
+  unsigned long long served = 0;
+#ifdef MEMPLAN_STRESS_DIRECT
+  const memplan::ReplayStats stats = replay.stats();
+  served = stats.served;
+  const memplan::Status invariants = replay.check_invariants();
+  if (!invariants.ok()) {
+    std::fprintf(stderr, "replay_stress: %s\n", invariants.message().c_str());
+    g_failures.fetch_add(1);
+  }
+  std::printf("served %llu, fallback %llu, deviations %llu, plans %llu, reprofiles %llu\n", served,
+              static_cast<unsigned long long>(stats.fallback), static_cast<unsigned long long>(stats.deviations),
+              static_cast<unsigned long long>(stats.plans), static_cast<unsigned long long>(stats.reprofiles));
+#else
+  served = memplan_replay_served ? memplan_replay_served() : 0;
+  std::printf("served %llu\n", served);
+#endif
+  if (expect_replay && served == 0) {
+    std::fprintf(stderr, "replay_stress: nothing was served by the replay allocator\n");
+    return 1;
+  }
+  if (g_failures.load() != 0) return 1;
+  std::printf("replay_stress: all cookies held\n");
+  return 0;
+}

@@ -1,0 +1,465 @@
+// Replay allocator: profiling, planning, replay, and every kind of deviation,
+// on a mock backing allocator that counts calls and can run out of memory.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "memplan/replay.h"
+
+namespace memplan {
+namespace {
+
+class MockBacking final : public BackingAllocator {
+ public:
+  void* allocate(size_t size, size_t alignment) override {
+    if (out_of_memory) return nullptr;
+    ++allocations;
+    void* p = nullptr;
+    if (posix_memalign(&p, alignment < sizeof(void*) ? sizeof(void*) : alignment, size ? size : 1) != 0) return nullptr;
+    return p;
+  }
+  void* allocate_zeroed(size_t size) override {
+    void* p = allocate(size, 16);
+    if (p) std::memset(p, 0, size);
+    return p;
+  }
+  void* reallocate(void* p, size_t size) override {
+    if (out_of_memory) return nullptr;
+    return std::realloc(p, size);
+  }
+  void deallocate(void* p) override {
+    ++deallocations;
+    std::free(p);
+  }
+  size_t usable_size(void*) override { return 0; }
+
+  std::atomic<bool> out_of_memory{false};
+  std::atomic<int64_t> allocations{0};
+  std::atomic<int64_t> deallocations{0};
+};
+
+// Every live block, to prove that no two ever share a byte.
+class LiveBlocks {
+ public:
+  void add(void* p, size_t size) {
+    auto* b = static_cast<unsigned char*>(p);
+    auto next = blocks_.lower_bound(b);
+    if (next != blocks_.end()) {
+      EXPECT_LE(b + size, next->first) << "block overlaps a live block after it";
+    }
+    if (next != blocks_.begin()) {
+      auto prev = std::prev(next);
+      EXPECT_LE(prev->first + prev->second, b) << "block overlaps a live block before it";
+    }
+    blocks_[b] = size;
+  }
+  void remove(void* p) { blocks_.erase(static_cast<unsigned char*>(p)); }
+
+ private:
+  std::map<unsigned char*, size_t> blocks_;
+};
+
+ReplayConfig test_config() {
+  ReplayConfig config;
+  config.profile_iterations = 2;
+  config.deviations_to_reprofile = 2;
+  config.max_slab_bytes = 16 << 20;
+  config.max_threads = 8;
+  config.huge_pages = false;
+  config.planner = "greedy_by_size";
+  return config;
+}
+
+// One iteration of a small chain-with-skips pattern: 8 allocations, each freed
+// two allocations later, the last two at the end. Returns the pointers in order.
+struct Iteration {
+  std::vector<size_t> sizes = {1000, 2000, 3000, 4000, 500, 600, 700, 800};
+};
+
+void run_iteration(ReplayAllocator& a, const std::vector<size_t>& sizes, LiveBlocks& live,
+                   std::vector<void*>* out = nullptr) {
+  std::vector<void*> p(sizes.size(), nullptr);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    p[i] = a.allocate(sizes[i]);
+    ASSERT_NE(p[i], nullptr);
+    live.add(p[i], sizes[i]);
+    std::memset(p[i], static_cast<int>(i + 1), sizes[i]);
+    if (i >= 2) {
+      for (size_t k = 0; k < sizes[i - 2]; ++k) {
+        ASSERT_EQ(static_cast<unsigned char*>(p[i - 2])[k], static_cast<unsigned char>(i - 1)) << "cookie clobbered";
+      }
+      live.remove(p[i - 2]);
+      a.deallocate(p[i - 2]);
+    }
+  }
+  for (size_t i = sizes.size() >= 2 ? sizes.size() - 2 : 0; i < sizes.size(); ++i) {
+    live.remove(p[i]);
+    a.deallocate(p[i]);
+  }
+  if (out) *out = p;
+}
+
+TEST(ReplayTest, ServesTheThirdIterationFromTheSlab) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  ASSERT_TRUE(a.init_status().ok());
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  run_iteration(a, sizes, live);
+  a.mark();
+  EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kProfiling);
+  run_iteration(a, sizes, live);
+  a.mark();
+  EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kReplaying);
+  const int64_t backing_before = backing.allocations.load();
+  std::vector<void*> pointers;
+  run_iteration(a, sizes, live, &pointers);
+  EXPECT_EQ(backing.allocations.load(), backing_before) << "a repeated iteration needs no backing allocation";
+  for (void* p : pointers) EXPECT_TRUE(a.owns(p));
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.served, sizes.size());
+  EXPECT_EQ(s.plans, 1u);
+  EXPECT_EQ(s.planned_buffers, sizes.size());
+  EXPECT_GT(s.slab_bytes, 0u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+TEST(ReplayTest, ReplayedBlocksReuseBytesAsPlanned) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  for (int i = 0; i < 2; ++i) {
+    run_iteration(a, sizes, live);
+    a.mark();
+  }
+  // The plan is smaller than the sum of sizes: blocks with disjoint lifetimes share bytes.
+  size_t total = 0;
+  for (size_t s : sizes) total += s;
+  EXPECT_LT(a.stats().slab_bytes, total + 4096);
+  std::vector<void*> first, second;
+  run_iteration(a, sizes, live, &first);
+  a.mark();
+  run_iteration(a, sizes, live, &second);
+  EXPECT_EQ(first, second) << "every iteration gets the same planned addresses";
+}
+
+TEST(ReplayTest, DoesNotPlanIterationsThatDisagree) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  for (size_t n = 1; n <= 4; ++n) {
+    run_iteration(a, std::vector<size_t>(n + 2, 100 * n), live);
+    a.mark();
+    EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kProfiling);
+  }
+  EXPECT_EQ(a.stats().plans, 0u);
+}
+
+void reach_replay(ReplayAllocator& a, const std::vector<size_t>& sizes, LiveBlocks& live) {
+  run_iteration(a, sizes, live);
+  a.mark();
+  run_iteration(a, sizes, live);
+  a.mark();
+  ASSERT_EQ(a.phase_of_calling_thread(), ReplayPhase::kReplaying);
+}
+
+TEST(ReplayTest, LargerRequestFallsBackForTheRestOfTheIteration) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  sizes[3] = 100000;  // grows
+  std::vector<void*> p;
+  run_iteration(a, sizes, live, &p);
+  EXPECT_TRUE(a.owns(p[2]));
+  EXPECT_FALSE(a.owns(p[3]));
+  EXPECT_FALSE(a.owns(p[4])) << "the rest of a deviating iteration goes to the backing allocator";
+  a.mark();
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.deviations, 1u);
+  EXPECT_EQ(s.served, 3u);
+  EXPECT_EQ(s.fallback, 5u);
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, SmallerRequestIsServedFromItsPlannedBlock) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  sizes[1] = 10;
+  std::vector<void*> p;
+  run_iteration(a, sizes, live, &p);
+  for (void* q : p) EXPECT_TRUE(a.owns(q));
+  EXPECT_EQ(a.stats().deviations, 0u);
+}
+
+TEST(ReplayTest, ExtraRequestsGoToTheBackingAllocator) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  sizes.push_back(64);
+  sizes.push_back(64);
+  std::vector<void*> p;
+  run_iteration(a, sizes, live, &p);
+  EXPECT_TRUE(a.owns(p[7]));
+  EXPECT_FALSE(a.owns(p[8]));
+  a.mark();
+  EXPECT_EQ(a.stats().deviations, 1u);
+}
+
+TEST(ReplayTest, BlockKeptAcrossTheBoundaryIsNeverOverlapped) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  // This iteration keeps its last block past the boundary (it was planned
+  // to die at the iteration's end, so this iteration itself is on plan).
+  std::vector<void*> p(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    p[i] = a.allocate(sizes[i]);
+    ASSERT_TRUE(a.owns(p[i]));
+    live.add(p[i], sizes[i]);
+    if (i >= 2) {
+      live.remove(p[i - 2]);
+      a.deallocate(p[i - 2]);
+    }
+  }
+  live.remove(p[sizes.size() - 2]);
+  a.deallocate(p[sizes.size() - 2]);
+  void* kept = p.back();
+  const size_t kept_size = sizes.back();
+  std::memset(kept, 0x5a, kept_size);
+  a.mark();
+  // While `kept` lives, the next iteration must not touch the slab.
+  std::vector<void*> next;
+  run_iteration(a, sizes, live, &next);
+  for (void* p : next) EXPECT_FALSE(a.owns(p));
+  for (size_t k = 0; k < kept_size; ++k) ASSERT_EQ(static_cast<unsigned char*>(kept)[k], 0x5a);
+  live.remove(kept);
+  a.deallocate(kept);
+  a.mark();
+  // Freed: replay resumes.
+  run_iteration(a, sizes, live, &next);
+  for (void* p : next) EXPECT_TRUE(a.owns(p));
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, LateFreeMakesLaterRequestsFallBack) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  // Same requests, but no block is freed until the end.
+  std::vector<void*> p;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    p.push_back(a.allocate(sizes[i]));
+    live.add(p.back(), sizes[i]);  // fails the test on any overlap
+    std::memset(p.back(), static_cast<int>(i), sizes[i]);
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    for (size_t k = 0; k < sizes[i]; ++k) ASSERT_EQ(static_cast<unsigned char*>(p[i])[k], i);
+    live.remove(p[i]);
+    a.deallocate(p[i]);
+  }
+  a.mark();
+  EXPECT_EQ(a.stats().deviations, 1u);
+  EXPECT_GT(a.stats().fallback, 0u);
+}
+
+TEST(ReplayTest, ReprofilesAfterConsecutiveDeviatingIterations) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);  // deviations_to_reprofile = 2
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  const std::vector<size_t> grown(sizes.size(), 5000);
+  run_iteration(a, grown, live);
+  a.mark();
+  EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kReplaying);
+  run_iteration(a, grown, live);
+  a.mark();
+  EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kProfiling);
+  EXPECT_EQ(a.stats().reprofiles, 1u);
+  // The new pattern is learnt and served.
+  reach_replay(a, grown, live);
+  std::vector<void*> p;
+  run_iteration(a, grown, live, &p);
+  for (void* q : p) EXPECT_TRUE(a.owns(q));
+  EXPECT_EQ(a.stats().plans, 2u);
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, EscapingBlocksStayWithTheBackingAllocator) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  std::vector<void*> escaped;
+  for (int it = 0; it < 3; ++it) {
+    void* kept = a.allocate(4096);  // never freed within the iteration
+    void* temp = a.allocate(100);
+    a.deallocate(temp);
+    escaped.push_back(kept);
+    if (it == 2) {
+      EXPECT_FALSE(a.owns(kept));
+      EXPECT_TRUE(a.owns(temp) || temp != nullptr);
+    }
+    a.mark();
+  }
+  EXPECT_EQ(a.stats().planned_buffers, 1u);
+  for (void* p : escaped) a.deallocate(p);
+}
+
+TEST(ReplayTest, BackingOutOfMemoryIsReportedAsNull) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_planned_size = 1000;  // the 500..800 B requests stay with the backing allocator
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  backing.out_of_memory = true;
+  // Planned requests are still served; unplanned ones fail cleanly.
+  std::vector<void*> p;
+  for (size_t i = 0; i < sizes.size(); ++i) p.push_back(a.allocate(sizes[i]));
+  EXPECT_NE(p[0], nullptr);
+  EXPECT_TRUE(a.owns(p[0]));
+  EXPECT_EQ(p[4], nullptr);
+  for (void* q : p) a.deallocate(q);
+  backing.out_of_memory = false;
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, ProfilingPassesBackingOutOfMemoryThrough) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  backing.out_of_memory = true;
+  EXPECT_EQ(a.allocate(100), nullptr);
+  EXPECT_EQ(a.allocate_zeroed(100), nullptr);
+  backing.out_of_memory = false;
+  a.mark();
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, ReallocStaysInPlaceWhenItFitsAndMovesOtherwise) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  void* p = a.allocate(sizes[0]);
+  ASSERT_TRUE(a.owns(p));
+  std::memset(p, 7, sizes[0]);
+  EXPECT_EQ(a.reallocate(p, sizes[0] / 2), p);
+  EXPECT_EQ(a.usable_size(p), sizes[0]);
+  void* q = a.reallocate(p, sizes[0] * 10);
+  ASSERT_NE(q, nullptr);
+  EXPECT_FALSE(a.owns(q));
+  for (size_t k = 0; k < sizes[0] / 2; ++k) ASSERT_EQ(static_cast<unsigned char*>(q)[k], 7);
+  a.deallocate(q);
+  EXPECT_EQ(a.stats().invalid_frees, 0u);
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, FreeOfAPointerThatIsNotABlockIsIgnored) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  void* p = a.allocate(sizes[0]);
+  ASSERT_TRUE(a.owns(p));
+  a.deallocate(static_cast<char*>(p) + 8);  // inside the block, not its start
+  a.deallocate(p);
+  a.deallocate(p);                          // twice
+  EXPECT_EQ(a.stats().invalid_frees, 2u);
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, CallocFromTheSlabIsZeroed) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  for (int it = 0; it < 3; ++it) {
+    auto* p = static_cast<unsigned char*>(a.allocate_zeroed(4000));
+    ASSERT_NE(p, nullptr);
+    for (int k = 0; k < 4000; ++k) ASSERT_EQ(p[k], 0);
+    std::memset(p, 0xff, 4000);
+    if (it == 2) EXPECT_TRUE(a.owns(p));
+    a.deallocate(p);
+    a.mark();
+  }
+}
+
+TEST(ReplayTest, ThreadsLearnTheirOwnPatterns) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  constexpr int kThreads = 4;
+  std::atomic<int> served_last{0};
+  std::barrier<> sync(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      LiveBlocks live;
+      std::vector<size_t> sizes(6 + t, 256 * (t + 1));
+      // Iterations in lock step: everyone done, one mark, everyone on.
+      for (int it = 0; it < 3; ++it) {
+        std::vector<void*> p;
+        run_iteration(a, sizes, live, &p);
+        if (it == 2) {
+          bool all = true;
+          for (void* q : p) all = all && a.owns(q);
+          if (all) served_last.fetch_add(1);
+        }
+        sync.arrive_and_wait();
+        if (t == 0) a.mark();
+        sync.arrive_and_wait();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_TRUE(a.check_invariants().ok());
+  EXPECT_EQ(served_last.load(), kThreads) << "every thread's third iteration is served from its slab";
+  EXPECT_EQ(a.stats().threads, static_cast<uint64_t>(kThreads));
+}
+
+TEST(ReplayTest, KnobsComeFromTheEnvironment) {
+  auto lookup = [](const char* name) -> const char* {
+    const std::string n(name);
+    if (n == "MEMPLAN_PROFILE_ITERATIONS") return "5";
+    if (n == "MEMPLAN_HUGE_PAGES") return "0";
+    if (n == "MEMPLAN_PLANNER") return "greedy_by_size";
+    return nullptr;
+  };
+  StatusOr<ReplayConfig> config = replay_config_from_environment(lookup);
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->profile_iterations, 5);
+  EXPECT_FALSE(config->huge_pages);
+  EXPECT_EQ(config->planner, "greedy_by_size");
+  EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
+  EXPECT_EQ(replay_knobs().size(), 10u);
+}
+
+TEST(ReplayTest, RejectsAMalformedKnob) {
+  auto lookup = [](const char* name) -> const char* {
+    return std::string(name) == "MEMPLAN_PROFILE_ITERATIONS" ? "two" : nullptr;
+  };
+  StatusOr<ReplayConfig> config = replay_config_from_environment(lookup);
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("MEMPLAN_PROFILE_ITERATIONS"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memplan

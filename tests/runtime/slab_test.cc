@@ -1,0 +1,98 @@
+// Slab: committed pre-faulted inside its window, released back to a reservation.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "runtime/os/os_memory.h"
+#include "runtime/slab.h"
+
+namespace memplan::runtime {
+namespace {
+
+class Window {
+ public:
+  explicit Window(size_t bytes) : bytes_(bytes), base_(os::reserve(bytes)) {}
+  ~Window() { os::release(base_, bytes_); }
+  void* base() const { return base_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  size_t bytes_;
+  void* base_;
+};
+
+TEST(SlabTest, CommittedMemoryIsWritableWithoutPageFaults) {
+  Window window(size_t{64} << 20);
+  ASSERT_NE(window.base(), nullptr);
+  Slab slab(window.base(), window.bytes());
+  ASSERT_TRUE(slab.commit(8 << 20, /*huge_pages=*/false).ok());
+  EXPECT_GE(slab.mapped_bytes(), size_t{8} << 20);
+  const int64_t before = os::minor_faults();
+  std::memset(slab.base(), 0xab, slab.mapped_bytes());
+  const int64_t after = os::minor_faults();
+  EXPECT_EQ(after - before, 0) << "a pre-faulted slab should not fault when written";
+  EXPECT_TRUE(slab.check_invariants().ok());
+}
+
+TEST(SlabTest, HugePageSlabIsUsable) {
+  Window window(size_t{64} << 20);
+  Slab slab(window.base(), window.bytes());
+  ASSERT_TRUE(slab.commit(4 << 20, /*huge_pages=*/true).ok());
+  std::memset(slab.base(), 1, slab.mapped_bytes());
+  EXPECT_EQ(slab.base()[slab.mapped_bytes() - 1], 1);
+  EXPECT_TRUE(slab.check_invariants().ok());
+}
+
+TEST(SlabTest, RoundsUpToWholePages) {
+  Window window(size_t{1} << 20);
+  Slab slab(window.base(), window.bytes());
+  ASSERT_TRUE(slab.commit(100, false).ok());
+  EXPECT_EQ(slab.mapped_bytes(), os::page_size());
+  EXPECT_TRUE(slab.contains(slab.base() + 99));
+  EXPECT_FALSE(slab.contains(slab.base() + slab.mapped_bytes()));
+}
+
+TEST(SlabTest, RejectsASlabLargerThanItsWindow) {
+  Window window(size_t{1} << 20);
+  Slab slab(window.base(), window.bytes());
+  const Status status = slab.commit((size_t{1} << 20) + 1, false);
+  EXPECT_EQ(status.code(), StatusCode::kCapacityExceeded);
+  EXPECT_EQ(slab.mapped_bytes(), 0u);
+}
+
+TEST(SlabTest, KeepsAMappingThatIsLargeEnough) {
+  Window window(size_t{16} << 20);
+  Slab slab(window.base(), window.bytes());
+  ASSERT_TRUE(slab.commit(4 << 20, false).ok());
+  slab.base()[0] = 42;
+  ASSERT_TRUE(slab.commit(1 << 20, false).ok());
+  EXPECT_EQ(slab.mapped_bytes(), size_t{4} << 20);
+  EXPECT_EQ(slab.base()[0], 42) << "recommitting a smaller plan must not remap";
+  ASSERT_TRUE(slab.commit(8 << 20, false).ok());
+  EXPECT_EQ(slab.mapped_bytes(), size_t{8} << 20);
+}
+
+TEST(SlabTest, ReleaseKeepsTheWindowReserved) {
+  Window window(size_t{4} << 20);
+  Slab slab(window.base(), window.bytes());
+  ASSERT_TRUE(slab.commit(1 << 20, false).ok());
+  slab.release();
+  EXPECT_EQ(slab.mapped_bytes(), 0u);
+  EXPECT_EQ(slab.base(), window.base());
+  EXPECT_TRUE(slab.check_invariants().ok());
+  ASSERT_TRUE(slab.commit(2 << 20, false).ok()) << "the window can hold a new slab";
+  EXPECT_EQ(slab.base()[0], 0) << "a new mapping starts zeroed";
+}
+
+TEST(SlabTest, MoveTransfersTheMapping) {
+  Window window(size_t{4} << 20);
+  Slab a(window.base(), window.bytes());
+  ASSERT_TRUE(a.commit(1 << 20, false).ok());
+  Slab b = std::move(a);
+  EXPECT_EQ(a.mapped_bytes(), 0u);
+  EXPECT_EQ(b.mapped_bytes(), size_t{1} << 20);
+  EXPECT_TRUE(b.check_invariants().ok());
+}
+
+}  // namespace
+}  // namespace memplan::runtime

@@ -1,0 +1,29 @@
+# Runtime tests: the slab and the replay allocator (unit tests on a mock
+# backing allocator), and the stress program, linked with the allocator and
+# run under LD_PRELOAD of libmemplan_replay.so. Included by tests/CMakeLists.txt.
+file(GLOB MEMPLAN_RUNTIME_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/runtime/*.cc)
+add_executable(memplan_runtime_tests ${MEMPLAN_RUNTIME_TEST_SOURCES})
+target_link_libraries(memplan_runtime_tests PRIVATE memplan::runtime GTest::gtest GTest::gtest_main)
+target_include_directories(memplan_runtime_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
+gtest_discover_tests(memplan_runtime_tests PROPERTIES LABELS runtime DISCOVERY_TIMEOUT 60)
+
+set(MEMPLAN_STRESS_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/runtime/programs/replay_stress.cc)
+add_executable(memplan_replay_stress_direct ${MEMPLAN_STRESS_SOURCE})
+target_compile_definitions(memplan_replay_stress_direct PRIVATE MEMPLAN_STRESS_DIRECT=1)
+target_link_libraries(memplan_replay_stress_direct PRIVATE memplan::runtime Threads::Threads)
+add_test(NAME runtime.stress_linked COMMAND memplan_replay_stress_direct --expect-replay)
+set_tests_properties(runtime.stress_linked PROPERTIES LABELS runtime TIMEOUT 300)
+
+# The preloaded run: a plain program (never sanitized, see tests/trace/tests.cmake).
+if(TARGET memplan_replay_preload)
+  add_executable(memplan_replay_stress ${MEMPLAN_STRESS_SOURCE})
+  set_target_properties(memplan_replay_stress PROPERTIES COMPILE_OPTIONS "" LINK_OPTIONS "")
+  target_compile_options(memplan_replay_stress PRIVATE -fno-sanitize=all)
+  target_link_libraries(memplan_replay_stress PRIVATE Threads::Threads)
+  add_test(NAME runtime.stress_preloaded COMMAND memplan_replay_stress --expect-replay)
+  set_tests_properties(runtime.stress_preloaded PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_STATS=1")
+  add_test(NAME runtime.stress_preloaded_portfolio COMMAND memplan_replay_stress --expect-replay)
+  set_tests_properties(runtime.stress_preloaded_portfolio PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_STATS=1")
+endif()
