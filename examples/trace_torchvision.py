@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Runs a torchvision model's forward pass for a few iterations, marking each
+one for memplan's tracer, so that the iterations can be extracted as
+planning problems:
+
+    memplan trace --output resnet18.trace -- python3 examples/trace_torchvision.py resnet18
+    memplan trace-info resnet18.trace
+    memplan extract resnet18.trace --iteration 3 --output resnet18.csv
+
+The model is built with weights=None (nothing is downloaded; the weights do
+not change what is allocated). Two untraced warm-up passes come first: the
+first passes allocate caches that later ones reuse. Without the tracer
+preloaded the script still runs (the marks do nothing) and only reports
+times, which is how to measure the tracer's cost.
+"""
+import argparse
+import ctypes
+import time
+
+
+def find_mark():
+    try:
+        return ctypes.CDLL(None).memplan_mark
+    except AttributeError:  # not running under the tracer
+        return lambda: None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", help="a torchvision.models constructor name, e.g. resnet18")
+    parser.add_argument("--iterations", type=int, default=6, help="marked forward passes (default 6)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch intra-op threads (default 1: with one thread every iteration repeats exactly)")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--size", type=int, default=224, help="image height and width (default 224)")
+    args = parser.parse_args()
+
+    import torch
+    import torchvision
+
+    torch.set_num_threads(args.threads)
+    model = getattr(torchvision.models, args.model)(weights=None).eval()
+    x = torch.randn(args.batch, 3, args.size, args.size)
+    mark = find_mark()
+    times = []
+    with torch.inference_mode():
+        for _ in range(2):
+            model(x)
+        for _ in range(args.iterations):
+            mark()
+            start = time.perf_counter()
+            model(x)
+            times.append(time.perf_counter() - start)
+        mark()  # closes the last iteration
+    times.sort()
+    print(f"{args.model}: {args.iterations} forward passes, median {times[len(times) // 2] * 1e3:.2f} ms, "
+          f"best {times[0] * 1e3:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
