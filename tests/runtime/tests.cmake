@@ -27,3 +27,12 @@ if(TARGET memplan_replay_preload)
   set_tests_properties(runtime.stress_preloaded_portfolio PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_STATS=1")
 endif()
+
+# `memplan run` (memplan_cli_test comes from tests/cli/cli_tests.cmake, included before this file).
+if(COMMAND memplan_cli_test AND TARGET memplan_replay_stress)
+  memplan_cli_test(run_serves_the_stress_program_from_slabs EXIT 0
+    ARGS run --profile-iterations 2 --planner greedy_by_size --stats -- $<TARGET_FILE:memplan_replay_stress> --expect-replay
+    STDOUT "all cookies held" STDERR "memplan replay: threads [0-9]+, iterations [0-9]+, .*served [1-9]")
+  memplan_cli_test(run_passes_on_the_exit_status EXIT 3 ARGS run -- /bin/sh -c "exit 3" STDERR "exited with status 3")
+  memplan_cli_test(run_needs_a_command EXIT 1 ARGS run STDERR "no command to run")
+endif()

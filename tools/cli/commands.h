@@ -27,5 +27,6 @@ void register_generate_command(CLI::App& app);
 void register_trace_command(CLI::App& app);
 void register_trace_info_command(CLI::App& app);
 void register_extract_command(CLI::App& app);
+void register_run_command(CLI::App& app);
 
 }  // namespace memplan::cli

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   memplan::cli::register_trace_command(app);
   memplan::cli::register_trace_info_command(app);
   memplan::cli::register_extract_command(app);
+  memplan::cli::register_run_command(app);
 
   try {
     app.parse(argc, argv);
