@@ -30,7 +30,7 @@ if [ "${MEMPLAN_SKIP_FUZZ:-0}" != 1 ]; then
   stage "3/3 libFuzzer targets"
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_BUILD_FUZZ=ON \
     -DMEMPLAN_BUILD_TESTS=ON -DMEMPLAN_BUILD_BENCH=OFF >/dev/null
-  cmake --build build-fuzz -j"$jobs"
+  cmake --build build-fuzz -j"$jobs" --target memplan_fuzz_targets
   ctest --test-dir build-fuzz --output-on-failure -L fuzz
 fi
 stage "all tests passed"
