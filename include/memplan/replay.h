@@ -22,7 +22,7 @@
 //      buffer's planned offset in the thread's slab after a check: size <=
 //      planned size, alignment <= planned alignment, and no slab block whose
 //      planned lifetime has ended is still live. A free of a slab pointer is a
-//      range check, a binary search for the block, and one store.
+//      range check, a hash-table probe for the block, and one store.
 //
 // Deviation (Note [Replay fallback]): an allocation beyond the plan, larger or
 // more aligned than planned, or one made while a block whose planned lifetime

@@ -94,6 +94,37 @@ struct ServedPlan {
   std::vector<uint32_t> by_upper;         // planned ticks in order of upper
   std::vector<uint64_t> distinct_offsets; // sorted
   std::unique_ptr<std::atomic<uint32_t>[]> occupant;  // per distinct offset: tick + 1 live there, or 0
+  // Open-addressing table offset -> slot (index in distinct_offsets), so that
+  // a free finds its block in O(1): keys kNoOffset where empty, size a power
+  // of two at least twice the number of offsets.
+  std::vector<uint64_t> table_keys;
+  std::vector<uint32_t> table_slots;
+  uint64_t table_mask = 0;
+
+  static constexpr uint64_t kNoOffset = ~uint64_t{0};
+  static uint64_t hash(uint64_t offset) { return (offset >> 4) * 0x9e3779b97f4a7c15ULL; }
+
+  void build_table() {
+    size_t capacity = 4;
+    while (capacity < 2 * distinct_offsets.size()) capacity *= 2;
+    table_keys.assign(capacity, kNoOffset);
+    table_slots.assign(capacity, 0);
+    table_mask = capacity - 1;
+    for (size_t k = 0; k < distinct_offsets.size(); ++k) {
+      uint64_t h = hash(distinct_offsets[k]) >> 32;
+      while (table_keys[h & table_mask] != kNoOffset) ++h;
+      table_keys[h & table_mask] = distinct_offsets[k];
+      table_slots[h & table_mask] = static_cast<uint32_t>(k);
+    }
+  }
+  // The slot of a planned offset, or -1.
+  int64_t slot_of(uint64_t offset) const {
+    for (uint64_t h = hash(offset) >> 32;; ++h) {
+      const uint64_t key = table_keys[h & table_mask];
+      if (key == offset) return table_slots[h & table_mask];
+      if (key == kNoOffset) return -1;
+    }
+  }
 
   bool any_live() const {
     for (size_t k = 0; k < distinct_offsets.size(); ++k) {
@@ -448,6 +479,7 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   }
   std::stable_sort(served->by_upper.begin(), served->by_upper.end(),
                    [&](uint32_t x, uint32_t y) { return served->ticks[x].upper < served->ticks[y].upper; });
+  served->build_table();
   served->occupant = std::make_unique<std::atomic<uint32_t>[]>(std::max<size_t>(served->distinct_offsets.size(), 1));
 
   ServedPlan* published = served.get();
@@ -548,9 +580,9 @@ bool ReplayAllocator::Impl::find_block(const void* p, ServedPlan** plan_out, siz
   ServedPlan* plan = window_plans[w].load(std::memory_order_acquire);
   if (!plan) return false;
   const uint64_t offset = offset_in_reservation & (window_bytes - 1);
-  const auto it = std::lower_bound(plan->distinct_offsets.begin(), plan->distinct_offsets.end(), offset);
-  if (it == plan->distinct_offsets.end() || *it != offset) return false;
-  const size_t slot = static_cast<size_t>(it - plan->distinct_offsets.begin());
+  const int64_t found = plan->slot_of(offset);
+  if (found < 0) return false;
+  const size_t slot = static_cast<size_t>(found);
   const uint32_t occupant = plan->occupant[slot].load(std::memory_order_relaxed);
   if (occupant == 0) return false;
   *plan_out = plan;
