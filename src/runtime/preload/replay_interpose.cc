@@ -2,9 +2,10 @@
 // (memplan/replay.h) as an LD_PRELOAD drop-in for any dynamically linked
 // program. `memplan run -- COMMAND` preloads it.
 //
-// It interposes malloc, free, calloc, realloc, posix_memalign, aligned_alloc,
-// memalign and malloc_usable_size on top of the next allocator in the lookup
-// order (glibc's, normally), which becomes the backing allocator, and exports
+// It interposes malloc, free, calloc, realloc, reallocarray, posix_memalign,
+// aligned_alloc, memalign, malloc_usable_size, free_sized and
+// free_aligned_sized on top of the next allocator in the lookup order
+// (glibc's, normally), which becomes the backing allocator, and exports
 // memplan_mark (memplan/mark.h) for the program's iteration boundaries.
 // C++'s operator new and delete reach it through malloc and free.
 //
@@ -285,6 +286,21 @@ MEMPLAN_EXPORT void* realloc(void* p, size_t size) {
   }
   return g_next.realloc(p, size);
 }
+
+// glibc's reallocarray, free_sized and free_aligned_sized reach its own
+// realloc and free directly, which must never see a slab pointer.
+MEMPLAN_EXPORT void* reallocarray(void* p, size_t n, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(p, bytes);
+}
+
+MEMPLAN_EXPORT void free_sized(void* p, size_t) { free(p); }
+
+MEMPLAN_EXPORT void free_aligned_sized(void* p, size_t, size_t) { free(p); }
 
 MEMPLAN_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
   if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
