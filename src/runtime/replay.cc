@@ -91,7 +91,14 @@ struct ServedPlan {
   Problem problem;  // the buffers planned (ids are ticks), kept for check_invariants
   Plan plan;
   std::vector<TickEntry> ticks;           // one per allocation of the iteration
-  std::vector<uint32_t> by_upper;         // planned ticks in order of upper
+  // Planned blocks in order of their end tick, with what the liveness walk
+  // needs, so that the walk reads memory in order.
+  struct End {
+    uint64_t upper;
+    uint32_t slot;
+    uint32_t tick;
+  };
+  std::vector<End> by_upper;
   std::vector<uint64_t> distinct_offsets; // sorted
   std::unique_ptr<std::atomic<uint32_t>[]> occupant;  // per distinct offset: tick + 1 live there, or 0
   // Open-addressing table offset -> slot (index in distinct_offsets), so that
@@ -466,7 +473,6 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
     t.alignment = static_cast<uint64_t>(served->problem.buffers[k].alignment);
     t.upper = static_cast<uint64_t>(served->problem.buffers[k].upper);
     served->distinct_offsets.push_back(t.offset);
-    served->by_upper.push_back(tick_of[k]);
   }
   std::sort(served->distinct_offsets.begin(), served->distinct_offsets.end());
   served->distinct_offsets.erase(std::unique(served->distinct_offsets.begin(), served->distinct_offsets.end()),
@@ -477,8 +483,9 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
         std::lower_bound(served->distinct_offsets.begin(), served->distinct_offsets.end(), t.offset) -
         served->distinct_offsets.begin());
   }
+  for (uint32_t tick : tick_of) served->by_upper.push_back({served->ticks[tick].upper, served->ticks[tick].slot, tick});
   std::stable_sort(served->by_upper.begin(), served->by_upper.end(),
-                   [&](uint32_t x, uint32_t y) { return served->ticks[x].upper < served->ticks[y].upper; });
+                   [](const ServedPlan::End& x, const ServedPlan::End& y) { return x.upper < y.upper; });
   served->build_table();
   served->occupant = std::make_unique<std::atomic<uint32_t>[]>(std::max<size_t>(served->distinct_offsets.size(), 1));
 
@@ -501,10 +508,9 @@ void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignmen
     return nullptr;
   }
   while (r.upper_cursor < plan.by_upper.size()) {
-    const uint32_t b = plan.by_upper[r.upper_cursor];
-    const TickEntry& e = plan.ticks[b];
+    const ServedPlan::End& e = plan.by_upper[r.upper_cursor];
     if (e.upper > t) break;
-    if (plan.occupant[e.slot].load(std::memory_order_acquire) == b + 1) {
+    if (plan.occupant[e.slot].load(std::memory_order_acquire) == e.tick + 1) {
       deviate(r);  // freed late: its bytes may belong to a block planned from now on
       return nullptr;
     }
