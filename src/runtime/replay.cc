@@ -180,6 +180,10 @@ struct ThreadLink {
   ThreadRecord* record;
 };
 __thread ThreadLink t_link __attribute__((tls_model("initial-exec")));
+// Set when the thread's record has been given back: the calls glibc makes
+// while tearing the thread down go to the backing allocator rather than
+// claiming a record that no destructor would return.
+__thread bool t_exited __attribute__((tls_model("initial-exec")));
 
 // Live instances, so that a thread ending after its allocator is gone never
 // touches a freed record.
@@ -205,6 +209,7 @@ void on_thread_exit(void* value) {
   }
   link->record = nullptr;
   link->instance_id = 0;
+  t_exited = true;
 }
 
 }  // namespace
@@ -322,6 +327,7 @@ ReplayAllocator::~ReplayAllocator() {
 Status ReplayAllocator::init_status() const { return impl_->init; }
 
 ThreadRecord* ReplayAllocator::Impl::attach() {
+  if (t_exited) return nullptr;
   try {
     std::lock_guard<std::mutex> lock(records_mutex);
     ThreadRecord* found = nullptr;
