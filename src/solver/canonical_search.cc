@@ -55,10 +55,12 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
   }
   partition_count_ = sections > 0 ? 1 : 0;
   for (const int32_t c : layout_.crossing) partition_count_ += c == 0 ? 1 : 0;
-  for (const char* keys : kKeyOrders) {
-    key_orders_.push_back(keys);
-    if (!options_.restarts) break;
+  for (int32_t b = 0; b < n_; ++b) {
+    if (alignment_[b] > 1) alignment_levels_.push_back(alignment_[b]);
   }
+  std::sort(alignment_levels_.begin(), alignment_levels_.end());
+  alignment_levels_.erase(std::unique(alignment_levels_.begin(), alignment_levels_.end()), alignment_levels_.end());
+  for (const char* keys : kKeyOrders) key_orders_.push_back(keys);
 
   slot_base_.assign(n_ + 1, 0);
   for (int32_t b = 0; b < n_; ++b) {
@@ -83,7 +85,7 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
 }
 
 SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, const StopCondition& stop,
-                                      ExactStats* stats) {
+                                      ExactStats* stats, bool allow_restarts) {
   capacity_ = capacity;
   stop_ = &stop;
   stats_ = stats;
@@ -95,7 +97,7 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
       default: return SearchVerdict::kStopped;
     }
   };
-  if (!options_.restarts) {
+  if (!options_.restarts || !allow_restarts) {
     keys_ = key_orders_[0];
     return finish(run(hard_end));
   }
@@ -336,7 +338,9 @@ bool CanonicalSearch::place(Part& part, int32_t u, int64_t offset, bool* hatless
     member_slot_[slot_base_[other] + (s - layout_.first_section[other])] = i;
     members_[j] = u;
     member_slot_[slot_base_[u] + (s - first)] = j;
-    if (track_floors && holder_[s] == u) mark_dirty(s);
+    // With alignments the padded bound depends on every member, so any
+    // section u leaves is worth a fresh look.
+    if (track_floors && (holder_[s] == u || !alignment_levels_.empty())) mark_dirty(s);
   }
   return ok;
 }
@@ -391,8 +395,38 @@ bool CanonicalSearch::refresh_floors() {
       note_excess(floor_[s] + total_[s]);
       return false;
     }
+    if (!alignment_levels_.empty() && holder_[s] >= 0) {
+      const int64_t need = padded_need(s);
+      if (need > capacity_) {
+        note_excess(need);
+        return false;
+      }
+    }
   }
   return true;
+}
+
+int64_t CanonicalSearch::padded_need(int32_t s) const {
+  // For each alignment g in use, the unplaced members aligned to g or more all
+  // start at multiples of g, so each but the topmost one takes its size rounded
+  // up to g: height >= lowest of their min offsets + sum of rounded sizes -
+  // the largest rounding of one of them.
+  int64_t need = 0;
+  const int32_t* member = members_.data() + layout_.member_start[s];
+  const int32_t live = live_members_[s];
+  for (const int64_t g : alignment_levels_) {
+    int64_t lowest = kInfinity, rounded = 0, largest_pad = 0;
+    for (int32_t i = 0; i < live; ++i) {
+      const int32_t b = member[i];
+      if (alignment_[b] < g) continue;
+      const int64_t r = (size_[b] + g - 1) & ~(g - 1);
+      lowest = std::min(lowest, min_offset_[b]);
+      rounded += r;
+      largest_pad = std::max(largest_pad, r - size_[b]);
+    }
+    if (lowest != kInfinity) need = std::max(need, lowest + rounded - largest_pad);
+  }
+  return need;
 }
 
 CanonicalSearch::Step CanonicalSearch::split_and_search(Part& part, int32_t u, int64_t offset) {

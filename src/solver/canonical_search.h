@@ -23,7 +23,8 @@
 //      unplaced total of each of its sections.
 //   4. Prune when (a) some buffer's min offset + size > C, or (b) a section's
 //      lowest unplaced min offset + its unplaced total > C (section
-//      inference). And (c): every later buffer goes at or above the last
+//      inference; with alignments, also the same with sizes rounded up to
+//      each alignment g for the members aligned to g or more). And (c): every later buffer goes at or above the last
 //      offset, and a buffer placed at o lifts the floor of each of its
 //      sections to o + its size; so with U the largest unplaced total of a
 //      section in the part, only candidates with min offset <= C - U can
@@ -100,8 +101,11 @@ class CanonicalSearch {
 
   // Decides whether every item fits below `capacity`, giving up (kStopped)
   // after `node_limit` nodes when it is > 0. Accumulates nodes, backtracks,
-  // restarts and splits into *stats.
-  SearchVerdict decide(int64_t capacity, int64_t node_limit, const StopCondition& stop, ExactStats* stats);
+  // restarts and splits into *stats. Restarts (when the options allow them)
+  // find plans sooner but repeat work; a caller that expects a refutation
+  // may turn them off for this call.
+  SearchVerdict decide(int64_t capacity, int64_t node_limit, const StopCondition& stop, ExactStats* stats,
+                       bool allow_restarts = true);
 
   // After kFound: the offset of every item.
   const std::vector<int64_t>& offsets() const { return solution_; }
@@ -139,6 +143,8 @@ class CanonicalSearch {
   void unplace(Part& part, int32_t u, size_t min_offset_mark, size_t floor_mark);
   bool refresh_floors();
   void recompute_floor(int32_t s);
+  // Bytes section s needs above its floors once alignment padding is counted.
+  int64_t padded_need(int32_t s) const;
   void set_holder(int32_t s, int32_t holder, int64_t floor);
   // Ranks the buffers pool_[begin, end) by the current key order (saving the
   // old ranks on rank_trail_).
@@ -157,6 +163,7 @@ class CanonicalSearch {
   std::vector<double> area_;            // per buffer: size x width (a ranking key only)
   std::vector<int32_t> slot_base_;      // per buffer: start of its run in member_slot_
   std::vector<const char*> key_orders_;  // the key orders the restarts cycle through
+  std::vector<int64_t> alignment_levels_;  // distinct alignments > 1, increasing
   int32_t partition_count_ = 0;
 
   // --- per decision ---

@@ -18,7 +18,9 @@
 //   3. Rounds with a node budget that doubles each round:
 //      a. decide at the lower bound: a plan there is optimal; a refutation
 //         raises the lower bound to the search's next capacity (a jump, not
-//         +1) and the step repeats with the same budget.
+//         +1) and the step repeats with the same budget. From 2^20 nodes on
+//         this search runs without restarts (a refutation must exhaust the
+//         tree, and restarts would redo it per key order).
 //      b. probe capacities between the bounds by bisection with a quarter of
 //         the budget: a plan lowers the upper bound to its arena, a refutation
 //         raises the lower bound, an exhausted budget moves the probe up.
@@ -45,6 +47,9 @@ using Clock = std::chrono::steady_clock;
 
 // Default budget of the registered planner when the caller gives none.
 constexpr double kDefaultPlannerSeconds = 10.0;
+// Node budget from which minimisation decides at its lower bound without
+// restarts (see solve_minimize, step 3).
+constexpr int64_t kProofBudget = int64_t{1} << 20;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -137,9 +142,9 @@ struct Decision {
 
 // One decision at `capacity` with a node limit (0 = none).
 Decision decide(solver::CanonicalSearch& search, int64_t capacity, int64_t node_limit,
-                const solver::StopCondition& stop, ExactStats* stats) {
+                const solver::StopCondition& stop, ExactStats* stats, bool allow_restarts = true) {
   ++stats->decisions;
-  const solver::SearchVerdict verdict = search.decide(capacity, node_limit, stop, stats);
+  const solver::SearchVerdict verdict = search.decide(capacity, node_limit, stop, stats, allow_restarts);
   return {verdict, search.next_capacity()};
 }
 
@@ -271,7 +276,11 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   //    then bisect between the bounds with a quarter of the budget per probe.
   int64_t budget = capped(2 * quick_budget);
   while (running && lower < upper) {
-    const Decision at_lower = decide(search, lower, budget, stop, &result.stats);
+    // Past a million nodes the lower bound is more likely to be refuted than
+    // met, and a refutation must exhaust a whole tree: restarts would repeat
+    // it once per key order, so the first order runs alone.
+    const bool restarts_at_lower = budget < kProofBudget;
+    const Decision at_lower = decide(search, lower, budget, stop, &result.stats, restarts_at_lower);
     MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, at_lower));
     if (at_lower.verdict != solver::SearchVerdict::kStopped) continue;
     const int64_t probe_budget = capped(std::max<int64_t>(budget / 4, 1));

@@ -167,6 +167,8 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
   CglGomory gomory;
   CglKnapsackCover knapsack;
   CglClique clique;
+  clique.setStarCliqueReport(false);  // it prints to stdout otherwise
+  clique.setRowCliqueReport(false);
   CglMixedIntegerRounding2 mir;
   CglFlowCover flow;
   model.addCutGenerator(&probing, -1, "probing");
