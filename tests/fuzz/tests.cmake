@@ -12,17 +12,18 @@ set(MEMPLAN_FUZZ_SECONDS 30 CACHE STRING "Seconds each libFuzzer CTest runs")
 # nothing else (scripts/test.sh uses it so that the fuzz stage stays short).
 add_custom_target(memplan_fuzz_targets)
 
-# memplan_fuzz_target(<source name> <test name> <seed folder under corpus/> <dictionary>)
+# memplan_fuzz_target(<source name> <test name> <seed folder under corpus/> <dictionary or "">
+#                     [libraries beyond memplan::core...])
 function(memplan_fuzz_target name test seeds dict)
   add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.cc)
-  target_link_libraries(${name} PRIVATE memplan::core)
+  target_link_libraries(${name} PRIVATE memplan::core ${ARGN})
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
   add_dependencies(memplan_fuzz_targets ${name})
   set(work ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
   file(MAKE_DIRECTORY ${work}/corpus ${work}/artifacts)
   add_test(NAME ${test}
            COMMAND ${name} -max_total_time=${MEMPLAN_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048
-                   -dict=${CMAKE_CURRENT_LIST_DIR}/${dict} -artifact_prefix=${work}/artifacts/
+                   $<$<BOOL:${dict}>:-dict=${CMAKE_CURRENT_LIST_DIR}/${dict}> -artifact_prefix=${work}/artifacts/
                    -print_final_stats=1
                    ${work}/corpus ${CMAKE_CURRENT_LIST_DIR}/corpus/${seeds}
            WORKING_DIRECTORY ${work})
@@ -30,3 +31,4 @@ function(memplan_fuzz_target name test seeds dict)
 endfunction()
 
 memplan_fuzz_target(csv_reader_fuzz fuzz.csv_reader csv csv.dict)
+memplan_fuzz_target(trace_reader_fuzz fuzz.trace_reader trace "" memplan::trace)
