@@ -8,21 +8,29 @@
 // lower bound on the arena (bytes) and `arena` the plan's (-1: no plan).
 // Exits 3 when a decision finds no plan or a minimisation is not proven.
 //
-// Usage: bench_exact [--runs N] [--mode decision|minimize|both]
+// With --mode scale (or all) it also minimises generated DNN-like problems
+// (memplan::generate_problem, shape dnn, seed 1) of --scale sizes, printing the
+// gap to the load, the time and the peak resident memory of the process.
+//
+// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|all]
 //                    [--instances A,B,...] [--time-limit SECONDS] [--dir PATH]
-//                    [--no-canonical] [--no-sections] [--no-dominance]
-//                    [--no-decomposition] [--no-restarts]
+//                    [--scale N,N,...] [--no-canonical] [--no-sections]
+//                    [--no-dominance] [--no-decomposition] [--no-restarts]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/exact.h"
+#include "memplan/generate.h"
 #include "memplan/validate.h"
 
 namespace {
@@ -51,9 +59,44 @@ double median(std::vector<double> v) {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: bench_exact [--runs N] [--mode decision|minimize|both] [--instances A,B,...]\n"
-               "                   [--time-limit SECONDS] [--dir PATH] [--no-canonical] [--no-sections]\n"
-               "                   [--no-dominance] [--no-decomposition] [--no-restarts]\n");
+               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|all] [--instances A,B,...]\n"
+               "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--no-canonical]\n"
+               "                   [--no-sections] [--no-dominance] [--no-decomposition] [--no-restarts]\n");
+}
+
+double peak_resident_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// Minimises generated DNN-like problems; returns the number not planned.
+int run_scale(const std::string& sizes, const memplan::ExactOptions& options) {
+  std::printf("\nexact minimisation on generated DNN-like problems (seed 1), time limit %.0f s\n",
+              options.time_limit_seconds);
+  std::printf("%8s %12s %12s %12s %8s %-10s %10s %9s %9s\n", "buffers", "load", "arena", "lower", "gap %",
+              "outcome", "nodes", "wall s", "peak MiB");
+  int failures = 0;
+  std::stringstream list(sizes);
+  for (std::string item; std::getline(list, item, ',');) {
+    const size_t n = static_cast<size_t>(std::atoll(item.c_str()));
+    const memplan::Problem problem =
+        memplan::generate_problem({.shape = memplan::ProblemShape::kDnnLike, .buffers = n, .seed = 1});
+    const int64_t load = memplan::load(problem);
+    auto result = memplan::solve_minimize(problem, options);
+    if (!result.ok() || !result->plan || !memplan::validate(problem, *result->plan).ok()) {
+      std::printf("%8zu: %s\n", n, result.ok() ? "no valid plan" : result.status().to_string().c_str());
+      ++failures;
+      continue;
+    }
+    std::printf("%8zu %12lld %12lld %12lld %8.3f %-10s %10lld %9.3f %9.1f\n", n, static_cast<long long>(load),
+                static_cast<long long>(result->plan->arena), static_cast<long long>(result->lower_bound),
+                100.0 * memplan::gap(result->plan->arena, load),
+                std::string(memplan::exact_outcome_name(result->outcome)).c_str(),
+                static_cast<long long>(result->stats.nodes), result->stats.seconds, peak_resident_mib());
+    std::fflush(stdout);
+  }
+  return failures;
 }
 
 }  // namespace
@@ -62,6 +105,7 @@ int main(int argc, char** argv) {
   int runs = 1;
   std::string mode = "both";
   std::string only;
+  std::string scale_sizes = "10000,20000";
   std::string dir = (std::filesystem::path(__FILE__).parent_path() / "data/dsa/minimalloc/challenging").string();
   memplan::ExactOptions options;
   options.time_limit_seconds = 60;
@@ -79,6 +123,7 @@ int main(int argc, char** argv) {
     else if (arg == "--instances") only = value();
     else if (arg == "--time-limit") options.time_limit_seconds = std::atof(value().c_str());
     else if (arg == "--dir") dir = value();
+    else if (arg == "--scale") scale_sizes = value();
     else if (arg == "--no-canonical") options.canonical_only = false;
     else if (arg == "--no-sections") options.section_inference = false;
     else if (arg == "--no-dominance") options.dominance = false;
@@ -89,10 +134,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (mode != "decision" && mode != "minimize" && mode != "both") {
+  if (mode != "decision" && mode != "minimize" && mode != "both" && mode != "scale" && mode != "all") {
     usage();
     return 2;
   }
+  if (mode == "scale") return run_scale(scale_sizes, options) == 0 ? 0 : 3;
+  const bool with_scale = mode == "all";
+  if (with_scale) mode = "both";
 
   std::printf("exact planner on MiniMalloc's challenging suite (capacity %lld bytes for decisions), median of %d run(s), time limit %.0f s\n",
               static_cast<long long>(kCapacity), runs, options.time_limit_seconds);
@@ -162,5 +210,6 @@ int main(int argc, char** argv) {
     std::printf("decision total: %.3f cpu s (MiniMalloc %.2f s, ratio %.1fx)\n", total_ours, total_theirs,
                 total_theirs / std::max(total_ours, 1e-6));
   }
+  if (with_scale) failures += run_scale(scale_sizes, options);
   return failures == 0 ? 0 : 3;
 }
