@@ -267,7 +267,8 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       upper = plan->arena;
       best = std::move(*plan);
     }
-    if (!best && cap) upper = *cap + 1;  // only plans with arena <= cap are wanted
+    // Only plans with arena <= cap are wanted (a cap of INT64_MAX is no cap).
+    if (!best && cap && *cap < std::numeric_limits<int64_t>::max()) upper = *cap + 1;
     running = running && !stop.reached();
   }
 
@@ -301,7 +302,9 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   if (result.plan) {
     result.outcome = result.plan->arena <= lower ? ExactOutcome::kOptimal : ExactOutcome::kTimedOut;
   } else {
-    result.outcome = cap && lower > *cap ? ExactOutcome::kInfeasible : ExactOutcome::kTimedOut;
+    // lower == INT64_MAX: refuted at every capacity (fixed buffers that clash).
+    const bool refuted = lower == std::numeric_limits<int64_t>::max() || (cap && lower > *cap);
+    result.outcome = refuted ? ExactOutcome::kInfeasible : ExactOutcome::kTimedOut;
   }
   result.stats.seconds = seconds_since(start);
   return result;
@@ -329,6 +332,7 @@ StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& plan_option
   }
   MEMPLAN_ASSIGN_OR_RETURN(ExactResult r, solve_minimize(problem, options));
   if (r.stats.cancelled) return Cancelled("exact search cancelled");
+  if (r.outcome == ExactOutcome::kInfeasible) return Infeasible("no valid plan exists: the fixed buffers conflict");
   if (!r.plan) return Internal("exact minimisation ended without a plan");
   return std::move(*r.plan);
 }

@@ -290,6 +290,11 @@ TEST(ExactDecision, KeepsFixedOffsetsAndRefutesOverlappingOnes) {
   const ExactResult clash = decide(problem, 1 << 20);
   EXPECT_EQ(clash.outcome, ExactOutcome::kInfeasible);
   EXPECT_FALSE(clash.plan.has_value());
+  StatusOr<ExactResult> smallest = solve_minimize(problem, {});
+  ASSERT_TRUE(smallest.ok());
+  EXPECT_EQ(smallest->outcome, ExactOutcome::kInfeasible);
+  EXPECT_FALSE(smallest->plan.has_value());
+  EXPECT_EQ(plan_with("exact", problem).status().code(), StatusCode::kInfeasible);
 }
 
 TEST(ExactDecision, RejectsNegativeCapacityAndInvalidProblems) {
