@@ -435,6 +435,20 @@ TEST(ReplayTest, ThreadsLearnTheirOwnPatterns) {
   EXPECT_EQ(a.stats().threads, static_cast<uint64_t>(kThreads));
 }
 
+TEST(ReplayTest, IterationGuardMarksTheEndOfEachIteration) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  std::vector<void*> last;
+  for (int it = 0; it < 3; ++it) {
+    IterationGuard guard(a);
+    run_iteration(a, sizes, live, &last);
+  }
+  for (void* p : last) EXPECT_TRUE(a.owns(p)) << "the third guarded iteration is replayed";
+  EXPECT_EQ(a.stats().iterations, 3u);
+}
+
 TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   auto lookup = [](const char* name) -> const char* {
     const std::string n(name);
