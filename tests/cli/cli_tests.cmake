@@ -119,3 +119,14 @@ memplan_cli_test(render_draws_invalid_plan_with_warning EXIT 0
 memplan_cli_test(generate_writes_problem EXIT 0 ARGS generate --shape random --buffers 50 --seed 3 --output random.csv
   STDOUT "wrote random.csv: 50 buffers" FILE random.csv FILE_REGEX "^id,lower,upper,size\n")
 memplan_cli_test(generate_rejects_unknown_shape EXIT 105 ARGS generate --shape square --buffers 5 STDERR "square")
+
+# The exact planner reports its outcome, proven bound and search statistics.
+set(MEMPLAN_CLI_INSTANCE_A ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/A.1048576.csv)
+memplan_cli_test(plan_exact_proves_the_optimum EXIT 0 ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --planner exact
+  STDOUT "gap +0.00%\nexact +optimal, proven lower bound 1048576 B \\(1.00 MiB\\), [0-9]+ nodes")
+memplan_cli_test(plan_exact_proves_infeasibility_with_exit_2 EXIT 2
+  ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --planner exact --capacity 1048575
+  STDERR "memplan: proven: no plan fits in capacity 1048575 B")
+memplan_cli_test(plan_portfolio_hands_remaining_time_to_exact EXIT 0
+  ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --time-limit 30
+  STDOUT "planner +portfolio\n.*gap +0.00%\nexact +optimal")

@@ -10,6 +10,7 @@
 #include "inputs.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
+#include "memplan/exact.h"
 #include "memplan/json.h"
 #include "memplan/planner.h"
 #include "memplan/units.h"
@@ -38,11 +39,50 @@ void run_plan(const PlanArguments& args) {
   if (!args.capacity.empty()) problem.capacity = byte_size(args.capacity);
   if (!args.alignment.empty()) problem.alignment = power_of_two_byte_size(args.alignment, "--alignment");
 
-  PlanOptions options;
-  options.time_limit_seconds = args.time_limit_seconds;
   const auto start = std::chrono::steady_clock::now();
-  StatusOr<Plan> result = plan_with(planner.name, problem, options);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // The exact solver runs directly, so that its outcome, proven lower bound
+  // and search statistics can be reported. Portfolio with an explicit time
+  // limit hands the time that is left over to it (it stops at once when the
+  // portfolio's plan already meets the load).
+  std::optional<ExactResult> exact;
+  StatusOr<Plan> result = Status(StatusCode::kInternal, "no planner ran");
+  if (planner.name == "exact") {
+    ExactOptions exact_options;
+    exact_options.time_limit_seconds = args.time_limit_seconds;
+    StatusOr<ExactResult> solved = problem.capacity ? solve_decision(problem, *problem.capacity, exact_options)
+                                                    : solve_minimize(problem, exact_options);
+    throw_if_error(solved.status(), "planner 'exact' failed on " + args.problem_path);
+    exact = *solved;
+    if (exact->outcome == ExactOutcome::kInfeasible) {
+      throw CommandError("proven: no plan fits in capacity " + bytes_with_units(*problem.capacity) + " (" +
+                             std::to_string(exact->stats.nodes) + " nodes, " + format_milliseconds(elapsed()) + ")",
+                         kExitDoesNotFit);
+    }
+    if (!exact->plan) {
+      throw CommandError("timed out after " + format_milliseconds(elapsed()) + " without a plan" +
+                             (problem.capacity ? " that fits in " + bytes_with_units(*problem.capacity) : std::string()) +
+                             "; proven lower bound " + bytes_with_units(exact->lower_bound),
+                         kExitDoesNotFit);
+    }
+    result = *exact->plan;
+  } else {
+    PlanOptions options;
+    options.time_limit_seconds = args.time_limit_seconds;
+    result = plan_with(planner.name, problem, options);
+    const double left = args.time_limit_seconds - elapsed();
+    if (result.ok() && planner.name == kDefaultPlanner && left > 0 && result->arena > load(problem)) {
+      ExactOptions exact_options;
+      exact_options.time_limit_seconds = left;
+      exact_options.capacity = result->arena;
+      StatusOr<ExactResult> solved = solve_minimize(problem, exact_options);
+      if (solved.ok()) {
+        exact = *solved;
+        if (exact->plan && exact->plan->arena < result->arena) result = *exact->plan;
+      }
+    }
+  }
+  const double seconds = elapsed();
   if (!result.ok() && result.status().code() == StatusCode::kInfeasible && problem.capacity) {
     throw CommandError("no plan fits in capacity " + bytes_with_units(*problem.capacity) + ": " +
                            result.status().message(),
@@ -81,6 +121,11 @@ void run_plan(const PlanArguments& args) {
     if (problem.capacity) {
       std::printf("capacity  %s, fits\n", bytes_with_units(*problem.capacity).c_str());
     }
+    if (exact) {
+      std::printf("exact     %s, proven lower bound %s, %lld nodes, %lld backtracks\n",
+                  std::string(exact_outcome_name(exact->outcome)).c_str(), bytes_with_units(exact->lower_bound).c_str(),
+                  static_cast<long long>(exact->stats.nodes), static_cast<long long>(exact->stats.backtracks));
+    }
     std::printf("time      %s\n", format_milliseconds(seconds).c_str());
     if (!args.output_path.empty()) std::printf("wrote     %s\n", args.output_path.c_str());
   }
@@ -107,7 +152,8 @@ void register_plan_command(CLI::App& app) {
       ->type_name("BYTES")
       ->check(byte_size_validator());
   command->add_option("-t,--time-limit", args->time_limit_seconds,
-                      "Wall-clock budget for planners that can use more time (0: the planner's default)")
+                      "Wall-clock budget for planners that can use more time (0: the planner's default);\n"
+                      "with the default planner, time left after the heuristics goes to the exact solver")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
   command->add_option("-o,--output", args->output_path,
