@@ -21,9 +21,13 @@ function(memplan_fuzz_target name test seeds dict)
   add_dependencies(memplan_fuzz_targets ${name})
   set(work ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
   file(MAKE_DIRECTORY ${work}/corpus ${work}/artifacts)
+  set(dict_option)
+  if(dict)
+    set(dict_option -dict=${CMAKE_CURRENT_LIST_DIR}/${dict})
+  endif()
   add_test(NAME ${test}
            COMMAND ${name} -max_total_time=${MEMPLAN_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048
-                   $<$<BOOL:${dict}>:-dict=${CMAKE_CURRENT_LIST_DIR}/${dict}> -artifact_prefix=${work}/artifacts/
+                   ${dict_option} -artifact_prefix=${work}/artifacts/
                    -print_final_stats=1
                    ${work}/corpus ${CMAKE_CURRENT_LIST_DIR}/corpus/${seeds}
            WORKING_DIRECTORY ${work})
