@@ -112,41 +112,36 @@ std::vector<size_t> sorted_indices(size_t n, Less less) {
   return order;
 }
 
-struct NamedOrder {
-  std::string name;
-  std::vector<size_t> order;
-};
-
 // Orders the registry's planners do not already cover (they run decreasing
 // size and decreasing lifetime). The contention orders matter most on real
 // graphs: on the SOMAS Pangu-2.6B instance size-first placement is 3.3% above
 // the load and contention-then-size 0.76%; on IOPDDL S_1 size-first is 2.5%
 // and contention-then-lifetime 0.26%.
-std::vector<NamedOrder> portfolio_orders(const Problem& problem, const std::vector<int64_t>& contention) {
+std::vector<std::vector<size_t>> portfolio_orders(const Problem& problem, const std::vector<int64_t>& contention) {
   const auto& b = problem.buffers;
   auto length = [&](size_t i) { return b[i].upper - b[i].lower; };
   // Products can overflow int64: compare them as long double.
   auto product = [](int64_t x, int64_t y) { return static_cast<long double>(x) * static_cast<long double>(y); };
-  std::vector<NamedOrder> orders;
-  orders.push_back({"contention,size", sorted_indices(problem.size(), [&](size_t x, size_t y) {
+  std::vector<std::vector<size_t>> orders;
+  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
                       if (contention[x] != contention[y]) return contention[x] > contention[y];
                       if (b[x].size != b[y].size) return b[x].size > b[y].size;
                       return length(x) > length(y);
-                    })});
-  orders.push_back({"contention,lifetime", sorted_indices(problem.size(), [&](size_t x, size_t y) {
+                    }));
+  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
                       if (contention[x] != contention[y]) return contention[x] > contention[y];
                       if (length(x) != length(y)) return length(x) > length(y);
                       return b[x].size > b[y].size;
-                    })});
-  orders.push_back({"size*contention", sorted_indices(problem.size(), [&](size_t x, size_t y) {
+                    }));
+  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
                       return product(b[x].size, contention[x]) > product(b[y].size, contention[y]);
-                    })});
-  orders.push_back({"size*lifetime", sorted_indices(problem.size(), [&](size_t x, size_t y) {
+                    }));
+  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
                       return product(b[x].size, length(x)) > product(b[y].size, length(y));
-                    })});
-  orders.push_back({"start", sorted_indices(problem.size(), [&](size_t x, size_t y) {
+                    }));
+  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
                       return b[x].lower != b[y].lower ? b[x].lower < b[y].lower : b[x].size > b[y].size;
-                    })});
+                    }));
   return orders;
 }
 
@@ -210,7 +205,7 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
 
   // 3. Gap placement with every ordering and fit policy.
   const std::vector<int64_t> contention = contention_of(problem);
-  std::vector<NamedOrder> orders = portfolio_orders(problem, contention);
+  std::vector<std::vector<size_t>> orders = portfolio_orders(problem, contention);
   // Best fit with every order; the other two policies only where they have
   // been seen to win (keeps the portfolio to a dozen placements on big problems).
   constexpr FitPolicy kPolicies[] = {FitPolicy::kBestFit, FitPolicy::kBestFitInArena, FitPolicy::kFirstFit};
@@ -220,7 +215,7 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
   for (size_t o = 0; o < orders.size() && !optimal() && !cancelled(); ++o) {
     for (FitPolicy policy : kPolicies) {
       if (policy != FitPolicy::kBestFit && o != 0) continue;
-      StatusOr<Plan> plan = place_in_order(problem, orders[o].order, policy, options);
+      StatusOr<Plan> plan = place_in_order(problem, orders[o], policy, options);
       if (plan.ok() && plan->arena < best_order_arena) {
         best_order_arena = plan->arena;
         best_order = o;
@@ -235,7 +230,7 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
   if (!optimal() && best_order_arena != INT64_MAX && problem.size() > 1 &&
       problem.size() <= kMaxBuffersForImprovement) {
     Rng rng{options.seed ^ 0x6d656d706c616eULL};
-    std::vector<size_t> current = orders[best_order].order;
+    std::vector<size_t> current = orders[best_order];
     StatusOr<Plan> current_plan = place_in_order(problem, current, best_policy, options);
     const int64_t rounds = std::min<int64_t>(
         kMaxImprovementRounds, kImprovementPlacementBudget / static_cast<int64_t>(problem.size()));
