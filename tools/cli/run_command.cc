@@ -5,26 +5,17 @@
 // The library is looked for, in order: --library; next to the memplan binary;
 // in ../lib, ../lib64 and ../lib/<multiarch> beside it (an installed tree);
 // in the build tree memplan was built in.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "preload_launch.h"
 
 namespace memplan::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr const char* kReplayLibraryName = "libmemplan_replay.so";
 
@@ -36,73 +27,13 @@ struct RunArguments {
   std::vector<std::string> command;
 };
 
-std::string find_replay_library(const std::string& requested) {
-  std::error_code error;
-  if (!requested.empty()) {
-    if (!fs::is_regular_file(requested, error)) throw CommandError("--library: no file '" + requested + "'");
-    return fs::absolute(requested).string();
+// The library's knobs for this run, set in the child before exec.
+void set_run_environment(const RunArguments& args) {
+  if (args.profile_iterations > 0) {
+    setenv("MEMPLAN_PROFILE_ITERATIONS", std::to_string(args.profile_iterations).c_str(), 1);
   }
-  std::vector<fs::path> candidates;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const fs::path dir = self.parent_path();
-    for (const char* relative : {".", "../lib", "../lib64",
-#if defined(__x86_64__)
-                                 "../lib/x86_64-linux-gnu",
-#elif defined(__aarch64__)
-                                 "../lib/aarch64-linux-gnu",
-#endif
-                                 }) {
-      candidates.push_back(dir / relative / kReplayLibraryName);
-    }
-  }
-#ifdef MEMPLAN_REPLAY_PRELOAD_BUILD_PATH
-  candidates.emplace_back(MEMPLAN_REPLAY_PRELOAD_BUILD_PATH);
-#endif
-  for (const fs::path& candidate : candidates) {
-    if (fs::is_regular_file(candidate, error)) return fs::canonical(candidate, error).string();
-  }
-  std::string tried;
-  for (const fs::path& candidate : candidates) tried += "\n  " + candidate.lexically_normal().string();
-  throw CommandError(std::string("cannot find ") + kReplayLibraryName + "; looked in:" + tried +
-                     "\n(pass --library PATH)");
-}
-
-// Runs the command with the replay allocator preloaded; returns its exit
-// status (128 + signal if a signal ended it), like a shell.
-int run_replayed(const RunArguments& args, const std::string& library) {
-  struct sigaction ignore {}, saved_int {}, saved_quit {};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  sigaction(SIGINT, &ignore, &saved_int);
-  sigaction(SIGQUIT, &ignore, &saved_quit);
-  std::fflush(nullptr);
-  const pid_t child = fork();
-  if (child < 0) throw CommandError(std::string("fork failed: ") + std::strerror(errno));
-  if (child == 0) {
-    sigaction(SIGINT, &saved_int, nullptr);
-    sigaction(SIGQUIT, &saved_quit, nullptr);
-    const char* existing = std::getenv("LD_PRELOAD");
-    const std::string preload = existing && *existing ? library + ":" + existing : library;
-    setenv("LD_PRELOAD", preload.c_str(), 1);
-    if (args.profile_iterations > 0) {
-      setenv("MEMPLAN_PROFILE_ITERATIONS", std::to_string(args.profile_iterations).c_str(), 1);
-    }
-    if (!args.planner.empty()) setenv("MEMPLAN_PLANNER", args.planner.c_str(), 1);
-    if (args.stats) setenv("MEMPLAN_STATS", "1", 1);
-    std::vector<char*> argv;
-    for (const std::string& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "memplan: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    _exit(errno == ENOENT ? 127 : 126);
-  }
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  sigaction(SIGINT, &saved_int, nullptr);
-  sigaction(SIGQUIT, &saved_quit, nullptr);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (!args.planner.empty()) setenv("MEMPLAN_PLANNER", args.planner.c_str(), 1);
+  if (args.stats) setenv("MEMPLAN_STATS", "1", 1);
 }
 
 }  // namespace
@@ -135,8 +66,14 @@ void register_run_command(CLI::App& app) {
       "  memplan run --profile-iterations 3 --stats -- ./train");
   command->callback([args] {
     if (args->command.empty()) throw CommandError("no command to run: memplan run [--profile-iterations K] -- COMMAND ARGS...");
-    const std::string library = find_replay_library(args->library_path);
-    const int exit_code = run_replayed(*args, library);
+#ifdef MEMPLAN_REPLAY_PRELOAD_BUILD_PATH
+    const char* build_path = MEMPLAN_REPLAY_PRELOAD_BUILD_PATH;
+#else
+    const char* build_path = nullptr;
+#endif
+    const std::string library = find_preload_library(kReplayLibraryName, args->library_path, build_path);
+    const int exit_code =
+        run_with_preload(library, args->command, [&] { set_run_environment(*args); }).exit_code;
     if (exit_code != 0) throw CommandError("the command exited with status " + std::to_string(exit_code), exit_code);
   });
 }

@@ -4,14 +4,10 @@
 // The library is looked for, in order: --library; next to the memplan binary;
 // in ../lib, ../lib64 and ../lib/<multiarch> beside it (an installed tree);
 // in the build tree memplan was built in.
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -22,6 +18,7 @@
 #include "inputs.h"
 #include "memplan/trace.h"
 #include "memplan/units.h"
+#include "preload_launch.h"
 
 namespace memplan::cli {
 namespace {
@@ -37,79 +34,21 @@ struct TraceArguments {
   std::vector<std::string> command;
 };
 
-std::string find_library(const std::string& requested) {
-  std::error_code error;
-  if (!requested.empty()) {
-    if (!fs::is_regular_file(requested, error)) throw CommandError("--library: no file '" + requested + "'");
-    return fs::absolute(requested).string();
-  }
-  std::vector<fs::path> candidates;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const fs::path dir = self.parent_path();
-    candidates.push_back(dir / kLibraryName);
-    candidates.push_back(dir / ".." / "lib" / kLibraryName);
-    candidates.push_back(dir / ".." / "lib64" / kLibraryName);
-#if defined(__x86_64__)
-    candidates.push_back(dir / ".." / "lib" / "x86_64-linux-gnu" / kLibraryName);
-#elif defined(__aarch64__)
-    candidates.push_back(dir / ".." / "lib" / "aarch64-linux-gnu" / kLibraryName);
-#endif
-  }
+int run_trace(const TraceArguments& args) {
+  if (args.command.empty()) throw CommandError("no command to trace: memplan trace [--output FILE] -- COMMAND ARGS...");
 #ifdef MEMPLAN_TRACE_PRELOAD_BUILD_PATH
-  candidates.emplace_back(MEMPLAN_TRACE_PRELOAD_BUILD_PATH);
+  const char* build_path = MEMPLAN_TRACE_PRELOAD_BUILD_PATH;
+#else
+  const char* build_path = nullptr;
 #endif
-  for (const fs::path& candidate : candidates) {
-    if (fs::is_regular_file(candidate, error)) return fs::canonical(candidate, error).string();
-  }
-  std::string tried;
-  for (const fs::path& candidate : candidates) tried += "\n  " + candidate.lexically_normal().string();
-  throw CommandError(std::string("cannot find ") + kLibraryName + "; looked in:" + tried +
-                     "\n(pass --library PATH)");
-}
-
-// Runs the command with the tracer preloaded; returns its pid and exit status
-// (128 + signal if a signal ended it), like a shell.
-std::pair<pid_t, int> run_traced(const TraceArguments& args, const std::string& library, const std::string& output) {
-  // Like system(): while the command runs, ^C and ^\ are the command's business.
-  struct sigaction ignore {}, saved_int {}, saved_quit {};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  sigaction(SIGINT, &ignore, &saved_int);
-  sigaction(SIGQUIT, &ignore, &saved_quit);
-  std::fflush(nullptr);
-  const pid_t child = fork();
-  if (child < 0) throw CommandError(std::string("fork failed: ") + std::strerror(errno));
-  if (child == 0) {
-    sigaction(SIGINT, &saved_int, nullptr);
-    sigaction(SIGQUIT, &saved_quit, nullptr);
-    const char* existing = std::getenv("LD_PRELOAD");
-    const std::string preload = existing && *existing ? library + ":" + existing : library;
-    setenv("LD_PRELOAD", preload.c_str(), 1);
+  const std::string library = find_preload_library(kLibraryName, args.library_path, build_path);
+  const std::string output = args.output_path.empty() ? "" : fs::absolute(args.output_path).string();
+  const auto [pid, exit_code] = run_with_preload(library, args.command, [&] {
     if (!output.empty()) setenv("MEMPLAN_TRACE_FILE", output.c_str(), 1);
     // Only this process traces; its descendants inherit LD_PRELOAD but not the role.
     setenv("MEMPLAN_TRACE_PID", std::to_string(getpid()).c_str(), 1);
     if (!args.mark_signal.empty()) setenv("MEMPLAN_MARK_SIGNAL", args.mark_signal.c_str(), 1);
-    std::vector<char*> argv;
-    for (const std::string& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "memplan: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    _exit(errno == ENOENT ? 127 : 126);
-  }
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  sigaction(SIGINT, &saved_int, nullptr);
-  sigaction(SIGQUIT, &saved_quit, nullptr);
-  return {child, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
-}
-
-int run_trace(const TraceArguments& args) {
-  if (args.command.empty()) throw CommandError("no command to trace: memplan trace [--output FILE] -- COMMAND ARGS...");
-  const std::string library = find_library(args.library_path);
-  const std::string output = args.output_path.empty() ? "" : fs::absolute(args.output_path).string();
-  const auto [pid, exit_code] = run_traced(args, library, output);
+  });
   const std::string path = output.empty() ? "memplan-" + std::to_string(pid) + ".trace" : output;
   StatusOr<Trace> trace = read_trace(path);
   if (!trace.ok()) {
