@@ -9,6 +9,9 @@ packages=(
   liblemon-dev                                 # min-cost flow (network simplex)
   coinor-libcbc-dev                            # the MIP reference planner
   clang libclang-rt-14-dev                     # libFuzzer targets
+  python3-torch python3-torchvision libtorch-dev   # capture and serving of real models
+  libmlir-15-dev mlir-15-tools llvm-15-dev llvm-15-tools   # the MLIR merge-alloc pass
+  libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev   # allocator baselines in benchmarks
 )
 missing=()
 for p in "${packages[@]}"; do
