@@ -1,0 +1,120 @@
+// merge_alloc.h — compile-time memory planning for MLIR: the merge-alloc pass.
+//
+// After bufferization a function allocates each temporary with its own
+// `memref.alloc`. The pass gives every *alloc scope* one allocation of bytes
+// and turns each mergeable `memref.alloc` of the scope into a `memref.view` of
+// it at an offset that a memplan planner chose from the buffers' lifetimes:
+//
+//     %a0 = memref.alloc() : memref<128x128xf32>      %m = memref.alloc() {alignment = 64} : memref<131072xi8>
+//     linalg.matmul ... outs(%a0)                      %a0 = memref.view %m[%c0][] : ... to memref<128x128xf32>
+//     %b0 = memref.alloc() : memref<128x128xf32>  =>   linalg.matmul ... outs(%a0)
+//     linalg.matmul ins(%a0 ..) outs(%b0)              %b0 = memref.view %m[%c65536][] : ...
+//     %c0 = memref.alloc() : memref<128x128xf32>       ...
+//     linalg.matmul ins(%b0 ..) outs(%c0)              %c0 = memref.view %m[%c0][] : ...   (a0 is dead)
+//
+// The work is split as in the upstream proposal:
+//   analysis (merge_alloc_analysis.cc): scopes, mergeable allocations (with the
+//     reason for every other one), lifetimes in ticks, and the planning Problem;
+//   mutation (merge_alloc_pass.cc): plan, rewrite, report, extract.
+//
+// Vocabulary:
+//   alloc scope  a func.func body, or the body of scf.parallel / scf.foreach_thread
+//                (MLIR 15's scf.forall). scf.for, scf.while, scf.if and other
+//                region ops are not scopes: their allocations merge into the
+//                nearest enclosing scope.
+//   tick         position of an operation in a pre-order walk of its function.
+//   lifetime     [first use, last use] in ticks (inclusive) over the allocation
+//                and every alias derived from it; memplan's Problem wants the
+//                half-open [lower, upper), see to_half_open.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memplan/problem.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/Pass.h"
+
+namespace memplan::merge_alloc {
+
+// The pass's options (also its textual options: planner=, alignment=, report, extract=).
+struct MergeAllocOptions {
+  // Any name of memplan's planner registry (`memplan planners`).
+  std::string planner = "portfolio";
+  // Alignment in bytes of every merged buffer and of the merged allocation (power of two).
+  int64_t alignment = 64;
+  // Print, per scope, the buffers, load, arena, gap and bytes saved (to stderr).
+  bool report = false;
+  // If not empty: write each scope's planning problem as memplan problem CSV
+  // (see extract_path_for_scope for the file names).
+  std::string extract;
+};
+
+// The one place where the pass's inclusive tick ranges become memplan's
+// half-open lifetimes: a buffer last used at tick t is still live at t, so it
+// conflicts with a buffer first used at t (an op that reads one and writes the
+// other needs both at once).
+struct HalfOpenLifetime {
+  int64_t lower = 0;
+  int64_t upper = 0;
+};
+inline HalfOpenLifetime to_half_open(int64_t first_use, int64_t last_use) {
+  return {first_use, last_use + 1};
+}
+
+// One allocation that the scope's merged buffer will hold.
+struct MergeableAlloc {
+  mlir::memref::AllocOp alloc;
+  int64_t first_use = 0;  // tick, inclusive
+  int64_t last_use = 0;   // tick, inclusive
+  int64_t size = 0;       // bytes
+  int64_t alignment = 1;  // the alloc's own alignment attribute (the scope's is applied on top)
+  std::vector<mlir::Operation*> deallocs;  // memref.dealloc of the alloc or an alias; removed by the pass
+};
+
+// One allocation left untouched, and why.
+struct KeptAlloc {
+  mlir::memref::AllocOp alloc;
+  std::string reason;  // e.g. "returned", "dynamic shape"
+};
+
+struct AllocScope {
+  mlir::Operation* op = nullptr;  // func.func, scf.parallel or scf.foreach_thread
+  std::string name;               // "@f", "@f/scf.parallel#0" — for reports and file names
+  std::vector<MergeableAlloc> mergeable;  // in pre-order of the allocs
+  std::vector<KeptAlloc> kept;
+};
+
+// Analyses one function: its scopes in pre-order (the function's own first),
+// each with its mergeable and kept allocations. Never modifies the IR.
+std::vector<AllocScope> analyze_function(mlir::func::FuncOp function);
+
+// The scope's planning problem: buffer i is scope.mergeable[i], id "b<i>@<line>"
+// (the alloc's source line when known), with the half-open lifetime, the size,
+// and alignment max(alloc alignment, options alignment).
+Problem to_problem(const AllocScope& scope, int64_t alignment);
+
+// The alloc's source line ("?" when its location has none), for ids and reports.
+std::string source_line(mlir::Operation* op);
+
+// Where scope number `index` (counting all scopes of the module in order) goes
+// when there are `count` scopes: `path` itself when count == 1, otherwise
+// "<stem>.<index><ext>" ("out.csv" -> "out.0.csv", "out.1.csv", ...).
+std::string extract_path_for_scope(const std::string& path, size_t index, size_t count);
+
+// The pass on a module (`--memplan-merge-alloc`).
+std::unique_ptr<mlir::Pass> create_merge_alloc_pass(const MergeAllocOptions& options = {});
+
+// Registers the pass with MLIR's global pass registry (for memplan-opt).
+void register_merge_alloc_pass();
+
+// The dialects memplan-opt understands: those that appear in bufferized
+// programs and their lowering (func, memref, arith, scf, linalg, affine,
+// tensor, bufferization, math, cf, vector, llvm).
+void register_dialects(mlir::DialectRegistry& registry);
+
+}  // namespace memplan::merge_alloc

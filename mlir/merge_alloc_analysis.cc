@@ -1,0 +1,294 @@
+// merge_alloc_analysis.cc — the analysis half of the merge-alloc pass: which
+// allocations of a function can share one planned buffer, and when each is live.
+//
+// Algorithm (per function):
+//   1. Number every operation by a pre-order walk (its tick) and record, for
+//      each operation, the last tick inside it (its end), so that an op's
+//      subtree is the tick range [tick, end].
+//   2. Walk the function in pre-order. Every func.func, scf.parallel and
+//      scf.foreach_thread opens an alloc scope; every memref.alloc belongs to
+//      its nearest enclosing scope.
+//   3. For each memref.alloc, check its type: static shape, identity layout,
+//      default memory space, an element type of known byte size.
+//   4. Follow its aliases (results of view-like ops: subview, view, cast,
+//      reinterpret_cast, expand_shape, collapse_shape, transpose, reshape) with
+//      a worklist. Each use either
+//        - escapes (return, yield or branch operand, call operand, stored as a
+//          value, captured by an op that produces a memref/tensor or has no
+//          declared memory effects): the alloc is kept, with the reason; or
+//        - is a dealloc: remembered, not a use (the pass removes it); or
+//        - is an access: its tick joins the lifetime. If the user sits inside
+//          a region op (other than scf.if) that does not contain the alloc,
+//          the whole region op joins the lifetime: a loop may run the use
+//          again, so the buffer stays live until the loop ends (and from the
+//          loop's start, since a later iteration may read what an earlier
+//          one wrote).
+//   5. The lifetime is [min tick, max tick] over the accesses (the alloc's own
+//      tick when there are none); to_problem makes it half-open.
+// Complexity: O(ops + uses · depth) per function, where depth is the region
+// nesting depth between a use and its alloc; the maps are hash maps.
+#include <algorithm>
+#include <optional>
+
+#include "merge_alloc.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace memplan::merge_alloc {
+namespace {
+
+using mlir::Operation;
+using mlir::Value;
+
+bool is_scope_op(Operation* op) {
+  return mlir::isa<mlir::func::FuncOp, mlir::scf::ParallelOp, mlir::scf::ForeachThreadOp>(op);
+}
+
+struct Ticks {
+  llvm::DenseMap<Operation*, int64_t> tick;
+  llvm::DenseMap<Operation*, int64_t> end;
+};
+
+// Step 1. Recursion depth is the region nesting depth, not the op count.
+void number_ops(Operation* op, int64_t& next, Ticks& ticks) {
+  ticks.tick[op] = next++;
+  for (mlir::Region& region : op->getRegions())
+    for (mlir::Block& block : region)
+      for (Operation& nested : block) number_ops(&nested, next, ticks);
+  ticks.end[op] = next - 1;
+}
+
+// Bytes per element as the LLVM lowering lays memrefs out; nullopt for types
+// whose in-memory size is padded or target-dependent (f80, vector<3xf32>, ...).
+std::optional<int64_t> element_bytes(mlir::Type type) {
+  int64_t bits = 0;
+  if (type.isIndex()) {
+    bits = 64;  // the CPU lowering's index width
+  } else if (type.isIntOrFloat()) {
+    bits = type.getIntOrFloatBitWidth();
+  } else if (auto vector = type.dyn_cast<mlir::VectorType>()) {
+    if (!vector.hasStaticShape() || !vector.getElementType().isIntOrFloat()) return std::nullopt;
+    bits = vector.getNumElements() * vector.getElementType().getIntOrFloatBitWidth();
+  } else {
+    return std::nullopt;
+  }
+  if (bits <= 8) return 1;
+  if (bits % 8 != 0) return std::nullopt;
+  const int64_t bytes = bits / 8;
+  if (!is_power_of_two(bytes)) return std::nullopt;
+  return bytes;
+}
+
+// Step 3: the reason the type rules the alloc out, or nullopt.
+std::optional<std::string> type_reason(mlir::MemRefType type, int64_t* bytes) {
+  if (!type.hasStaticShape()) return "dynamic shape";
+  if (!type.getLayout().isIdentity()) return "non-identity layout";
+  if (type.getMemorySpace()) return "non-default memory space";
+  const std::optional<int64_t> element = element_bytes(type.getElementType());
+  if (!element) return "element type without a fixed byte size";
+  int64_t size = *element;
+  for (int64_t dim : type.getShape()) {
+    if (dim != 0 && size > (int64_t{1} << 62) / dim) return "size overflows 2^62 bytes";
+    size *= dim;
+  }
+  *bytes = size;
+  return std::nullopt;
+}
+
+// The source operand through which `user` derives an alias from its operand,
+// i.e. whether `user` is a view-like op whose results alias `value`.
+bool is_alias_producer(Operation* user, Value value) {
+  if (auto view = mlir::dyn_cast<mlir::ViewLikeOpInterface>(user)) return view.getViewSource() == value;
+  return mlir::isa<mlir::memref::CastOp, mlir::memref::ExpandShapeOp, mlir::memref::CollapseShapeOp,
+                   mlir::memref::TransposeOp, mlir::memref::ReshapeOp,
+                   mlir::memref::ReinterpretCastOp>(user);
+}
+
+bool holds_reference(mlir::Type type) {
+  return type.isa<mlir::BaseMemRefType, mlir::TensorType>();
+}
+
+// Step 4 for one use that is not a view and not a dealloc: why it escapes, or nullopt.
+std::optional<std::string> escape_reason(mlir::OpOperand& use) {
+  Operation* user = use.getOwner();
+  if (mlir::isa<mlir::func::ReturnOp>(user)) return "returned";
+  if (mlir::isa<mlir::CallOpInterface>(user)) return "passed to a call";
+  if (auto store = mlir::dyn_cast<mlir::memref::StoreOp>(user)) {
+    if (use.get() == store.getValueToStore()) return "stored into another memref";
+    return std::nullopt;
+  }
+  if (user->hasTrait<mlir::OpTrait::IsTerminator>()) {
+    if (mlir::isa<mlir::BranchOpInterface>(user)) return "passed to a successor block";
+    return "yielded out of its region";
+  }
+  for (mlir::Type type : user->getResultTypes())
+    if (holds_reference(type)) return "captured by '" + user->getName().getStringRef().str() + "'";
+  for (mlir::Region& region : user->getRegions())
+    for (mlir::Block& block : region)
+      for (mlir::BlockArgument arg : block.getArguments())
+        if (holds_reference(arg.getType()))
+          return "captured by '" + user->getName().getStringRef().str() + "'";
+  // An op that declares its memory effects only reads or writes through the
+  // memref (linalg, load/store, copy, vector transfers, dim). One that
+  // declares nothing may do anything with it.
+  if (!mlir::isa<mlir::MemoryEffectOpInterface>(user) &&
+      !user->hasTrait<mlir::OpTrait::HasRecursiveSideEffects>())
+    return "captured by '" + user->getName().getStringRef().str() + "'";
+  return std::nullopt;
+}
+
+// True if every region between `op` and `scope` (both excluded) has one block:
+// ticks follow program order only in structured control flow.
+bool structured_up_to(Operation* op, Operation* scope) {
+  for (mlir::Region* region = op->getParentRegion(); region != nullptr;
+       region = region->getParentOp()->getParentRegion()) {
+    if (!region->hasOneBlock()) return false;
+    if (region->getParentOp() == scope) return true;
+  }
+  return true;
+}
+
+struct AllocVerdict {
+  std::optional<std::string> kept_reason;
+  MergeableAlloc mergeable;
+};
+
+// Steps 3-5 for one alloc.
+AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const Ticks& ticks) {
+  AllocVerdict verdict;
+  MergeableAlloc& m = verdict.mergeable;
+  m.alloc = alloc;
+  if (auto reason = type_reason(alloc.getType(), &m.size)) {
+    verdict.kept_reason = std::move(reason);
+    return verdict;
+  }
+  if (!structured_up_to(alloc, scope)) {
+    verdict.kept_reason = "unstructured control flow (a region with several blocks)";
+    return verdict;
+  }
+  if (mlir::IntegerAttr align = alloc.getAlignmentAttr()) m.alignment = align.getInt();
+
+  const int64_t alloc_tick = ticks.tick.lookup(alloc);
+  int64_t first = INT64_MAX;
+  int64_t last = INT64_MIN;
+  auto cover = [&](int64_t lo, int64_t hi) {
+    first = std::min(first, lo);
+    last = std::max(last, hi);
+  };
+  llvm::SmallVector<Value, 8> worklist{alloc.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (mlir::OpOperand& use : value.getUses()) {
+      Operation* user = use.getOwner();
+      if (mlir::isa<mlir::memref::DeallocOp>(user)) {
+        m.deallocs.push_back(user);
+        continue;
+      }
+      if (is_alias_producer(user, value)) {
+        for (Value result : user->getResults()) worklist.push_back(result);
+      } else if (auto reason = escape_reason(use)) {
+        verdict.kept_reason = std::move(reason);
+        return verdict;
+      }
+      const int64_t t = ticks.tick.lookup(user);
+      cover(t, t);
+      // Step 4, loops: every region op between the use and the alloc's block
+      // runs the use possibly many times; scf.if runs it at most once.
+      for (Operation* ancestor = user->getParentOp(); ancestor != nullptr && !ancestor->isProperAncestor(alloc);
+           ancestor = ancestor->getParentOp()) {
+        if (mlir::isa<mlir::scf::IfOp, mlir::AffineIfOp>(ancestor)) continue;
+        cover(ticks.tick.lookup(ancestor), ticks.end.lookup(ancestor));
+      }
+    }
+  }
+  if (first > last) first = last = alloc_tick;  // never accessed
+  m.first_use = first;
+  m.last_use = last;
+  return verdict;
+}
+
+std::string scope_name(mlir::func::FuncOp function, Operation* scope, size_t nested_index) {
+  std::string name = "@" + function.getSymName().str();
+  if (scope != function.getOperation())
+    name += "/" + scope->getName().getStringRef().str() + "#" + std::to_string(nested_index);
+  return name;
+}
+
+}  // namespace
+
+std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
+  std::vector<AllocScope> scopes;
+  if (function.isExternal()) return scopes;
+  Ticks ticks;
+  int64_t next = 0;
+  number_ops(function, next, ticks);
+
+  llvm::DenseMap<Operation*, size_t> scope_index;
+  size_t nested = 0;
+  function.walk<mlir::WalkOrder::PreOrder>([&](Operation* op) {
+    if (is_scope_op(op)) {
+      scope_index[op] = scopes.size();
+      AllocScope scope;
+      scope.op = op;
+      scope.name = scope_name(function, op, op == function.getOperation() ? 0 : nested++);
+      scopes.push_back(std::move(scope));
+      return;
+    }
+    auto alloc = mlir::dyn_cast<mlir::memref::AllocOp>(op);
+    if (!alloc) return;
+    Operation* owner = op->getParentOp();
+    while (!is_scope_op(owner)) owner = owner->getParentOp();
+    AllocScope& scope = scopes[scope_index.lookup(owner)];
+    AllocVerdict verdict = analyze_alloc(alloc, owner, ticks);
+    if (verdict.kept_reason) {
+      scope.kept.push_back({alloc, std::move(*verdict.kept_reason)});
+    } else if (!owner->getRegion(0).hasOneBlock()) {
+      scope.kept.push_back({alloc, "unstructured control flow (a region with several blocks)"});
+    } else {
+      scope.mergeable.push_back(std::move(verdict.mergeable));
+    }
+  });
+  return scopes;
+}
+
+std::string source_line(Operation* op) {
+  if (auto loc = op->getLoc().dyn_cast<mlir::FileLineColLoc>()) return std::to_string(loc.getLine());
+  return "?";
+}
+
+Problem to_problem(const AllocScope& scope, int64_t alignment) {
+  Problem problem;
+  problem.buffers.reserve(scope.mergeable.size());
+  for (size_t i = 0; i < scope.mergeable.size(); ++i) {
+    const MergeableAlloc& m = scope.mergeable[i];
+    const HalfOpenLifetime life = to_half_open(m.first_use, m.last_use);
+    Buffer buffer;
+    buffer.id = "b" + std::to_string(i) + "@L" + source_line(m.alloc);
+    buffer.lower = life.lower;
+    buffer.upper = life.upper;
+    buffer.size = m.size;
+    buffer.alignment = std::max(m.alignment, alignment);
+    problem.buffers.push_back(std::move(buffer));
+  }
+  return problem;
+}
+
+std::string extract_path_for_scope(const std::string& path, size_t index, size_t count) {
+  if (count == 1) return path;
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const std::string stem = has_ext ? path.substr(0, dot) : path;
+  const std::string ext = has_ext ? path.substr(dot) : "";
+  return stem + "." + std::to_string(index) + ext;
+}
+
+}  // namespace memplan::merge_alloc
