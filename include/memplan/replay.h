@@ -21,8 +21,10 @@
 //   3. Replay. The i-th allocation of the iteration is served at the i-th
 //      buffer's planned offset in the thread's slab after a check: size <=
 //      planned size, alignment <= planned alignment, and no slab block whose
-//      planned lifetime has ended is still live. A free of a slab pointer is a
-//      range check, a hash-table probe for the block, and one store.
+//      planned lifetime has ended is still live. Each served block is preceded
+//      by a 16-byte header (the block's alignment when larger) holding its
+//      tick, so a free of a slab pointer is a range check, a header read, a
+//      check of that tick's planned offset and liveness flag, and one store.
 //
 // Deviation (Note [Replay fallback]): an allocation beyond the plan, larger or
 // more aligned than planned, or one made while a block whose planned lifetime
@@ -137,6 +139,12 @@ class ReplayAllocator {
 
   // malloc / aligned_alloc: alignment is a power of two (16 is assumed when smaller).
   void* allocate(size_t size, size_t alignment = 16);
+  // The replay fast path alone: the block planned for the calling thread's
+  // next request when the thread is replaying and the request matches its
+  // plan; nullptr otherwise, having changed nothing (then call allocate).
+  // Never allocates and never calls the backing allocator, so a drop-in may
+  // call it without its reentrancy guard.
+  void* serve_from_slab(size_t size, size_t alignment = 16);
   // calloc of `size` bytes (overflow checked by the caller).
   void* allocate_zeroed(size_t size);
   // free; nullptr is ignored.

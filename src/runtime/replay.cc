@@ -49,6 +49,9 @@
 #include "runtime/os/os_memory.h"
 #include "runtime/slab.h"
 
+#define MEMPLAN_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MEMPLAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
 namespace memplan {
 namespace {
 
@@ -77,67 +80,58 @@ struct Profile {
   }
 };
 
-// What the plan says about one tick of the iteration.
+// What the plan says about one tick of the iteration: 16 bytes, so that the
+// fast path reads one entry per request, in order.
 struct TickEntry {
-  uint64_t offset = 0;
-  uint64_t size = 0;       // 0: not planned (small or escaping): the backing allocator serves it
-  uint64_t alignment = 0;
-  uint64_t upper = 0;      // planned end tick
-  uint32_t slot = 0;       // index of `offset` in distinct_offsets
+  uint64_t limit = 0;      // planned size + 1 (a request is served when size < limit); 0: not planned
+  uint32_t offset16 = 0;   // the block's offset in the slab / 16 (its header sits just below it)
+  uint32_t walk_end = 0;   // planned blocks with upper <= this tick (a prefix of end_ticks)
 };
+static_assert(sizeof(TickEntry) == 16);
 
-// A plan ready to serve, immutable once published except for the occupants.
+// Every served block is preceded by kHeaderBytes of slab that hold its tick,
+// so that a free finds the block's liveness flag from the pointer alone. The
+// header of a block with a larger alignment is that alignment, so the block
+// stays aligned.
+constexpr uint64_t kHeaderBytes = 16;
+uint64_t header_bytes(uint64_t alignment) { return std::max(kHeaderBytes, alignment); }
+inline uint32_t read_header(const void* block) {
+  uint32_t tick;
+  std::memcpy(&tick, static_cast<const unsigned char*>(block) - sizeof tick, sizeof tick);
+  return tick;
+}
+inline void write_header(void* block, uint32_t tick) {
+  std::memcpy(static_cast<unsigned char*>(block) - sizeof tick, &tick, sizeof tick);
+}
+
+// A plan ready to serve, immutable once published except for the liveness flags.
 struct ServedPlan {
-  Problem problem;  // the buffers planned (ids are ticks), kept for check_invariants
+  Problem problem;  // the buffers planned (ids are ticks; sizes include the header), for check_invariants
   Plan plan;
-  std::vector<TickEntry> ticks;           // one per allocation of the iteration
-  // Planned blocks in order of their end tick, with what the liveness walk
-  // needs, so that the walk reads memory in order.
-  struct End {
-    uint64_t upper;
-    uint32_t slot;
-    uint32_t tick;
-  };
-  std::vector<End> by_upper;
-  std::vector<uint64_t> distinct_offsets; // sorted
-  std::unique_ptr<std::atomic<uint32_t>[]> occupant;  // per distinct offset: tick + 1 live there, or 0
-  // Open-addressing table offset -> slot (index in distinct_offsets), so that
-  // a free finds its block in O(1): keys kNoOffset where empty, size a power
-  // of two at least twice the number of offsets.
-  std::vector<uint64_t> table_keys;
-  std::vector<uint32_t> table_slots;
-  uint64_t table_mask = 0;
+  uint64_t arena = 0;                // bytes of slab the plan uses
+  std::vector<TickEntry> ticks;      // one per allocation of the iteration
+  // Ticks of the planned blocks in order of their planned end (upper), which
+  // is the order in which the liveness walk must find them freed.
+  std::vector<uint32_t> end_ticks;
+  std::unique_ptr<std::atomic<uint8_t>[]> live;  // per tick: 1 while the block served at it is live
 
-  static constexpr uint64_t kNoOffset = ~uint64_t{0};
-  static uint64_t hash(uint64_t offset) { return (offset >> 4) * 0x9e3779b97f4a7c15ULL; }
-
-  void build_table() {
-    size_t capacity = 4;
-    while (capacity < 2 * distinct_offsets.size()) capacity *= 2;
-    table_keys.assign(capacity, kNoOffset);
-    table_slots.assign(capacity, 0);
-    table_mask = capacity - 1;
-    for (size_t k = 0; k < distinct_offsets.size(); ++k) {
-      uint64_t h = hash(distinct_offsets[k]) >> 32;
-      while (table_keys[h & table_mask] != kNoOffset) ++h;
-      table_keys[h & table_mask] = distinct_offsets[k];
-      table_slots[h & table_mask] = static_cast<uint32_t>(k);
-    }
-  }
-  // The slot of a planned offset, or -1.
-  int64_t slot_of(uint64_t offset) const {
-    for (uint64_t h = hash(offset) >> 32;; ++h) {
-      const uint64_t key = table_keys[h & table_mask];
-      if (key == offset) return table_slots[h & table_mask];
-      if (key == kNoOffset) return -1;
-    }
-  }
-
+  uint32_t size() const { return static_cast<uint32_t>(ticks.size()); }
   bool any_live() const {
-    for (size_t k = 0; k < distinct_offsets.size(); ++k) {
-      if (occupant[k].load(std::memory_order_acquire) != 0) return true;
+    for (size_t t = 0; t < ticks.size(); ++t) {
+      if (live[t].load(std::memory_order_acquire) != 0) return true;
     }
     return false;
+  }
+  // The tick of the live block that starts at `offset` in the slab (read from
+  // its header), or -1. Checking the entry's offset and flag makes a stale or
+  // interior pointer harmless: its "header" is program data, and a tick
+  // taken from it names a block elsewhere or a dead one.
+  int64_t live_tick_at(const unsigned char* p, uint64_t offset) const {
+    if (offset < kHeaderBytes || offset > arena) return -1;  // the header must lie in the mapping
+    const uint32_t t = read_header(p);
+    if (t >= ticks.size() || (uint64_t{ticks[t].offset16} << 4) != offset) return -1;
+    if (live[t].load(std::memory_order_relaxed) == 0) return -1;
+    return t;
   }
 };
 
@@ -151,17 +145,25 @@ struct Counter {
 };
 
 struct ThreadRecord {
+  // The replay fast path reads only this first cache line (and the plan's
+  // arrays it points to): a copy of the serving plan's arrays and cursors.
+  uint64_t epoch = 0;
+  const TickEntry* entries = nullptr;  // plan->ticks.data()
+  const uint32_t* end_ticks = nullptr; // plan->end_ticks.data()
+  std::atomic<uint8_t>* live = nullptr;
+  unsigned char* window_base = nullptr;
+  uint32_t entry_count = 0;
+  uint32_t tick = 0;          // allocations so far in this iteration
+  uint32_t walk = 0;          // next entry of end_ticks to check
+  bool serving = false;       // replaying and not deviating: the fast path may serve
+
   std::atomic<uint32_t> claimed{0};
   ThreadRecord* next = nullptr;
   uint32_t window = kNoWindow;
-  unsigned char* window_base = nullptr;
 
   // The owner's state.
-  uint64_t epoch = 0;
   ReplayPhase phase = ReplayPhase::kProfiling;
-  uint32_t tick = 0;          // allocations so far in this iteration
   bool deviating = false;     // rest of the iteration goes to the backing allocator
-  uint32_t upper_cursor = 0;  // next entry of plan->by_upper to examine
   int64_t agreements = 0;     // consecutive iterations equal to `agreed`
   int64_t deviating_run = 0;  // consecutive deviating iterations
   Profile current;
@@ -171,8 +173,21 @@ struct ThreadRecord {
   std::vector<std::unique_ptr<ServedPlan>> plans;          // every plan this record published
   rt::Slab slab;
 
-  Counter iterations, profiled, served, unplanned, fallback, deviations, plans_made, reprofiles, plan_failures,
+  Counter served, iterations, profiled, unplanned, fallback, deviations, plans_made, reprofiles, plan_failures,
       slab_bytes, planned_buffers;
+
+  void update_serving() { serving = phase == ReplayPhase::kReplaying && !deviating; }
+  void deviate() {
+    deviating = true;
+    serving = false;
+  }
+  void adopt(ServedPlan* p) {
+    plan = p;
+    entries = p ? p->ticks.data() : nullptr;
+    end_ticks = p ? p->end_ticks.data() : nullptr;
+    live = p ? p->live.get() : nullptr;
+    entry_count = p ? p->size() : 0;
+  }
 };
 
 struct ThreadLink {
@@ -249,16 +264,25 @@ struct ReplayAllocator::Impl {
   void boundary(ThreadRecord& r, uint64_t e);
   void finish_profile(ThreadRecord& r);
   void try_plan(ThreadRecord& r);
+  // The fast path: the block planned for this tick, when the thread is
+  // replaying, the request matches and the walk finds every ended block
+  // freed; nullptr otherwise, with nothing changed.
+  inline void* serve_fast(ThreadRecord& r, size_t size, size_t alignment);
+  // The general case: consumes the tick; nullptr when the tick is not planned
+  // (r.deviating stays false) or the request deviates (r.deviating is set).
   void* serve(ThreadRecord& r, size_t size, size_t alignment);
-  void deviate(ThreadRecord& r) { r.deviating = true; }
   void* allocate(size_t size, size_t alignment, bool zeroed);
   void* backing_allocate(size_t size, size_t alignment, bool zeroed) {
     return zeroed ? backing.allocate_zeroed(size) : backing.allocate(size, alignment);
   }
   void note_profiled_end(ThreadRecord& r, void* p, bool escaped);
-  // The plan and slot of a live slab block, or false.
-  bool find_block(const void* p, ServedPlan** plan, size_t* slot, uint32_t* tick);
-  void free_slab(void* p);
+  // The plan and tick of a live slab block, or false.
+  bool find_block(const void* p, ServedPlan** plan, uint32_t* tick);
+  inline void free_slab(void* p);
+  void publish(ThreadRecord& r, ServedPlan* plan) {
+    window_plans[r.window].store(plan, std::memory_order_release);
+    r.adopt(plan);
+  }
 };
 
 ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& backing)
@@ -364,7 +388,8 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.phase = r.window == kNoWindow ? ReplayPhase::kBackingOnly : ReplayPhase::kProfiling;
   r.tick = 0;
   r.deviating = false;
-  r.upper_cursor = 0;
+  r.walk = 0;
+  r.update_serving();
   r.agreements = 0;
   r.deviating_run = 0;
   r.current.clear();
@@ -395,8 +420,10 @@ void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e) {
           r.deviating_run = 0;
           r.agreed.clear();
           if (!config.keep_slab && !r.plan->any_live()) {
+            publish(r, nullptr);  // stale frees into the window then find no plan, not unmapped headers
             r.slab.release();
             r.slab_bytes.set(0);
+            r.planned_buffers.set(0);
           }
         }
         break;
@@ -411,12 +438,13 @@ void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e) {
   }
   r.tick = 0;
   r.deviating = false;
-  r.upper_cursor = 0;
+  r.walk = 0;
   r.current.clear();
   r.profiled_live.clear();
   // A block of an earlier iteration still live may overlap any planned block
   // of this one: replay only from a slab with nothing live.
   if (r.phase == ReplayPhase::kReplaying && r.plan->any_live()) r.deviating = true;
+  r.update_serving();
 }
 
 void ReplayAllocator::Impl::finish_profile(ThreadRecord& r) {
@@ -455,7 +483,8 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
     b.id = std::to_string(i);
     b.lower = static_cast<int64_t>(i);
     b.upper = a.uppers[i];
-    b.size = static_cast<int64_t>(std::max<uint64_t>(a.requests[i].size, 1));  // unique addresses for malloc(0)
+    // The header below the block, and at least one byte so that malloc(0) gets a unique address.
+    b.size = static_cast<int64_t>(header_bytes(a.requests[i].alignment) + std::max<uint64_t>(a.requests[i].size, 1));
     b.alignment = static_cast<int64_t>(a.requests[i].alignment);
     served->problem.buffers.push_back(std::move(b));
     tick_of.push_back(static_cast<uint32_t>(i));
@@ -463,74 +492,93 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   PlanOptions options;
   options.time_limit_seconds = config.plan_time_limit_seconds;
   StatusOr<Plan> plan = plan_with(config.planner, served->problem, options);
-  const bool fits = plan.ok() && static_cast<uint64_t>(plan->arena) <= window_bytes;
+  // offset16 holds offsets below 64 GiB.
+  const bool fits = plan.ok() && static_cast<uint64_t>(plan->arena) <= window_bytes &&
+                    static_cast<uint64_t>(plan->arena) < (uint64_t{1} << 36);
+  // Stale frees must not read headers while the mapping changes under them.
+  if (r.plan) publish(r, nullptr);
   if (!fits || !r.slab.commit(static_cast<size_t>(plan->arena), config.huge_pages).ok()) {
     // No plan, or one this thread cannot hold: stay with the backing allocator for good.
     r.plan_failures.bump();
     r.phase = ReplayPhase::kBackingOnly;
+    r.update_serving();
     return;
   }
   served->plan = std::move(plan).value();
+  served->arena = static_cast<uint64_t>(served->plan.arena);
   served->ticks.assign(a.requests.size(), TickEntry{});
+  std::vector<std::pair<int64_t, uint32_t>> ends;  // (upper, tick) of the planned blocks
   for (size_t k = 0; k < tick_of.size(); ++k) {
+    const Buffer& b = served->problem.buffers[k];
     TickEntry& t = served->ticks[tick_of[k]];
-    t.offset = static_cast<uint64_t>(served->plan.offsets[k]);
-    t.size = static_cast<uint64_t>(served->problem.buffers[k].size);
-    t.alignment = static_cast<uint64_t>(served->problem.buffers[k].alignment);
-    t.upper = static_cast<uint64_t>(served->problem.buffers[k].upper);
-    served->distinct_offsets.push_back(t.offset);
+    const uint64_t header = header_bytes(static_cast<uint64_t>(b.alignment));
+    t.offset16 = static_cast<uint32_t>((static_cast<uint64_t>(served->plan.offsets[k]) + header) >> 4);
+    t.limit = static_cast<uint64_t>(b.size) - header + 1;
+    ends.push_back({b.upper, tick_of[k]});
   }
-  std::sort(served->distinct_offsets.begin(), served->distinct_offsets.end());
-  served->distinct_offsets.erase(std::unique(served->distinct_offsets.begin(), served->distinct_offsets.end()),
-                                 served->distinct_offsets.end());
-  for (uint32_t tick : tick_of) {
-    TickEntry& t = served->ticks[tick];
-    t.slot = static_cast<uint32_t>(
-        std::lower_bound(served->distinct_offsets.begin(), served->distinct_offsets.end(), t.offset) -
-        served->distinct_offsets.begin());
+  std::stable_sort(ends.begin(), ends.end(),
+                   [](const std::pair<int64_t, uint32_t>& x, const std::pair<int64_t, uint32_t>& y) {
+                     return x.first < y.first;
+                   });
+  // walk_end of tick t: the blocks whose planned life ends at or before t, which must be dead before t is served.
+  size_t ended = 0;
+  for (size_t t = 0; t < served->ticks.size(); ++t) {
+    while (ended < ends.size() && ends[ended].first <= static_cast<int64_t>(t)) ++ended;
+    served->ticks[t].walk_end = static_cast<uint32_t>(ended);
   }
-  for (uint32_t tick : tick_of) served->by_upper.push_back({served->ticks[tick].upper, served->ticks[tick].slot, tick});
-  std::stable_sort(served->by_upper.begin(), served->by_upper.end(),
-                   [](const ServedPlan::End& x, const ServedPlan::End& y) { return x.upper < y.upper; });
-  served->build_table();
-  served->occupant = std::make_unique<std::atomic<uint32_t>[]>(std::max<size_t>(served->distinct_offsets.size(), 1));
+  for (const auto& end : ends) served->end_ticks.push_back(end.second);
+  served->live = std::make_unique<std::atomic<uint8_t>[]>(std::max<size_t>(served->ticks.size(), 1));
 
   ServedPlan* published = served.get();
   r.plans.push_back(std::move(served));
-  window_plans[r.window].store(published, std::memory_order_release);
-  r.plan = published;
+  publish(r, published);
   r.phase = ReplayPhase::kReplaying;
+  r.update_serving();
   r.deviating_run = 0;
   r.plans_made.bump();
   r.planned_buffers.set(published->problem.size());
   r.slab_bytes.set(r.slab.mapped_bytes());
 }
 
+inline void* ReplayAllocator::Impl::serve_fast(ThreadRecord& r, size_t size, size_t alignment) {
+  if (MEMPLAN_UNLIKELY(!r.serving)) return nullptr;
+  if (MEMPLAN_UNLIKELY(r.epoch != epoch.load(std::memory_order_acquire))) return nullptr;
+  const uint32_t t = r.tick;
+  if (MEMPLAN_UNLIKELY(t >= r.entry_count)) return nullptr;
+  const TickEntry e = r.entries[t];
+  const uint64_t offset = uint64_t{e.offset16} << 4;
+  // limit is 0 for unplanned ticks; an offset aligned to `alignment` is all an aligned request needs.
+  if (MEMPLAN_UNLIKELY(size >= e.limit || (offset & (alignment - 1)) != 0)) return nullptr;
+  uint32_t w = r.walk;
+  for (; w < e.walk_end; ++w) {
+    if (MEMPLAN_UNLIKELY(r.live[r.end_ticks[w]].load(std::memory_order_acquire) != 0)) return nullptr;
+  }
+  r.walk = w;
+  r.tick = t + 1;
+  r.live[t].store(1, std::memory_order_relaxed);
+  unsigned char* p = r.window_base + offset;
+  write_header(p, t);
+  r.served.bump();
+  return p;
+}
+
 void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignment) {
-  ServedPlan& plan = *r.plan;
+  if (void* p = serve_fast(r, size, alignment)) return p;
   const uint32_t t = r.tick++;
-  if (t >= plan.ticks.size()) {
-    deviate(r);  // more requests than planned
+  if (t >= r.entry_count) {
+    r.deviate();  // more requests than planned
     return nullptr;
   }
-  while (r.upper_cursor < plan.by_upper.size()) {
-    const ServedPlan::End& e = plan.by_upper[r.upper_cursor];
-    if (e.upper > t) break;
-    if (plan.occupant[e.slot].load(std::memory_order_acquire) == e.tick + 1) {
-      deviate(r);  // freed late: its bytes may belong to a block planned from now on
+  const TickEntry& e = r.entries[t];
+  for (; r.walk < e.walk_end; ++r.walk) {
+    if (r.live[r.end_ticks[r.walk]].load(std::memory_order_acquire) != 0) {
+      r.deviate();  // freed late: its bytes may belong to a block planned from now on
       return nullptr;
     }
-    ++r.upper_cursor;
   }
-  const TickEntry& e = plan.ticks[t];
-  if (e.size == 0) return nullptr;  // not planned: the backing allocator serves it
-  if (size > e.size || alignment > e.alignment || plan.occupant[e.slot].load(std::memory_order_acquire) != 0) {
-    deviate(r);
-    return nullptr;
-  }
-  plan.occupant[e.slot].store(t + 1, std::memory_order_relaxed);
-  r.served.bump();
-  return r.window_base + e.offset;
+  if (e.limit == 0) return nullptr;  // not planned: the backing allocator serves it
+  r.deviate();  // larger or more aligned than planned
+  return nullptr;
 }
 
 void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed) {
@@ -586,45 +634,54 @@ void ReplayAllocator::Impl::note_profiled_end(ThreadRecord& r, void* p, bool esc
   r.profiled_live.erase(it);
 }
 
-bool ReplayAllocator::Impl::find_block(const void* p, ServedPlan** plan_out, size_t* slot_out, uint32_t* tick_out) {
-  const size_t offset_in_reservation = static_cast<size_t>(static_cast<const unsigned char*>(p) - reservation);
-  const size_t w = offset_in_reservation >> window_shift;
-  ServedPlan* plan = window_plans[w].load(std::memory_order_acquire);
+bool ReplayAllocator::Impl::find_block(const void* p, ServedPlan** plan_out, uint32_t* tick_out) {
+  const size_t in_reservation = static_cast<size_t>(static_cast<const unsigned char*>(p) - reservation);
+  ServedPlan* plan = window_plans[in_reservation >> window_shift].load(std::memory_order_acquire);
   if (!plan) return false;
-  const uint64_t offset = offset_in_reservation & (window_bytes - 1);
-  const int64_t found = plan->slot_of(offset);
-  if (found < 0) return false;
-  const size_t slot = static_cast<size_t>(found);
-  const uint32_t occupant = plan->occupant[slot].load(std::memory_order_relaxed);
-  if (occupant == 0) return false;
+  const int64_t tick = plan->live_tick_at(static_cast<const unsigned char*>(p), in_reservation & (window_bytes - 1));
+  if (tick < 0) return false;
   *plan_out = plan;
-  *slot_out = slot;
-  *tick_out = occupant - 1;
+  *tick_out = static_cast<uint32_t>(tick);
   return true;
 }
 
-void ReplayAllocator::Impl::free_slab(void* p) {
+// A free of a slab pointer: the window's plan, the block's tick from its
+// header, a check that the tick's block starts here and is live, one store.
+inline void ReplayAllocator::Impl::free_slab(void* p) {
   ServedPlan* plan;
-  size_t slot;
   uint32_t tick;
-  if (!find_block(p, &plan, &slot, &tick)) {
+  if (MEMPLAN_UNLIKELY(!find_block(p, &plan, &tick))) {
     invalid_frees.fetch_add(1, std::memory_order_relaxed);  // double or foreign free: ignored
     return;
   }
-  plan->occupant[slot].store(0, std::memory_order_release);
+  plan->live[tick].store(0, std::memory_order_release);
 }
 
-void* ReplayAllocator::allocate(size_t size, size_t alignment) { return impl_->allocate(size, alignment, false); }
+void* ReplayAllocator::allocate(size_t size, size_t alignment) {
+  Impl& m = *impl_;
+  if (MEMPLAN_LIKELY(t_link.instance_id == m.id)) {
+    if (void* p = m.serve_fast(*t_link.record, size, alignment < kMinAlignment ? kMinAlignment : alignment)) return p;
+  }
+  return m.allocate(size, alignment, false);
+}
+
+void* ReplayAllocator::serve_from_slab(size_t size, size_t alignment) {
+  Impl& m = *impl_;
+  if (MEMPLAN_LIKELY(t_link.instance_id == m.id)) {
+    return m.serve_fast(*t_link.record, size, alignment < kMinAlignment ? kMinAlignment : alignment);
+  }
+  return nullptr;
+}
 
 void* ReplayAllocator::allocate_zeroed(size_t size) { return impl_->allocate(size, kMinAlignment, true); }
 
 void ReplayAllocator::deallocate(void* p) {
-  if (!p) return;
   Impl& m = *impl_;
-  if (m.owns(p)) {
+  if (MEMPLAN_LIKELY(m.owns(p))) {
     m.free_slab(p);
     return;
   }
+  if (!p) return;
   if (t_link.instance_id == m.id && t_link.record) {
     ThreadRecord& r = *t_link.record;
     const uint64_t e = m.epoch.load(std::memory_order_acquire);
@@ -639,13 +696,12 @@ void* ReplayAllocator::reallocate(void* p, size_t size) {
   if (!p) return allocate(size);
   if (m.owns(p)) {
     ServedPlan* plan;
-    size_t slot;
     uint32_t tick;
-    if (!m.find_block(p, &plan, &slot, &tick)) {
+    if (!m.find_block(p, &plan, &tick)) {
       m.invalid_frees.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
-    const uint64_t capacity = plan->ticks[tick].size;
+    const uint64_t capacity = plan->ticks[tick].limit - 1;
     if (size == 0) {
       m.free_slab(p);
       return nullptr;
@@ -670,9 +726,8 @@ size_t ReplayAllocator::usable_size(void* p) {
   if (!p) return 0;
   if (m.owns(p)) {
     ServedPlan* plan;
-    size_t slot;
     uint32_t tick;
-    return m.find_block(p, &plan, &slot, &tick) ? plan->ticks[tick].size : 0;
+    return m.find_block(p, &plan, &tick) ? plan->ticks[tick].limit - 1 : 0;
   }
   return m.backing.usable_size(p);
 }
@@ -734,15 +789,14 @@ Status ReplayAllocator::check_invariants() const {
     const ValidationResult valid = validate(p.problem, p.plan);
     if (!valid.ok()) return Internal("served plan is invalid: " + valid.message);
     if (static_cast<uint64_t>(p.plan.arena) > r->slab.mapped_bytes()) return Internal("plan's arena exceeds its slab");
-    for (size_t k = 0; k < p.distinct_offsets.size(); ++k) {
-      const uint32_t occupant = p.occupant[k].load();
-      if (occupant == 0) continue;
-      const uint32_t tick = occupant - 1;
-      if (tick >= p.ticks.size() || p.ticks[tick].size == 0 || p.ticks[tick].slot != k) {
-        return Internal("a live slab block is not at its planned offset");
-      }
+    for (uint32_t t = 0; t < p.size(); ++t) {
+      if (p.live[t].load() == 0) continue;
+      if (p.ticks[t].limit == 0) return Internal("a tick the plan leaves to the backing allocator is live in the slab");
+      const unsigned char* block = r->window_base + (uint64_t{p.ticks[t].offset16} << 4);
+      if (read_header(block) != t) return Internal("a live slab block's header does not name its tick");
     }
-    if (r->upper_cursor > p.by_upper.size()) return Internal("liveness cursor past the plan");
+    if (r->walk > p.end_ticks.size()) return Internal("liveness cursor past the plan");
+    if (r->entries != p.ticks.data() || r->live != p.live.get()) return Internal("the fast path reads another plan");
   }
   return Status::Ok();
 }
