@@ -156,6 +156,7 @@ struct ThreadRecord {
   uint32_t tick = 0;          // allocations so far in this iteration
   uint32_t walk = 0;          // next entry of end_ticks to check
   bool serving = false;       // replaying and not deviating: the fast path may serve
+  Counter served;             // allocations served from the slab
 
   std::atomic<uint32_t> claimed{0};
   ThreadRecord* next = nullptr;
@@ -173,7 +174,7 @@ struct ThreadRecord {
   std::vector<std::unique_ptr<ServedPlan>> plans;          // every plan this record published
   rt::Slab slab;
 
-  Counter served, iterations, profiled, unplanned, fallback, deviations, plans_made, reprofiles, plan_failures,
+  Counter iterations, profiled, unplanned, fallback, deviations, plans_made, reprofiles, plan_failures,
       slab_bytes, planned_buffers;
 
   void update_serving() { serving = phase == ReplayPhase::kReplaying && !deviating; }
@@ -271,7 +272,7 @@ struct ReplayAllocator::Impl {
   // The general case: consumes the tick; nullptr when the tick is not planned
   // (r.deviating stays false) or the request deviates (r.deviating is set).
   void* serve(ThreadRecord& r, size_t size, size_t alignment);
-  void* allocate(size_t size, size_t alignment, bool zeroed);
+  [[gnu::noinline]] void* allocate(size_t size, size_t alignment, bool zeroed);
   void* backing_allocate(size_t size, size_t alignment, bool zeroed) {
     return zeroed ? backing.allocate_zeroed(size) : backing.allocate(size, alignment);
   }
@@ -279,6 +280,8 @@ struct ReplayAllocator::Impl {
   // The plan and tick of a live slab block, or false.
   bool find_block(const void* p, ServedPlan** plan, uint32_t* tick);
   inline void free_slab(void* p);
+  // A free that is not of a slab pointer (kept out of line, off the fast path).
+  [[gnu::noinline]] void deallocate_backing(void* p);
   void publish(ThreadRecord& r, ServedPlan* plan) {
     window_plans[r.window].store(plan, std::memory_order_release);
     r.adopt(plan);
@@ -549,13 +552,15 @@ inline void* ReplayAllocator::Impl::serve_fast(ThreadRecord& r, size_t size, siz
   const uint64_t offset = uint64_t{e.offset16} << 4;
   // limit is 0 for unplanned ticks; an offset aligned to `alignment` is all an aligned request needs.
   if (MEMPLAN_UNLIKELY(size >= e.limit || (offset & (alignment - 1)) != 0)) return nullptr;
+  std::atomic<uint8_t>* const live = r.live;
+  const uint32_t* const end_ticks = r.end_ticks;
   uint32_t w = r.walk;
   for (; w < e.walk_end; ++w) {
-    if (MEMPLAN_UNLIKELY(r.live[r.end_ticks[w]].load(std::memory_order_acquire) != 0)) return nullptr;
+    if (MEMPLAN_UNLIKELY(live[end_ticks[w]].load(std::memory_order_acquire) != 0)) return nullptr;
   }
   r.walk = w;
   r.tick = t + 1;
-  r.live[t].store(1, std::memory_order_relaxed);
+  live[t].store(1, std::memory_order_relaxed);
   unsigned char* p = r.window_base + offset;
   write_header(p, t);
   r.served.bump();
@@ -681,6 +686,11 @@ void ReplayAllocator::deallocate(void* p) {
     m.free_slab(p);
     return;
   }
+  m.deallocate_backing(p);
+}
+
+void ReplayAllocator::Impl::deallocate_backing(void* p) {
+  Impl& m = *this;
   if (!p) return;
   if (t_link.instance_id == m.id && t_link.record) {
     ThreadRecord& r = *t_link.record;

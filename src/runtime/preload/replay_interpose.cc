@@ -228,6 +228,8 @@ void* aligned_request(size_t alignment, size_t size) {
 MEMPLAN_EXPORT void* malloc(size_t size) {
   if (MEMPLAN_UNLIKELY(!ensure_ready())) return boot_alloc(size, 16);
   if (memplan::ReplayAllocator* a = replay_for_call()) {
+    // The fast path never allocates, so it needs no reentrancy guard.
+    if (void* p = a->serve_from_slab(size, 16)) return p;
     Inside inside;
     return a->allocate(size, 16);
   }
