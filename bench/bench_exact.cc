@@ -31,6 +31,7 @@
 #include "memplan/csv.h"
 #include "memplan/exact.h"
 #include "memplan/generate.h"
+#include "memplan/planner.h"
 #include "memplan/validate.h"
 
 namespace {
@@ -99,6 +100,46 @@ int run_scale(const std::string& sizes, const memplan::ExactOptions& options) {
   return failures;
 }
 
+// Minimises problems read from CSV files (real traces, e.g. bench/data/dsa/idealloc):
+// the portfolio's arena next to exact minimisation's (windowed on large ones).
+int run_files(const std::string& paths, const memplan::ExactOptions& options) {
+  std::printf("\nexact minimisation on problem files, time limit %.0f s (portfolio: its default budget)\n",
+              options.time_limit_seconds);
+  std::printf("%-28s %8s %12s %12s %12s %8s %8s %-10s %8s %8s %9s %9s\n", "problem", "buffers", "load", "portfolio",
+              "exact", "gap %", "gain %", "outcome", "windows", "improved", "wall s", "peak MiB");
+  int failures = 0;
+  std::stringstream list(paths);
+  for (std::string path; std::getline(list, path, ',');) {
+    auto problem = memplan::read_problem_csv(path);
+    if (!problem.ok()) {
+      std::printf("%s: %s\n", path.c_str(), problem.status().to_string().c_str());
+      ++failures;
+      continue;
+    }
+    problem->capacity.reset();
+    const int64_t load = memplan::load(*problem);
+    auto portfolio = memplan::plan_with("portfolio", *problem, {});
+    auto result = memplan::solve_minimize(*problem, options);
+    if (!portfolio.ok() || !result.ok() || !result->plan || !memplan::validate(*problem, *result->plan).ok()) {
+      std::printf("%s: no valid plan\n", path.c_str());
+      ++failures;
+      continue;
+    }
+    if (result->plan->arena > portfolio->arena) ++failures;  // never worse than the start
+    const std::string name = std::filesystem::path(path).parent_path().filename().string() + "/" +
+                             std::filesystem::path(path).stem().string();
+    std::printf("%-28s %8zu %12lld %12lld %12lld %8.3f %8.3f %-10s %8lld %8lld %9.2f %9.1f\n", name.c_str(),
+                problem->size(), static_cast<long long>(load), static_cast<long long>(portfolio->arena),
+                static_cast<long long>(result->plan->arena), 100.0 * memplan::gap(result->plan->arena, load),
+                100.0 * (1.0 - static_cast<double>(result->plan->arena) / static_cast<double>(portfolio->arena)),
+                std::string(memplan::exact_outcome_name(result->outcome)).c_str(),
+                static_cast<long long>(result->stats.windows), static_cast<long long>(result->stats.windows_improved),
+                result->stats.seconds, peak_resident_mib());
+    std::fflush(stdout);
+  }
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,6 +147,7 @@ int main(int argc, char** argv) {
   std::string mode = "both";
   std::string only;
   std::string scale_sizes = "10000,20000";
+  std::string files;
   std::string dir = (std::filesystem::path(__FILE__).parent_path() / "data/dsa/minimalloc/challenging").string();
   memplan::ExactOptions options;
   options.time_limit_seconds = 60;
@@ -124,6 +166,7 @@ int main(int argc, char** argv) {
     else if (arg == "--time-limit") options.time_limit_seconds = std::atof(value().c_str());
     else if (arg == "--dir") dir = value();
     else if (arg == "--scale") scale_sizes = value();
+    else if (arg == "--files") files = value();
     else if (arg == "--no-canonical") options.canonical_only = false;
     else if (arg == "--no-sections") options.section_inference = false;
     else if (arg == "--no-dominance") options.dominance = false;
@@ -134,11 +177,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (mode != "decision" && mode != "minimize" && mode != "both" && mode != "scale" && mode != "all") {
+  if (mode != "decision" && mode != "minimize" && mode != "both" && mode != "scale" && mode != "all" &&
+      mode != "files") {
     usage();
     return 2;
   }
   if (mode == "scale") return run_scale(scale_sizes, options) == 0 ? 0 : 3;
+  if (mode == "files") return run_files(files, options) == 0 ? 0 : 3;
   const bool with_scale = mode == "all";
   if (with_scale) mode = "both";
 

@@ -62,6 +62,15 @@ struct ExactOptions {
   // the search may build. Larger problems are answered from the `portfolio`
   // plan alone (stats.too_large); about 16 bytes per overlapping pair.
   int64_t memory_limit_bytes = int64_t{512} << 20;
+  // solve_minimize: a valid plan to start from instead of running `portfolio`
+  // (the caller's heuristic plan; must outlive the call). Ignored when invalid.
+  const Plan* start_plan = nullptr;
+  // solve_minimize on problems with more buffers than this (or too large to
+  // index) improves the start plan by windows (improve_by_windows) after a
+  // short search at the lower bound, instead of searching the whole problem.
+  int64_t window_threshold = 4000;
+  // Movable buffers in the smallest window; larger levels double it (4 times).
+  int64_t window_buffers = 128;
 
   // --- pruning and search switches (all on by default) ---
   // Place buffers in non-decreasing (offset, rank) order only, so that each
@@ -101,7 +110,9 @@ struct ExactStats {
   int32_t partitions = 0;  // independent time partitions of the whole problem
   double seconds = 0;      // wall-clock time of the call
   bool cancelled = false;  // the cancel flag stopped the call
-  bool too_large = false;  // over options.memory_limit_bytes: no search ran, only the heuristics
+  bool too_large = false;  // over options.memory_limit_bytes: no whole-problem search ran
+  int64_t windows = 0;           // windows re-solved by improve_by_windows
+  int64_t windows_improved = 0;  // of them, windows whose plan was spliced in
 };
 
 struct ExactResult {
@@ -117,5 +128,17 @@ StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, c
 
 // Minimises the arena (see above). Errors: invalid problem.
 StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions& options = {});
+
+// Windowed improvement for large problems (src/solver/window.cc): starting
+// from the valid plan `start`, repeatedly re-solves the time window around a
+// buffer at the peak with solve_minimize (buffers crossing the window's edges
+// keep their offsets), splices the window's plan back when the validator
+// accepts the whole plan and it is better, until time (options.time_limit_seconds,
+// 1 s per window without one) or cancel stops it or no window helps. Memory:
+// O(n) plus one window's index. The plan is never worse than `start` and
+// buffers with a fixed offset never move. outcome: kOptimal when the plan
+// reaches the lower bound (max(load, highest fixed top)), else kTimedOut.
+// Errors: invalid problem, start plan invalid for the problem.
+StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& start, const ExactOptions& options = {});
 
 }  // namespace memplan

@@ -4,17 +4,24 @@
 // solve_decision:
 //   1. Check the problem; buffers of size 0 take offset 0 (or their fixed
 //      offset) and stay out of the search.
-//   2. Lower bound = max(load, highest fixed top). A capacity below it is
-//      refuted without search.
+//   2. Lower bound = max(load, highest fixed top), rounded up to the granule
+//      (the gcd of sizes and fixed offsets, when the alignments allow: every
+//      canonical arena is a multiple of it). A capacity below it is refuted
+//      without search; refutations round up the same way.
 //   3. Run the canonical search at the capacity; validate any plan it returns.
 //      A problem whose index (overlap graph and section memberships) would
 //      exceed options.memory_limit_bytes is not searched: the portfolio plan
 //      answers it if it fits (stats.too_large).
 // solve_minimize (anytime, closes the gap from both sides):
 //   1. Lower bound as above. A short search at the lower bound: most problems
-//      fit in their load, and then no heuristic is needed.
-//   2. Upper bound: the `portfolio` plan (validated; `naive` if it fails),
-//      given a tenth of the time limit (at most 2 s).
+//      fit in their load, and then no heuristic is needed (skipped when the
+//      index would not fit in memory; a quarter of the time on large ones).
+//   2. Upper bound: options.start_plan if valid, else the `portfolio` plan
+//      (validated; `naive` if it fails), given a tenth of the time limit (a
+//      quarter on large problems; at most 2 s).
+//   2b. Large problems (more than options.window_threshold buffers, or an
+//      index over the memory limit): improve_by_windows (window.cc) spends the
+//      time left on the windows around the peak, and the call ends.
 //   3. Rounds with a node budget that doubles each round:
 //      a. decide at the lower bound: a plan there is optimal; a refutation
 //         raises the lower bound to the search's next capacity (a jump, not
@@ -31,6 +38,8 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <utility>
 
 #include "memplan/bounds.h"
@@ -70,8 +79,37 @@ solver::StopCondition stop_condition(const ExactOptions& options, Clock::time_po
 struct SearchInput {
   std::vector<solver::CanonicalSearch::Item> items;
   std::vector<size_t> buffer_of_item;
-  int64_t lower_bound = 0;  // max(load, highest fixed top)
+  int64_t lower_bound = 0;  // max(load, highest fixed top), rounded up to the granule
+  // Every canonical plan's arena is a multiple of this (see granule_of), so
+  // lower bounds round up to it.
+  int64_t granule = 1;
 };
+
+// g = gcd of the sizes and fixed offsets. A canonical offset is 0, a fixed
+// offset, or an aligned top of another buffer; when every alignment a > 1
+// divides g or is a multiple of it, rounding a multiple of g up to a is again
+// a multiple of g, so by induction every canonical offset and top — and the
+// optimal arena, the top of some buffer — is a multiple of g. Otherwise 1.
+int64_t granule_of(const Problem& problem) {
+  int64_t g = 0;
+  for (const Buffer& b : problem.buffers) {
+    if (b.size == 0) continue;
+    g = std::gcd(g, b.size);
+    if (b.offset) g = std::gcd(g, *b.offset);
+  }
+  if (g <= 1) return 1;
+  for (size_t i = 0; i < problem.size(); ++i) {
+    const int64_t a = problem.alignment_of(i);
+    if (a > 1 && g % a != 0 && a % g != 0) return 1;
+  }
+  return g;
+}
+
+int64_t round_up_to(int64_t value, int64_t granule) {
+  if (granule <= 1 || value > std::numeric_limits<int64_t>::max() - granule) return value;
+  const int64_t r = value % granule;
+  return r == 0 ? value : value + (granule - r);
+}
 
 SearchInput make_search_input(const Problem& problem) {
   SearchInput input;
@@ -87,6 +125,8 @@ SearchInput make_search_input(const Problem& problem) {
                            .fixed_offset = b.offset ? *b.offset : -1});
     input.buffer_of_item.push_back(i);
   }
+  input.granule = granule_of(problem);
+  input.lower_bound = round_up_to(input.lower_bound, input.granule);
   return input;
 }
 
@@ -196,7 +236,7 @@ StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, c
     }
     case solver::SearchVerdict::kExhausted:
       result.outcome = ExactOutcome::kInfeasible;
-      result.lower_bound = std::max(result.lower_bound, d.next_capacity);
+      result.lower_bound = round_up_to(std::max(result.lower_bound, d.next_capacity), input.granule);
       break;
     case solver::SearchVerdict::kStopped:
       result.outcome = ExactOutcome::kTimedOut;
@@ -214,20 +254,14 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   const SearchInput input = make_search_input(problem);
   const solver::StopCondition stop = stop_condition(options, start);
   ExactResult result;
-  if (!search_fits_in_memory(input, options)) {
-    // Too large to index: the heuristics get the whole time limit.
-    result.stats.too_large = true;
-    result.lower_bound = input.lower_bound;
-    result.plan = heuristic_plan(problem, cap, options.time_limit_seconds, options.cancel);
-    result.outcome = !result.plan                               ? ExactOutcome::kTimedOut
-                     : result.plan->arena <= result.lower_bound ? ExactOutcome::kOptimal
-                                                                : ExactOutcome::kTimedOut;
-    result.stats.cancelled = stop.cancelled();
-    result.stats.seconds = seconds_since(start);
-    return result;
+  const bool fits = search_fits_in_memory(input, options);
+  const bool windowed = !fits || static_cast<int64_t>(input.items.size()) > options.window_threshold;
+  result.stats.too_large = !fits;
+  std::optional<solver::CanonicalSearch> search;
+  if (fits) {
+    search.emplace(input.items, options);
+    result.stats.partitions = search->partition_count();
   }
-  solver::CanonicalSearch search(input.items, options);
-  result.stats.partitions = search.partition_count();
   int64_t lower = input.lower_bound;
   int64_t upper = std::numeric_limits<int64_t>::max();
   std::optional<Plan> best;
@@ -235,13 +269,13 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   // Folds one decision into the bounds; false when time or cancel stopped it.
   auto absorb = [&](int64_t capacity, const Decision& d) -> StatusOr<bool> {
     if (d.verdict == solver::SearchVerdict::kFound) {
-      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search));
+      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
       if (plan.arena < upper) {
         upper = plan.arena;
         best = std::move(plan);
       }
     } else if (d.verdict == solver::SearchVerdict::kExhausted) {
-      lower = std::max(lower, std::max(capacity + 1, d.next_capacity));
+      lower = round_up_to(std::max(lower, std::max(capacity + 1, d.next_capacity)), input.granule);
     }
     return !stop.reached();
   };
@@ -250,27 +284,67 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   bool running = !cap || lower <= *cap;
 
   // 1. Most problems fit in their load, and a short search at the load finds
-  //    such a plan faster than the heuristics run.
-  if (running) {
-    MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, decide(search, lower, quick_budget, stop, &result.stats)));
+  //    such a plan faster than the heuristics run. On large problems a node
+  //    costs up to milliseconds, so the dive gets a quarter of the time.
+  if (running && search) {
+    solver::StopCondition quick_stop = stop;
+    if (windowed && options.time_limit_seconds > 0) {
+      quick_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(0.25 * options.time_limit_seconds));
+    }
+    const Decision d = decide(*search, lower, quick_budget, quick_stop, &result.stats);
+    MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, d));
   }
 
-  // 2. Upper bound from the heuristics (validated; naive is the fallback).
-  //    The portfolio gets a small share of the time limit and never hands over
-  //    to this solver (it does not call exact). Runs even after a cancel, so
-  //    that a plan is always returned (a cancelled portfolio falls to naive).
+  // 2. Upper bound: the caller's start plan, or the heuristics (validated;
+  //    naive is the fallback). The portfolio gets a small share of the time
+  //    limit (all of it, bar the windows' share, on large problems) and never
+  //    hands over to this solver. Runs even after a cancel, so that a plan is
+  //    always returned (a cancelled portfolio falls to naive).
   if (lower < upper) {
-    const double seconds =
-        options.time_limit_seconds > 0 ? std::max(1e-3, std::min(2.0, 0.1 * options.time_limit_seconds)) : 0;
-    if (std::optional<Plan> plan = heuristic_plan(problem, cap, seconds, options.cancel);
-        plan && plan->arena < upper) {
-      upper = plan->arena;
-      best = std::move(*plan);
+    if (options.start_plan != nullptr) {
+      Problem uncapped = problem;
+      uncapped.capacity.reset();
+      const Plan& given = *options.start_plan;
+      if (given.offsets.size() == problem.size() && given.arena < upper && (!cap || given.arena <= *cap) &&
+          validate(uncapped, given).ok()) {
+        upper = given.arena;
+        best = given;
+      }
+    }
+    if (!best) {
+      const double share = windowed ? 0.25 : 0.1;
+      const double seconds =
+          options.time_limit_seconds > 0 ? std::max(1e-3, std::min(2.0, share * options.time_limit_seconds)) : 0;
+      if (std::optional<Plan> plan = heuristic_plan(problem, cap, seconds, options.cancel);
+          plan && plan->arena < upper) {
+        upper = plan->arena;
+        best = std::move(*plan);
+      }
     }
     // Only plans with arena <= cap are wanted (a cap of INT64_MAX is no cap).
     if (!best && cap && *cap < std::numeric_limits<int64_t>::max()) upper = *cap + 1;
     running = running && !stop.reached();
   }
+
+  // Large problems: improve the plan window by window with the time left
+  // (the whole problem's search would cost milliseconds a node, or not fit).
+  if (windowed && best && lower < upper && running) {
+    ExactOptions window_options = options;
+    window_options.time_limit_seconds =
+        options.time_limit_seconds > 0 ? std::max(1e-3, options.time_limit_seconds - seconds_since(start)) : 0;
+    StatusOr<ExactResult> windows = improve_by_windows(problem, *best, window_options);
+    if (!windows.ok()) return windows.status();
+    ExactResult& improved = *windows;
+    result.stats.nodes += improved.stats.nodes;
+    result.stats.backtracks += improved.stats.backtracks;
+    result.stats.decisions += improved.stats.decisions;
+    result.stats.windows += improved.stats.windows;
+    result.stats.windows_improved += improved.stats.windows_improved;
+    if (improved.plan && improved.plan->arena <= best->arena) best = std::move(improved.plan);
+    running = false;
+  }
+  running = running && search.has_value();
 
   // 3. Rounds with a doubling node budget: decide at the lower bound (a plan
   //    there is optimal, a refutation raises the bound and repeats the step),
@@ -281,14 +355,14 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     // met, and a refutation must exhaust a whole tree: restarts would repeat
     // it once per key order, so the first order runs alone.
     const bool restarts_at_lower = budget < kProofBudget;
-    const Decision at_lower = decide(search, lower, budget, stop, &result.stats, restarts_at_lower);
+    const Decision at_lower = decide(*search, lower, budget, stop, &result.stats, restarts_at_lower);
     MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, at_lower));
     if (at_lower.verdict != solver::SearchVerdict::kStopped) continue;
     const int64_t probe_budget = capped(std::max<int64_t>(budget / 4, 1));
     int64_t from = lower + 1;
     while (running && from < upper && lower < upper) {
       const int64_t probe = std::max(lower, from + (upper - 1 - from) / 2);
-      const Decision d = decide(search, probe, probe_budget, stop, &result.stats);
+      const Decision d = decide(*search, probe, probe_budget, stop, &result.stats);
       MEMPLAN_ASSIGN_OR_RETURN(running, absorb(probe, d));
       from = d.verdict == solver::SearchVerdict::kStopped ? probe + 1 : lower + 1;
     }
