@@ -25,9 +25,32 @@ def find_mark():
         return lambda: None
 
 
+def build_model(torchvision, name, size):
+    """The constructor `name` from torchvision.models or its segmentation
+    submodule, untrained (weights=None, and weights_backbone=None where the
+    constructor has it, so nothing is downloaded)."""
+    import inspect
+
+    for module in (torchvision.models, torchvision.models.segmentation):
+        constructor = getattr(module, name, None)
+        if callable(constructor):
+            break
+    else:
+        raise SystemExit(f"no torchvision model named {name!r}")
+    kwargs = {"weights": None}
+    parameters = inspect.signature(constructor).parameters
+    if "weights_backbone" in parameters:
+        kwargs["weights_backbone"] = None
+    if name.startswith("vit_"):
+        # Vision transformers fix their input size at construction (it sets
+        # the number of patches); any multiple of the patch size works.
+        kwargs["image_size"] = size
+    return constructor(**kwargs)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model", help="a torchvision.models constructor name, e.g. resnet18")
+    parser.add_argument("model", help="a torchvision.models (or .segmentation) constructor name, e.g. resnet18")
     parser.add_argument("--iterations", type=int, default=6, help="marked forward passes (default 6)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch intra-op threads (default 1: with one thread every iteration repeats exactly)")
@@ -39,7 +62,7 @@ def main():
     import torchvision
 
     torch.set_num_threads(args.threads)
-    model = getattr(torchvision.models, args.model)(weights=None).eval()
+    model = build_model(torchvision, args.model, args.size).eval()
     x = torch.randn(args.batch, 3, args.size, args.size)
     mark = find_mark()
     times = []
