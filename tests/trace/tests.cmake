@@ -64,3 +64,23 @@ if(COMMAND memplan_cli_test)
     STDERR "and 2 marks")
   memplan_cli_test(trace_needs_a_command EXIT 1 ARGS trace --output none.trace STDERR "no command to trace")
 endif()
+
+# With Debian's python3-torch and python3-torchvision: a real forward pass
+# under the tracer repeats exactly (tests/trace/torch_iterations_repeat.sh:
+# ~7 s of CPU, mostly reading the 2.2 million events of torch's import; 20 s
+# of wall time on the shared 2-core machine). Not under the sanitizers: the tracer and the interpreter are
+# not instrumented, and the check is about the tracer, not the sanitized code.
+if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
+  set(MEMPLAN_TORCH_PYTHON /usr/bin/python3 CACHE FILEPATH "Python with torch and torchvision, for the torch trace tests")
+  execute_process(COMMAND ${MEMPLAN_TORCH_PYTHON} -c "import torch, torchvision"
+                  RESULT_VARIABLE memplan_torch_python_result OUTPUT_QUIET ERROR_QUIET TIMEOUT 60)
+  if(memplan_torch_python_result EQUAL 0)
+    add_test(NAME trace_torchvision_iterations_repeat
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trace/torch_iterations_repeat.sh $<TARGET_FILE:memplan>
+                     ${MEMPLAN_TORCH_PYTHON} ${PROJECT_SOURCE_DIR}/examples/trace_torchvision.py
+                     ${CMAKE_CURRENT_BINARY_DIR}/trace/torch_iterations_repeat)
+    set_tests_properties(trace_torchvision_iterations_repeat PROPERTIES LABELS "trace;torch" TIMEOUT 120)
+  else()
+    message(STATUS "memplan: ${MEMPLAN_TORCH_PYTHON} cannot import torch and torchvision: torch trace tests skipped")
+  endif()
+endif()
