@@ -61,6 +61,12 @@ std::string_view trace_call_name(TraceCall call);
 enum class TraceEventKind : uint8_t { kAlloc, kRealloc, kFree, kMark };
 TraceEventKind kind_of(TraceCall call);
 
+// Operator attribution. A program that knows which operator it is running
+// (libtorch, through memplan's RecordFunction recorder) can tell the tracer;
+// each event then carries the innermost operator of its thread. Events of a
+// trace without operator records all have kNoOperator.
+inline constexpr uint32_t kNoOperator = 0xFFFFFFFFu;
+
 struct TraceEvent {
   TraceCall call = TraceCall::kMalloc;
   uint32_t thread = 0;            // index of the thread in Trace::threads (kUnknownThread for a
@@ -73,6 +79,8 @@ struct TraceEvent {
   uint64_t old_pointer = 0;       // realloc: the pointer passed in
   uint64_t size = 0;              // bytes requested (calloc: nmemb * size); 0 for free and mark
   uint64_t alignment = 0;         // aligned calls: the alignment asked for; 0 = malloc's default
+  uint32_t op = kNoOperator;      // the innermost operator running on the thread when the call
+                                  // was made (an index into Trace::operators), if it was recorded
 
   TraceEventKind kind() const { return kind_of(call); }
   bool operator==(const TraceEvent&) const = default;
@@ -95,6 +103,8 @@ struct Trace {
                                      // handler that interrupted the tracer)
   uint64_t dropped_marks = 0;        // marks beyond the tracer's mark store
   uint64_t file_bytes = 0;           // size of the file read (0 for a trace built in memory)
+  std::vector<std::string> operators;  // operator names, indexed by TraceEvent::op ("" = never
+                                       // named: its name record was lost with an incomplete trace)
 
   // Indices into `events` of the marks, in order.
   std::vector<size_t> mark_indices() const;
@@ -108,11 +118,14 @@ struct Trace {
 StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view source = "<trace>");
 StatusOr<Trace> read_trace(const std::string& path);
 
-// Encodes a trace in the file format the tracer writes (version 1): one event
+// Encodes a trace in the file format the tracer writes (version 2): one event
 // block per thread and run of up to 4096 events, a mark block, and an end block
 // if `complete`. Fails on events that are not sorted, reference unknown
-// threads, or have a release_sequence after their sequence. Only a realloc's
-// release_sequence is written; the reader gives other events 0.
+// threads or operators, or have a release_sequence after their sequence. Only
+// a realloc's release_sequence is written; the reader gives other events 0.
+// Operators are written as the tracer writes them (an enter record where a
+// thread's operator changes, names first), so only the innermost operator of
+// each event survives a round trip, which is all a Trace holds.
 StatusOr<std::string> format_trace(const Trace& trace);
 Status write_trace(const std::string& path, const Trace& trace);
 
@@ -172,5 +185,17 @@ struct IterationSummary {
   bool repeats_previous = false;
 };
 std::vector<IterationSummary> summarize_iterations(const Trace& trace);
+
+// Allocation calls (allocations and reallocs that returned memory) per
+// innermost operator, over the events [begin, end) of a trace: what
+// `memplan trace-info` ranks. Sorted by bytes, then allocations, descending;
+// allocations made outside any operator are one row with op == kNoOperator.
+// Empty when the trace has no operator records.
+struct OperatorSummary {
+  uint32_t op = kNoOperator;
+  size_t allocations = 0;
+  uint64_t bytes = 0;
+};
+std::vector<OperatorSummary> summarize_operators(const Trace& trace, size_t begin, size_t end);
 
 }  // namespace memplan

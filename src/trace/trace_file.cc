@@ -104,9 +104,10 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
     return InvalidArgument(std::string(source) + ": not a memplan trace (no 'MEMPLANT' header)");
   }
   const uint32_t version = tf::get_u32(data + 8);
-  if (version != tf::kVersion) {
+  if (version < tf::kOldestVersion || version > tf::kVersion) {
     return InvalidArgument(std::string(source) + ": trace format version " + std::to_string(version) +
-                           " is not supported (this memplan reads version " + std::to_string(tf::kVersion) + ")");
+                           " is not supported (this memplan reads versions " + std::to_string(tf::kOldestVersion) +
+                           " to " + std::to_string(tf::kVersion) + ")");
   }
   if (tf::get_u32(data + 12) != tf::kFileHeaderBytes ||
       tf::get_u64(data + 56) != tf::checksum_finish(tf::checksum_update(tf::kChecksumSeed, data, 56))) {
@@ -128,6 +129,12 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
   uint32_t max_thread_plus_one = 0;
   std::vector<uint64_t> raw_times;  // parallel to trace.events until the clock is known
   bool seen_end = false;
+  // Operator attribution: each thread's stack of entered operators (its
+  // records are read in the order the thread wrote them: a thread's blocks
+  // appear in the file in order), and the names given so far.
+  std::map<uint32_t, std::vector<uint32_t>> operator_stacks;
+  std::map<uint64_t, std::string> operator_names;
+  uint64_t operator_count = 0;  // 1 + the largest id seen
 
   size_t offset = tf::kFileHeaderBytes;
   while (offset < n) {
@@ -186,12 +193,39 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
         if (!tf::decode_event(&p, end, state, &e)) {
           return InvalidArgument(at(source, event_offset) + "malformed event #" + std::to_string(i) + " of its block");
         }
+        if (tf::call_is_operator_record(e.call)) {
+          if (version < 2) return InvalidArgument(at(source, event_offset) + "operator record in a version-1 trace");
+          if (marks) return InvalidArgument(at(source, event_offset) + "a mark block holds an operator record");
+          std::vector<uint32_t>& stack = operator_stacks[header.thread];
+          if (e.call == tf::kOperatorExit) {
+            if (stack.empty()) return InvalidArgument(at(source, event_offset) + "operator exit without an enter");
+            stack.pop_back();
+            continue;
+          }
+          operator_count = std::max(operator_count, e.operator_id + 1);
+          if (e.call == tf::kOperatorEnter) {
+            stack.push_back(static_cast<uint32_t>(e.operator_id));
+            continue;
+          }
+          std::string name(reinterpret_cast<const char*>(e.name), e.name_length);
+          auto [it, inserted] = operator_names.emplace(e.operator_id, name);
+          if (!inserted && it->second != name) {
+            return InvalidArgument(at(source, event_offset) + "operator " + std::to_string(e.operator_id) +
+                                   " is named twice, differently");
+          }
+          continue;
+        }
         if ((e.call == tf::kMark) != marks) {
           return InvalidArgument(at(source, event_offset) + (marks ? "a mark block holds a non-mark event"
                                                                    : "an event block holds a mark"));
         }
         if (e.seq == 0) return InvalidArgument(at(source, event_offset) + "sequence number 0");
         uint32_t thread = header.thread;
+        uint32_t op = kNoOperator;
+        if (!marks) {
+          auto stack = operator_stacks.find(thread);
+          if (stack != operator_stacks.end() && !stack->second.empty()) op = stack->second.back();
+        }
         if (marks) {
           thread = e.thread;
           if (thread != kUnknownThread) {
@@ -209,7 +243,8 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
                                           .pointer = e.ptr,
                                           .old_pointer = e.old_ptr,
                                           .size = e.size,
-                                          .alignment = e.alignment});
+                                          .alignment = e.alignment,
+                                          .op = op});
         raw_times.push_back(e.raw);
       }
       if (p != end) {
@@ -222,6 +257,8 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
     offset += tf::kBlockHeaderBytes + header.payload_bytes;
   }
   trace.complete = seen_end;
+  trace.operators.resize(operator_count);
+  for (auto& [id, name] : operator_names) trace.operators[id] = std::move(name);
 
   if (sampled_clock) interpolate_untimed_events(trace.events, raw_times);
   for (size_t i = 0; i < trace.events.size(); ++i) trace.events[i].time_ns = clock.to_ns(raw_times[i]);
@@ -256,7 +293,10 @@ StatusOr<std::string> format_trace(const Trace& trace) {
     if (i > 0 && trace.events[i - 1].sequence >= e.sequence) {
       return InvalidArgument(where + "sequence numbers are not strictly increasing");
     }
-    if (static_cast<int>(e.call) >= tf::kCallCount) return InvalidArgument(where + "unknown call");
+    if (static_cast<int>(e.call) >= tf::kVersion1CallCount) return InvalidArgument(where + "unknown call");
+    if (e.op != kNoOperator && (e.op >= trace.operators.size() || e.kind() == TraceEventKind::kMark)) {
+      return InvalidArgument(where + "operator " + std::to_string(e.op) + " is not in the operator table");
+    }
     if (tf::call_is_realloc(static_cast<uint8_t>(e.call)) && e.release_sequence > e.sequence) {
       return InvalidArgument(where + "release_sequence is after sequence");
     }
@@ -268,44 +308,90 @@ StatusOr<std::string> format_trace(const Trace& trace) {
     }
   }
   if (trace.threads.size() > kMaxThreads) return InvalidArgument("too many threads");
+  if (trace.operators.size() > tf::kMaxOperatorId + 1) return InvalidArgument("too many operators");
+  for (size_t i = 0; i < trace.operators.size(); ++i) {
+    if (trace.operators[i].size() > tf::kMaxOperatorNameBytes) {
+      return InvalidArgument("operator " + std::to_string(i) + ": name longer than " +
+                             std::to_string(tf::kMaxOperatorNameBytes) + " bytes");
+    }
+  }
 
   std::string out(tf::kFileHeaderBytes, '\0');
   tf::FileHeader file_header{.pid = static_cast<uint64_t>(trace.pid), .time_source = tf::kTimeNanoseconds};
   tf::write_file_header(file_header, reinterpret_cast<uint8_t*>(out.data()));
 
+  // Records of a block: events, and (event blocks) operator records, whose
+  // deltas the encoder makes zero by giving them the state's own values.
   std::vector<uint8_t> payload;
-  auto emit_block = [&](tf::BlockHeader header, const std::vector<const TraceEvent*>& events) {
-    payload.assign(events.size() * tf::kMaxEncodedEventBytes + 1, 0);
+  auto emit_block = [&](tf::BlockHeader header, const std::vector<tf::EventFields>& records) {
+    size_t bound = 1;
+    for (const tf::EventFields& r : records) {
+      bound += tf::call_is_operator_record(r.call) ? tf::kMaxEncodedOperatorBytes : tf::kMaxEncodedEventBytes;
+    }
+    payload.assign(bound, 0);
     tf::DeltaState state;
-    if (!events.empty()) {
-      state.seq = header.base_seq = events.front()->sequence;
-      state.raw = header.base_raw = static_cast<uint64_t>(events.front()->time_ns);
+    for (const tf::EventFields& r : records) {
+      if (tf::call_is_operator_record(r.call)) continue;
+      state.seq = header.base_seq = r.seq;
+      state.raw = header.base_raw = r.raw;
+      break;
     }
     uint8_t* p = payload.data();
-    for (const TraceEvent* e : events) {
-      tf::EventFields f{.call = static_cast<uint8_t>(e->call),
-                        .seq = e->sequence,
-                        .raw = static_cast<uint64_t>(e->time_ns),
-                        .ptr = e->pointer,
-                        .size = e->size,
-                        .alignment = e->alignment,
-                        .old_ptr = e->old_pointer,
-                        .release_seq = e->release_sequence,
-                        .thread = e->thread};
-      p = tf::encode_event(f, state, p);
+    for (tf::EventFields r : records) {
+      if (tf::call_is_operator_record(r.call)) {
+        r.seq = state.seq;
+        r.raw = state.raw;
+        r.ptr = state.ptr;
+      }
+      p = tf::encode_event(r, state, p);
     }
-    header.event_count = static_cast<uint32_t>(events.size());
+    header.event_count = static_cast<uint32_t>(records.size());
     header.payload_bytes = static_cast<uint32_t>(p - payload.data());
     uint8_t block_header[tf::kBlockHeaderBytes];
     tf::write_block_header(header, payload.data(), block_header);
     out.append(reinterpret_cast<const char*>(block_header), tf::kBlockHeaderBytes);
     out.append(reinterpret_cast<const char*>(payload.data()), header.payload_bytes);
   };
+  auto fields_of = [](const TraceEvent& e) {
+    return tf::EventFields{.call = static_cast<uint8_t>(e.call),
+                           .seq = e.sequence,
+                           .raw = static_cast<uint64_t>(e.time_ns),
+                           .ptr = e.pointer,
+                           .size = e.size,
+                           .alignment = e.alignment,
+                           .old_ptr = e.old_pointer,
+                           .release_seq = e.release_sequence,
+                           .thread = e.thread};
+  };
 
-  std::vector<std::vector<const TraceEvent*>> by_thread(trace.threads.size());
-  std::vector<const TraceEvent*> marks;
+  std::vector<std::vector<tf::EventFields>> by_thread(trace.threads.size());
+  std::vector<tf::EventFields> marks;
+  // The names go first, into the first thread's stream (a trace with
+  // operators has events, so it has a thread).
+  if (!by_thread.empty()) {
+    for (size_t id = 0; id < trace.operators.size(); ++id) {
+      const std::string& name = trace.operators[id];
+      if (name.empty()) continue;
+      by_thread[0].push_back(tf::EventFields{.call = tf::kOperatorName,
+                                             .operator_id = id,
+                                             .name = reinterpret_cast<const uint8_t*>(name.data()),
+                                             .name_length = name.size()});
+    }
+  }
+  std::vector<uint32_t> current_op(trace.threads.size(), kNoOperator);
   for (const TraceEvent& e : trace.events) {
-    (e.kind() == TraceEventKind::kMark ? marks : by_thread[e.thread]).push_back(&e);
+    if (e.kind() == TraceEventKind::kMark) {
+      marks.push_back(fields_of(e));
+      continue;
+    }
+    std::vector<tf::EventFields>& records = by_thread[e.thread];
+    uint32_t& op = current_op[e.thread];
+    if (e.op != op) {
+      if (op != kNoOperator) records.push_back(tf::EventFields{.call = tf::kOperatorExit});
+      if (e.op != kNoOperator) records.push_back(tf::EventFields{.call = tf::kOperatorEnter, .operator_id = e.op});
+      op = e.op;
+    }
+    records.push_back(fields_of(e));
   }
   for (size_t t = 0; t < by_thread.size(); ++t) {
     const tf::BlockHeader header{.type = tf::kEventBlock,
@@ -315,14 +401,14 @@ StatusOr<std::string> format_trace(const Trace& trace) {
     size_t i = 0;
     do {
       const size_t stop = std::min(by_thread[t].size(), i + kEventsPerBlock);
-      emit_block(header, std::vector<const TraceEvent*>(by_thread[t].begin() + i, by_thread[t].begin() + stop));
+      emit_block(header, std::vector<tf::EventFields>(by_thread[t].begin() + i, by_thread[t].begin() + stop));
       i = stop;
     } while (i < by_thread[t].size());
   }
   for (size_t i = 0; i < marks.size(); i += kEventsPerBlock) {
     const size_t stop = std::min(marks.size(), i + kEventsPerBlock);
     emit_block(tf::BlockHeader{.type = tf::kMarkBlock},
-               std::vector<const TraceEvent*>(marks.begin() + i, marks.begin() + stop));
+               std::vector<tf::EventFields>(marks.begin() + i, marks.begin() + stop));
   }
   if (trace.complete) {
     uint8_t end_payload[4 * 10];

@@ -1,4 +1,4 @@
-// trace_format.h — the on-disk layout of a memplan trace file (version 1),
+// trace_format.h — the on-disk layout of a memplan trace file (version 2),
 // shared by the two programs that touch it: the LD_PRELOAD interposer that
 // writes it and the reader in memplan_trace. Header-only and allocation-free
 // on purpose: the interposer may not call malloc, so everything here works on
@@ -35,6 +35,20 @@
 //   varint      sequence - release sequence   realloc calls
 //   varint      thread                        marks (mark blocks only)
 //
+// Operator records (version 2; a version-1 file holds none) sit in a thread's
+// event block between its events. They attribute the allocations that follow
+// them on that thread to an operator (libtorch's RecordFunction callbacks, see
+// src/trace/torch/), take no sequence number and leave the delta state as it
+// is (their three deltas are written as zero), so a trace with them yields the
+// same events, ticks and problems as one without:
+//
+//   operator enter   call 11 · 3 zero deltas · varint operator id
+//   operator exit    call 12 · 3 zero deltas           (pops the innermost)
+//   operator name    call 13 · 3 zero deltas · varint id · varint length · bytes
+//
+// A name record gives an id its name once, in whichever thread's stream
+// named it first; the reader resolves ids across threads after reading all.
+//
 // Time is recorded raw (the x86 time-stamp counter where there is one: ~10 ns
 // to read instead of ~35 ns for clock_gettime). Every block header carries a
 // (raw, ns) pair sampled when the block was written, and the file header one
@@ -52,12 +66,19 @@
 namespace memplan::trace_format {
 
 inline constexpr char kFileMagic[8] = {'M', 'E', 'M', 'P', 'L', 'A', 'N', 'T'};
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kOldestVersion = 1;  // the oldest the reader still reads
 inline constexpr size_t kFileHeaderBytes = 64;
 inline constexpr char kBlockMagic[4] = {'M', 'P', 'B', 'K'};
 inline constexpr size_t kBlockHeaderBytes = 72;
 // The most bytes encode_event can write for one event.
 inline constexpr size_t kMaxEncodedEventBytes = 1 + 8 * 10;
+// Operator names longer than this are cut (in the tracer; the reader rejects longer).
+inline constexpr size_t kMaxOperatorNameBytes = 255;
+// Operator ids are small integers handed out by the recorder; a larger one is damage.
+inline constexpr uint64_t kMaxOperatorId = 1u << 16;
+// The most bytes encode_event can write for one operator record.
+inline constexpr size_t kMaxEncodedOperatorBytes = 4 + 2 * 10 + kMaxOperatorNameBytes;
 
 enum BlockType : uint8_t { kEventBlock = 1, kMarkBlock = 2, kEndBlock = 3 };
 // kTimeNone: the tracer was told not to read the clock per event (MEMPLAN_TRACE_TIME=off).
@@ -77,8 +98,14 @@ enum Call : uint8_t {
   kPvalloc = 8,
   kFree = 9,
   kMark = 10,
-  kCallCount = 11,
+  kOperatorEnter = 11,  // version 2
+  kOperatorExit = 12,
+  kOperatorName = 13,
+  kCallCount = 14,
 };
+inline constexpr uint8_t kVersion1CallCount = kOperatorEnter;
+
+inline bool call_is_operator_record(uint8_t call) { return call >= kOperatorEnter && call <= kOperatorName; }
 
 inline bool call_has_size(uint8_t call) { return call <= kPvalloc; }
 inline bool call_has_alignment(uint8_t call) { return call >= kPosixMemalign && call <= kPvalloc; }
@@ -288,6 +315,9 @@ struct EventFields {
   uint64_t old_ptr = 0;      // call_is_realloc
   uint64_t release_seq = 0;  // call_is_realloc; <= seq
   uint32_t thread = 0;       // kMark
+  uint64_t operator_id = 0;  // kOperatorEnter, kOperatorName
+  const uint8_t* name = nullptr;  // kOperatorName: name_length bytes, not NUL-terminated
+  uint64_t name_length = 0;
 };
 
 // The previous event's values, which the next event is encoded against.
@@ -311,14 +341,22 @@ __attribute__((always_inline)) inline uint8_t* encode_event(const EventFields& e
     out = put_varint(out, e.seq - e.release_seq);
   }
   if (e.call == kMark) out = put_varint(out, e.thread);
+  if (e.call == kOperatorEnter || e.call == kOperatorName) out = put_varint(out, e.operator_id);
+  if (e.call == kOperatorName) {
+    out = put_varint(out, e.name_length);
+    std::memcpy(out, e.name, e.name_length);
+    out += e.name_length;
+  }
   s.seq = e.seq;
   s.raw = e.raw;
   s.ptr = e.ptr;
   return out;
 }
 
-// Decodes one event from [*p, end). False on truncation, an unknown call, or a
-// realloc whose release sequence would lie after its sequence.
+// Decodes one event from [*p, end). False on truncation, an unknown call, a
+// realloc whose release sequence would lie after its sequence, or an operator
+// record with an id above kMaxOperatorId or a name longer than kMaxOperatorNameBytes.
+// A name record's `name` points into [*p, end).
 inline bool decode_event(const uint8_t** p, const uint8_t* end, DeltaState& s, EventFields* e) {
   if (*p == end) return false;
   const uint8_t first = *(*p)++;
@@ -349,6 +387,18 @@ inline bool decode_event(const uint8_t** p, const uint8_t* end, DeltaState& s, E
   if (e->call == kMark) {
     if (!get_varint(p, end, &v) || v > 0xFFFFFFFFu) return false;
     e->thread = static_cast<uint32_t>(v);
+  }
+  e->operator_id = 0;
+  e->name = nullptr;
+  e->name_length = 0;
+  if (e->call == kOperatorEnter || e->call == kOperatorName) {
+    if (!get_varint(p, end, &e->operator_id) || e->operator_id > kMaxOperatorId) return false;
+  }
+  if (e->call == kOperatorName) {
+    if (!get_varint(p, end, &v) || v > kMaxOperatorNameBytes || v > static_cast<uint64_t>(end - *p)) return false;
+    e->name = *p;
+    e->name_length = v;
+    *p += v;
   }
   s.seq = e->seq;
   s.raw = e->raw;

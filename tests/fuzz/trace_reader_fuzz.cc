@@ -2,8 +2,10 @@
 // trace -> problem extraction that runs on whatever the reader accepts.
 //
 // Properties checked on every input the reader accepts:
-//   - writing the trace and reading it back gives the same events;
-//   - iteration statistics can be computed;
+//   - writing the trace and reading it back gives the same events, with the
+//     same operators (format version 2 operator records);
+//   - iteration and operator statistics can be computed, and every
+//     operator they name is in the trace's table;
 //   - every iteration extracts to a problem that passes check_problem, and a
 //     naive plan of it passes the validator.
 // Inputs the reader rejects must be rejected with a message, never a crash.
@@ -40,9 +42,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       require(again->events[i].sequence == trace->events[i].sequence);
       require(again->events[i].size == trace->events[i].size);
       require(again->events[i].pointer == trace->events[i].pointer);
+      const uint32_t op = trace->events[i].op;
+      require(again->events[i].op == op);
+      if (op != kNoOperator) require(again->operators[op] == trace->operators[op]);
     }
   }
   (void)summarize_iterations(*trace);
+  for (const OperatorSummary& row : summarize_operators(*trace, 0, trace->events.size())) {
+    require(row.op == kNoOperator || row.op < trace->operators.size());
+  }
   const int64_t iterations = std::min<int64_t>(trace->iteration_count(), 4);
   for (int64_t it = 0; it < iterations; ++it) {
     StatusOr<Extraction> extraction = extract_iteration(*trace, it);

@@ -185,11 +185,11 @@ TEST(TraceFile, RejectsAnUnknownVersionByName) {
   auto bytes = format_trace(every_kind_of_event());
   ASSERT_TRUE(bytes.ok());
   auto* data = reinterpret_cast<uint8_t*>(bytes->data());
-  tf::put_u32(data + 8, 2);
+  tf::put_u32(data + 8, tf::kVersion + 1);
   tf::put_u64(data + 56, tf::checksum_finish(tf::checksum_update(tf::kChecksumSeed, data, 56)));
   auto parsed = parse_trace(as_bytes(*bytes));
   ASSERT_FALSE(parsed.ok());
-  EXPECT_NE(parsed.status().message().find("version 2"), std::string::npos);
+  EXPECT_NE(parsed.status().message().find("version " + std::to_string(tf::kVersion + 1)), std::string::npos);
 }
 
 // Appends one hand-made block (a valid checksum over whatever it holds).

@@ -1,6 +1,7 @@
 // trace_info_command.cc — `memplan trace-info`: what a trace holds, iteration
 // by iteration: events, allocations, bytes, peaks, threads, a size histogram,
-// and whether iterations repeat (the same sequence of allocation sizes).
+// and whether iterations repeat (the same sequence of allocation sizes); for
+// a trace with operator records, the operators that allocated most.
 #include <array>
 #include <cstdio>
 #include <memory>
@@ -31,7 +32,36 @@ int class_of_bucket(size_t k) {  // bucket k holds sizes in (2^(k-1), 2^k]
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
-void run_trace_info(const std::string& path) {
+// The operators that allocated most bytes in the marked iterations (1 up to
+// the last closed one: the steady state, without start-up and teardown), or
+// in the whole trace when it has no closed iteration.
+void print_top_operators(const Trace& trace, const std::vector<size_t>& marks, size_t top) {
+  if (trace.operators.empty() || top == 0) return;
+  size_t begin = 0, end = trace.events.size();
+  std::string span = "the whole trace";
+  if (marks.size() >= 2) {
+    begin = marks.front();
+    end = marks.back();
+    span = "iterations 1.." + std::to_string(marks.size() - 1);
+  }
+  const std::vector<OperatorSummary> rows = summarize_operators(trace, begin, end);
+  uint64_t total = 0;
+  for (const OperatorSummary& r : rows) total += r.bytes;
+  std::printf("\ntop operators by bytes allocated, %s (%zu operator ids in the trace)\n", span.c_str(),
+              trace.operators.size());
+  TextTable table({{"operator", false}, {"allocs", true}, {"allocated", true}, {"share", true}});
+  for (size_t i = 0; i < rows.size() && i < top; ++i) {
+    const OperatorSummary& r = rows[i];
+    std::string name = "(outside any operator)";
+    if (r.op != kNoOperator) name = trace.operators[r.op].empty() ? "#" + std::to_string(r.op) : trace.operators[r.op];
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", total == 0 ? 0.0 : 100.0 * static_cast<double>(r.bytes) / static_cast<double>(total));
+    table.add_row({name, std::to_string(r.allocations), format_bytes(static_cast<int64_t>(r.bytes)), share});
+  }
+  table.print(stdout);
+}
+
+void run_trace_info(const std::string& path, size_t top_operators) {
   StatusOr<Trace> read = read_trace(path);
   throw_if_error(read.status());
   const Trace& trace = *read;
@@ -105,32 +135,37 @@ void run_trace_info(const std::string& path) {
   for (int c = 0; c < kClasses; ++c) {
     if (used[c]) columns.push_back({kClassLabels[c], true});
   }
-  if (columns.size() == 1) return;
-  std::printf("allocations by size (bytes)\n");
-  TextTable histogram(columns);
-  for (size_t i = 0; i < summaries.size(); ++i) {
-    std::vector<std::string> row{std::to_string(summaries[i].iteration)};
-    for (int c = 0; c < kClasses; ++c) {
-      if (used[c]) row.push_back(counts[i][c] ? std::to_string(counts[i][c]) : ".");
+  if (columns.size() > 1) {
+    std::printf("allocations by size (bytes)\n");
+    TextTable histogram(columns);
+    for (size_t i = 0; i < summaries.size(); ++i) {
+      std::vector<std::string> row{std::to_string(summaries[i].iteration)};
+      for (int c = 0; c < kClasses; ++c) {
+        if (used[c]) row.push_back(counts[i][c] ? std::to_string(counts[i][c]) : ".");
+      }
+      histogram.add_row(std::move(row));
     }
-    histogram.add_row(std::move(row));
+    histogram.print(stdout);
   }
-  histogram.print(stdout);
+  print_top_operators(trace, marks, top_operators);
 }
 
 }  // namespace
 
 void register_trace_info_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
+  auto top = std::make_shared<size_t>(10);
   CLI::App* command = app.add_subcommand("trace-info", "Describe a trace iteration by iteration");
   command->add_option("trace", *path, "Trace file (from memplan trace)")->required()->type_name("FILE");
+  command->add_option("--operators", *top, "Operators to list, for a trace with operator records (default 10)")
+      ->type_name("N");
   command->footer(
       "Iteration 0 is everything before the first mark; iteration N the span from the N-th mark to\n"
       "the next (the last one, 'open', runs to the end of the trace and includes the teardown).\n"
       "\n"
       "Example:\n"
       "  memplan trace-info run.trace");
-  command->callback([path] { run_trace_info(*path); });
+  command->callback([path, top] { run_trace_info(*path, *top); });
 }
 
 }  // namespace memplan::cli

@@ -331,6 +331,8 @@ struct ThreadState {
   uint8_t busy;              // inside the tracer: nested calls pass through, counted as missed
   uint8_t exited;            // the TSD destructor ran
   uint32_t depth;            // interposed calls under way (an inner one is part of the outer)
+  uint32_t operator_depth;   // operator enters recorded and not yet exited: an exit is recorded
+                             // only when its enter was, so the reader never sees one unmatched
 };
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
@@ -603,6 +605,42 @@ __attribute__((noinline)) void record(uint8_t call, uint64_t seq, const void* pt
 }
 
 inline bool tracing() { return g_tracing.load(std::memory_order_relaxed); }
+
+// An operator record (enter, exit or name) in the calling thread's stream: no
+// sequence number, no clock reading, zero deltas (trace_format.h), so the
+// events around it encode and extract exactly as without it.
+void record_operator(uint8_t call, uint32_t id, const char* name) {
+  if (!ensure_ready() || !tracing()) return;
+  ThreadState& t = t_state;
+  if (t.busy) return;  // inside the tracer: a record here could split an event
+  if (call == tf::kOperatorExit && t.operator_depth == 0) return;
+  t.busy = 1;
+  Chunk* c = t.chunk;
+  if (MEMPLAN_UNLIKELY(!c)) c = attach_thread(t);
+  if (MEMPLAN_LIKELY(c != nullptr)) {
+    if (call == tf::kOperatorEnter) ++t.operator_depth;
+    if (call == tf::kOperatorExit) --t.operator_depth;
+    if (MEMPLAN_UNLIKELY(c->used + tf::kMaxEncodedOperatorBytes > kChunkPayloadBytes)) flush_full_chunk(c);
+    tf::EventFields e;
+    e.call = call;
+    e.seq = c->state.seq;
+    e.raw = c->state.raw;
+    e.ptr = c->state.ptr;
+    e.operator_id = id;
+    if (name) {
+      size_t n = 0;
+      while (n < tf::kMaxOperatorNameBytes && name[n] != '\0') ++n;
+      e.name = reinterpret_cast<const uint8_t*>(name);
+      e.name_length = n;
+    }
+    uint8_t* const end = tf::encode_event(e, c->state, c->payload() + c->used);
+    c->used = static_cast<uint32_t>(end - c->payload());
+    ++c->events;
+    c->published.store((static_cast<uint64_t>(c->events) << 32) | c->used, std::memory_order_release);
+    if (MEMPLAN_UNLIKELY(t.exited)) detach_thread(t);
+  }
+  t.busy = 0;
+}
 
 void on_thread_exit(void*) {
   ThreadState& t = t_state;
@@ -1085,3 +1123,15 @@ MEMPLAN_EXPORT void memplan_trace_flush(void) {
   if (!ensure_ready()) return;
   flush_all(false, false);
 }
+
+// Operator attribution (memplan/trace_operators.h): the recorder in the
+// traced program names each operator once and brackets its runs.
+MEMPLAN_EXPORT void memplan_trace_operator_name(uint32_t id, const char* name) {
+  if (id <= tf::kMaxOperatorId && name) record_operator(tf::kOperatorName, id, name);
+}
+
+MEMPLAN_EXPORT void memplan_trace_operator_enter(uint32_t id) {
+  if (id <= tf::kMaxOperatorId) record_operator(tf::kOperatorEnter, id, nullptr);
+}
+
+MEMPLAN_EXPORT void memplan_trace_operator_exit(void) { record_operator(tf::kOperatorExit, 0, nullptr); }
