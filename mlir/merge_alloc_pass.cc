@@ -172,7 +172,8 @@ class MergeAllocPass : public mlir::PassWrapper<MergeAllocPass, mlir::OperationP
         }
       }
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (options.report) print_report(llvm::errs(), scope, result, options, seconds);
+      if (options.report && !(scope.mergeable.empty() && scope.kept.empty()))
+        print_report(llvm::errs(), scope, result, options, seconds);
       // Step 3.
       if (!scope.mergeable.empty()) rewrite_scope(scope, result.plan, options.alignment);
     }

@@ -1,0 +1,33 @@
+# lit configuration for memplan's MLIR tests (FileCheck and execution tests).
+# CTest runs lit with --param: memplan_opt (the driver), llvm_bin (LLVM 15's
+# bin directory: mlir-opt, mlir-cpu-runner, FileCheck), llvm_lib (runner
+# libraries) and exec_root (where %t files go).
+import os
+
+import lit.formats
+
+config.name = 'memplan-mlir'
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = ['.mlir']
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = lit_config.params['exec_root']
+
+llvm_bin = lit_config.params['llvm_bin']
+llvm_lib = lit_config.params['llvm_lib']
+runner_libs = ','.join(os.path.join(llvm_lib, lib) for lib in
+                       ('libmlir_c_runner_utils.so', 'libmlir_runner_utils.so'))
+# The upstream lowering of a bufferized program to the LLVM dialect (MLIR 15 pass names).
+lower = ('-convert-linalg-to-loops -lower-affine -convert-scf-to-cf -convert-math-to-llvm '
+         '-convert-arith-to-llvm -convert-memref-to-llvm -convert-func-to-llvm -convert-cf-to-llvm '
+         '-reconcile-unrealized-casts')
+# printMemref headers carry the buffer's address, which differs between runs.
+run = ('%s -e main -entry-point-result=void -shared-libs=%s | sed -e "s/base@ = 0x[0-9a-f]*/base@ = ADDR/"'
+       % (os.path.join(llvm_bin, 'mlir-cpu-runner'), runner_libs))
+
+config.substitutions.append(('%memplan-opt', lit_config.params['memplan_opt']))
+config.substitutions.append(('%memplan-cli', lit_config.params['memplan_cli']))
+config.substitutions.append(('%mlir-opt', os.path.join(llvm_bin, 'mlir-opt')))
+config.substitutions.append(('%lower', lower))
+config.substitutions.append(('%run', run))
+config.substitutions.append(('%FileCheck', os.path.join(llvm_bin, 'FileCheck')))
+config.substitutions.append(('%not', os.path.join(llvm_bin, 'not')))
