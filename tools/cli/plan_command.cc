@@ -75,6 +75,7 @@ void run_plan(const PlanArguments& args) {
       ExactOptions exact_options;
       exact_options.time_limit_seconds = left;
       exact_options.capacity = result->arena;
+      exact_options.start_plan = &*result;  // improve the portfolio's plan (windowed on large problems)
       StatusOr<ExactResult> solved = solve_minimize(problem, exact_options);
       if (solved.ok()) {
         exact = *solved;
