@@ -8,13 +8,17 @@
 // lower bound on the arena (bytes) and `arena` the plan's (-1: no plan).
 // Exits 3 when a decision finds no plan or a minimisation is not proven.
 //
-// With --mode scale (or all) it also minimises generated DNN-like problems
-// (memplan::generate_problem, shape dnn, seed 1) of --scale sizes, printing the
-// gap to the load, the time and the peak resident memory of the process.
+// With --mode scale (or all) it also minimises generated problems
+// (memplan::generate_problem, --shape, default dnn, seed 1) of --scale sizes,
+// printing the gap to the load, the time and the peak resident memory of the
+// process (run one size per process for a per-size peak). With --mode files
+// it minimises the problems in the --files CSVs (windowed on large ones) next
+// to the portfolio's plan.
 //
-// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|all]
+// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|all]
 //                    [--instances A,B,...] [--time-limit SECONDS] [--dir PATH]
-//                    [--scale N,N,...] [--no-canonical] [--no-sections]
+//                    [--scale N,N,...] [--shape dnn|random|heavy|nested|equal]
+//                    [--files PATH,PATH,...] [--no-canonical] [--no-sections]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
 #include <algorithm>
 #include <cstdio>
@@ -60,8 +64,9 @@ double median(std::vector<double> v) {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|all] [--instances A,B,...]\n"
-               "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--no-canonical]\n"
+               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|all] [--instances A,B,...]\n"
+               "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--shape SHAPE]\n"
+               "                   [--files PATH,PATH,...] [--no-canonical]\n"
                "                   [--no-sections] [--no-dominance] [--no-decomposition] [--no-restarts]\n");
 }
 
@@ -72,9 +77,9 @@ double peak_resident_mib() {
 }
 
 // Minimises generated DNN-like problems; returns the number not planned.
-int run_scale(const std::string& sizes, const memplan::ExactOptions& options) {
-  std::printf("\nexact minimisation on generated DNN-like problems (seed 1), time limit %.0f s\n",
-              options.time_limit_seconds);
+int run_scale(const std::string& sizes, memplan::ProblemShape shape, const memplan::ExactOptions& options) {
+  std::printf("\nexact minimisation on generated %s problems (seed 1), time limit %.0f s\n",
+              std::string(memplan::problem_shape_name(shape)).c_str(), options.time_limit_seconds);
   std::printf("%8s %12s %12s %12s %8s %-10s %10s %9s %9s\n", "buffers", "load", "arena", "lower", "gap %",
               "outcome", "nodes", "wall s", "peak MiB");
   int failures = 0;
@@ -82,7 +87,7 @@ int run_scale(const std::string& sizes, const memplan::ExactOptions& options) {
   for (std::string item; std::getline(list, item, ',');) {
     const size_t n = static_cast<size_t>(std::atoll(item.c_str()));
     const memplan::Problem problem =
-        memplan::generate_problem({.shape = memplan::ProblemShape::kDnnLike, .buffers = n, .seed = 1});
+        memplan::generate_problem({.shape = shape, .buffers = n, .seed = 1});
     const int64_t load = memplan::load(problem);
     auto result = memplan::solve_minimize(problem, options);
     if (!result.ok() || !result->plan || !memplan::validate(problem, *result->plan).ok()) {
@@ -148,6 +153,7 @@ int main(int argc, char** argv) {
   std::string only;
   std::string scale_sizes = "10000,20000";
   std::string files;
+  memplan::ProblemShape shape = memplan::ProblemShape::kDnnLike;
   std::string dir = (std::filesystem::path(__FILE__).parent_path() / "data/dsa/minimalloc/challenging").string();
   memplan::ExactOptions options;
   options.time_limit_seconds = 60;
@@ -167,6 +173,12 @@ int main(int argc, char** argv) {
     else if (arg == "--dir") dir = value();
     else if (arg == "--scale") scale_sizes = value();
     else if (arg == "--files") files = value();
+    else if (arg == "--shape") {
+      if (!memplan::parse_problem_shape(value(), &shape)) {
+        usage();
+        return 2;
+      }
+    }
     else if (arg == "--no-canonical") options.canonical_only = false;
     else if (arg == "--no-sections") options.section_inference = false;
     else if (arg == "--no-dominance") options.dominance = false;
@@ -182,7 +194,7 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
-  if (mode == "scale") return run_scale(scale_sizes, options) == 0 ? 0 : 3;
+  if (mode == "scale") return run_scale(scale_sizes, shape, options) == 0 ? 0 : 3;
   if (mode == "files") return run_files(files, options) == 0 ? 0 : 3;
   const bool with_scale = mode == "all";
   if (with_scale) mode = "both";
@@ -255,6 +267,6 @@ int main(int argc, char** argv) {
     std::printf("decision total: %.3f cpu s (MiniMalloc %.2f s, ratio %.1fx)\n", total_ours, total_theirs,
                 total_theirs / std::max(total_ours, 1e-6));
   }
-  if (with_scale) failures += run_scale(scale_sizes, options);
+  if (with_scale) failures += run_scale(scale_sizes, shape, options);
   return failures == 0 ? 0 : 3;
 }

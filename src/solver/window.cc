@@ -11,26 +11,32 @@
 //      base << l movable buffers lie wholly inside. Then close it over the
 //      peak: while a buffer that overlaps the window but crosses its edge has
 //      top == arena, widen the window to its lifetime (such a buffer would pin
-//      the window's height at the arena). A window that grows past twice its
-//      target is abandoned at this level.
-//   4. Sub-problem: the movable buffers wholly inside the window are free;
-//      the buffers that cross its edges (or are fixed by the problem) and live
-//      at the same time as some free buffer keep their current offsets as
-//      fixed buffers; every other buffer cannot touch the window and is left
-//      out. solve_minimize minimises it under the cap arena − 1 with a slice
-//      of the remaining time and a small memory limit.
+//      the window's height at the arena). A window past twice its target
+//      falls back to a band (step 3b), else p moves to the next level.
+//   3b. Band, for peaks that live too long for a time window: every movable
+//      buffer at or above an offset floor b (about base << l of them, b below
+//      every peak buffer and a multiple of every alignment) is free and stays
+//      above b; buffers that straddle b keep their place, clipped to the band;
+//      buffers below b cannot touch the band. The sub-problem is the band
+//      shifted down by b (the "capacity profile" of everything under it).
+//   4. Sub-problem: the free buffers, and as fixed buffers (current offsets)
+//      those that cross the window's edges or are fixed by the problem and
+//      live at the same time as some free buffer; every other buffer cannot
+//      touch the window and is left out. solve_decision looks for a plan
+//      under the cap arena − 1 (any such plan is progress) with half the
+//      window's slice of time, then solve_minimize (heuristics, then search)
+//      under the best cap known with the rest; both under a 64 MiB index limit.
 //   5. A plan for the window replaces the free buffers' offsets; the whole plan
 //      is re-validated (the validator is the oracle) and kept only when it is
 //      better: a lower arena, or the same arena reached by fewer buffers (one
 //      window clears one peak; peaks at other times need their own windows).
-//      So the arena never grows. On failure p moves to
-//      the next level; when every peak buffer has failed at the largest level,
-//      or time runs out, the call ends.
-// Cost per window: O(n log T) to choose it, O(n) to build the sub-problem and
-// O(n log n) to validate the splice, plus the exact search on the window
+//      So the arena never grows. When every peak buffer has failed at the
+//      largest level, or time runs out, the call ends.
+// Cost per window: O(n log span) to choose it, O(n log n) to build the
+// sub-problem and to validate the splice, plus the exact search on the window
 // (bounded by its time slice). Memory: O(n) plus the window's search index,
 // which the sub-problem's memory limit bounds — the whole problem's overlap
-// graph is never built.
+// graph (43 M pairs on iopddl/S_1, over the 512 MiB cap) is never built.
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -291,8 +297,32 @@ StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& sta
       sub_options.time_limit_seconds = 1.0;
     }
     ++result.stats.windows;
-    StatusOr<ExactResult> solved = solve_minimize(sub, sub_options);
+    // Any plan under the arena is progress, and a decision at a loose cap
+    // finds one far sooner than minimisation, which would spend the slice
+    // proving bounds near the window's load.
+    const Clock::time_point window_start = Clock::now();
+    const double slice = sub_options.time_limit_seconds;
+    ExactOptions decision_options = sub_options;
+    decision_options.time_limit_seconds = slice / 2;
+    StatusOr<ExactResult> solved = solve_decision(sub, *sub_options.capacity, decision_options);
     if (!solved.ok()) return solved.status();
+    // Then minimise under the best cap known with the rest of the slice: the
+    // heuristics (which respect the fixed buffers) often pack a window far
+    // tighter than the first plan the search meets.
+    const double left_in_slice = slice - std::chrono::duration<double>(Clock::now() - window_start).count();
+    if (solved->outcome != ExactOutcome::kOptimal && solved->outcome != ExactOutcome::kInfeasible &&
+        left_in_slice > 0.01) {
+      ExactOptions minimise_options = sub_options;
+      minimise_options.time_limit_seconds = left_in_slice;
+      if (solved->plan) minimise_options.capacity = solved->plan->arena;
+      StatusOr<ExactResult> tighter = solve_minimize(sub, minimise_options);
+      if (!tighter.ok()) return tighter.status();
+      result.stats.nodes += tighter->stats.nodes;
+      result.stats.backtracks += tighter->stats.backtracks;
+      if (tighter->plan && (!solved->plan || tighter->plan->arena < solved->plan->arena)) {
+        solved->plan = std::move(tighter->plan);
+      }
+    }
     result.stats.nodes += solved->stats.nodes;
     result.stats.backtracks += solved->stats.backtracks;
     result.stats.decisions += solved->stats.decisions;
