@@ -16,6 +16,7 @@
 //   4. Report (stderr) and extract (problem CSV) per scope on request.
 // Complexity: the analysis, plus the planner's cost on each scope's problem,
 // plus O(buffers) rewrites.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -48,11 +49,15 @@ struct ScopeResult {
 };
 
 // Step 3 for one scope.
-void rewrite_scope(AllocScope& scope, const Plan& plan, int64_t alignment) {
+void rewrite_scope(AllocScope& scope, const Problem& problem, const Plan& plan) {
   mlir::Block& body = scope.op->getRegion(0).front();
   mlir::OpBuilder builder = mlir::OpBuilder::atBlockBegin(&body);
   const mlir::Location loc = scope.op->getLoc();
   auto merged_type = mlir::MemRefType::get({plan.arena}, builder.getI8Type());
+  // Offsets are multiples of each buffer's alignment, so the base must be
+  // aligned to the largest of them (an alloc may ask for more than the option).
+  int64_t alignment = 1;
+  for (size_t i = 0; i < problem.size(); ++i) alignment = std::max(alignment, problem.alignment_of(i));
   auto merged = builder.create<mlir::memref::AllocOp>(loc, merged_type, builder.getI64IntegerAttr(alignment));
   bool any_dealloc = false;
   for (size_t i = 0; i < scope.mergeable.size(); ++i) {
@@ -137,10 +142,11 @@ class MergeAllocPass : public mlir::PassWrapper<MergeAllocPass, mlir::OperationP
     }
     // Step 1.
     std::vector<AllocScope> scopes;
-    for (mlir::func::FuncOp function : module.getOps<mlir::func::FuncOp>()) {
+    // walk, not getOps: functions of nested modules are planned too.
+    module.walk([&](mlir::func::FuncOp function) {
       std::vector<AllocScope> more = analyze_function(function);
       for (AllocScope& s : more) scopes.push_back(std::move(s));
-    }
+    });
     for (size_t k = 0; k < scopes.size(); ++k) {
       AllocScope& scope = scopes[k];
       ScopeResult result;
@@ -175,7 +181,7 @@ class MergeAllocPass : public mlir::PassWrapper<MergeAllocPass, mlir::OperationP
       if (options.report && !(scope.mergeable.empty() && scope.kept.empty()))
         print_report(llvm::errs(), scope, result, options, seconds);
       // Step 3.
-      if (!scope.mergeable.empty()) rewrite_scope(scope, result.plan, options.alignment);
+      if (!scope.mergeable.empty()) rewrite_scope(scope, result.problem, result.plan);
     }
   }
 
