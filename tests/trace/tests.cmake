@@ -80,6 +80,15 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
                      ${MEMPLAN_TORCH_PYTHON} ${PROJECT_SOURCE_DIR}/examples/trace_torchvision.py
                      ${CMAKE_CURRENT_BINARY_DIR}/trace/torch_iterations_repeat)
     set_tests_properties(trace_torchvision_iterations_repeat PROPERTIES LABELS "trace;torch" TIMEOUT 120)
+    # The libtorch example with the operator recorder (src/trace/torch/):
+    # ~4 s of CPU beyond torch's own start-up.
+    if(TARGET memplan_torchscript_trace)
+      add_test(NAME trace_torchscript_operators
+               COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trace/torch_operators.sh $<TARGET_FILE:memplan>
+                       $<TARGET_FILE:memplan_torchscript_trace> ${MEMPLAN_TORCH_PYTHON}
+                       ${CMAKE_CURRENT_BINARY_DIR}/trace/torch_operators)
+      set_tests_properties(trace_torchscript_operators PROPERTIES LABELS "trace;torch" TIMEOUT 180)
+    endif()
   else()
     message(STATUS "memplan: ${MEMPLAN_TORCH_PYTHON} cannot import torch and torchvision: torch trace tests skipped")
   endif()
