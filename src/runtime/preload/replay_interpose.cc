@@ -10,10 +10,11 @@
 // C++'s operator new and delete reach it through malloc and free.
 //
 // Rules it keeps, as the tracer (src/trace/preload/interpose.cc) does:
-//   * Bootstrapping: the next allocator is found with dlsym(RTLD_NEXT) on the
-//     first call, whoever makes it. dlsym may call calloc; the resolving
-//     thread's calls are served from a static arena, whose pointers free()
-//     ignores forever after. Other threads wait for the resolution.
+//   * Bootstrapping (shared with the tracer: common/preload/real_allocator.h):
+//     the next allocator is found with dlsym(RTLD_NEXT) on the first call,
+//     whoever makes it. dlsym may call calloc; the resolving thread's calls
+//     are served from a static arena, whose pointers free() ignores forever
+//     after. Other threads wait for the resolution.
 //   * The replay allocator is built in this library's constructor, when libc
 //     and the environment are ready; until then every call passes through.
 //   * Its own bookkeeping (profiles, plans, the planner) allocates with
@@ -38,113 +39,30 @@
 #include <cstdint>
 #include <new>
 
+#include "common/preload/real_allocator.h"
 #include "memplan/replay.h"
 
 #define MEMPLAN_EXPORT extern "C" __attribute__((visibility("default")))
 #define MEMPLAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-extern "C" void* __libc_malloc(size_t);
-extern "C" void* __libc_calloc(size_t, size_t);
-extern "C" void* __libc_realloc(void*, size_t);
-extern "C" void __libc_free(void*);
-extern "C" void* __libc_memalign(size_t, size_t);
-
 namespace {
 
-struct NextAllocator {
-  void* (*malloc)(size_t) = nullptr;
-  void* (*calloc)(size_t, size_t) = nullptr;
-  void* (*realloc)(void*, size_t) = nullptr;
-  void (*free)(void*) = nullptr;
-  void* (*memalign)(size_t, size_t) = nullptr;
-  size_t (*malloc_usable_size)(void*) = nullptr;
-};
-NextAllocator g_next;
+namespace pre = memplan::preload;
+using pre::boot_alloc;
+using pre::boot_size;
+using pre::is_boot_pointer;
 
-enum BootState : int { kCold = 0, kResolving = 1, kReady = 2 };
-std::atomic<int> g_boot{kCold};
-__thread bool t_resolving __attribute__((tls_model("initial-exec")));
-// Set while this thread is inside the replay allocator: its own calls pass through.
-__thread bool t_inside __attribute__((tls_model("initial-exec")));
-
-constexpr size_t kBootArenaBytes = 64 * 1024;
-constexpr size_t kBootHeaderBytes = 16;
-alignas(64) unsigned char g_boot_arena[kBootArenaBytes];
-std::atomic<size_t> g_boot_used{0};
-
-bool is_boot_pointer(const void* p) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  return b >= g_boot_arena && b < g_boot_arena + kBootArenaBytes;
-}
-
-size_t boot_size(const void* p) {
-  size_t size;
-  memcpy(&size, static_cast<const unsigned char*>(p) - kBootHeaderBytes, sizeof size);
-  return size;
-}
-
-void* boot_alloc(size_t size, size_t alignment) {
-  if (alignment < kBootHeaderBytes) alignment = kBootHeaderBytes;
-  if ((alignment & (alignment - 1)) != 0 || alignment > kBootArenaBytes / 2 || size > kBootArenaBytes) return nullptr;
-  size_t used = g_boot_used.load(std::memory_order_relaxed);
-  for (;;) {
-    const size_t start = (used + kBootHeaderBytes + alignment - 1) & ~(alignment - 1);
-    if (start + size > kBootArenaBytes) return nullptr;
-    if (g_boot_used.compare_exchange_weak(used, start + size, std::memory_order_relaxed)) {
-      memcpy(g_boot_arena + start - kBootHeaderBytes, &size, sizeof size);
-      return g_boot_arena + start;  // static storage: zero, as calloc needs
-    }
-  }
-}
-
-template <typename F>
-void resolve(F& slot, const char* name) {
-  slot = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
-
-size_t no_usable_size(void*) { return 0; }
-
-bool ensure_ready_slow() {
-  if (t_resolving) return false;
-  int expected = kCold;
-  if (g_boot.compare_exchange_strong(expected, kResolving, std::memory_order_acq_rel)) {
-    t_resolving = true;
-    resolve(g_next.malloc, "malloc");
-    resolve(g_next.calloc, "calloc");
-    resolve(g_next.realloc, "realloc");
-    resolve(g_next.free, "free");
-    resolve(g_next.memalign, "memalign");
-    resolve(g_next.malloc_usable_size, "malloc_usable_size");
-    t_resolving = false;
-    if (!g_next.malloc || !g_next.free || !g_next.calloc || !g_next.realloc) {
-      g_next.malloc = __libc_malloc;
-      g_next.calloc = __libc_calloc;
-      g_next.realloc = __libc_realloc;
-      g_next.free = __libc_free;
-    }
-    if (!g_next.memalign) g_next.memalign = __libc_memalign;
-    if (!g_next.malloc_usable_size) g_next.malloc_usable_size = no_usable_size;
-    g_boot.store(kReady, std::memory_order_release);
-    return true;
-  }
-  while (g_boot.load(std::memory_order_acquire) != kReady) sched_yield();
-  return true;
-}
-
-inline bool ensure_ready() {
-  if (__builtin_expect(g_boot.load(std::memory_order_acquire) == kReady, 1)) return true;
-  return ensure_ready_slow();
-}
+inline bool ensure_ready() { return pre::ensure_ready(); }
 
 class NextBacking final : public memplan::BackingAllocator {
  public:
   void* allocate(size_t size, size_t alignment) override {
-    return alignment <= 16 ? g_next.malloc(size) : g_next.memalign(alignment, size);
+    return alignment <= 16 ? pre::g_real.malloc(size) : pre::g_real.memalign(alignment, size);
   }
-  void* allocate_zeroed(size_t size) override { return g_next.calloc(1, size); }
-  void* reallocate(void* p, size_t size) override { return g_next.realloc(p, size); }
-  void deallocate(void* p) override { g_next.free(p); }
-  size_t usable_size(void* p) override { return g_next.malloc_usable_size(p); }
+  void* allocate_zeroed(size_t size) override { return pre::g_real.calloc(1, size); }
+  void* reallocate(void* p, size_t size) override { return pre::g_real.realloc(p, size); }
+  void deallocate(void* p) override { pre::g_real.free(p); }
+  size_t usable_size(void* p) override { return pre::g_real.malloc_usable_size(p); }
 };
 
 alignas(NextBacking) unsigned char g_backing_storage[sizeof(NextBacking)];
@@ -153,20 +71,11 @@ std::atomic<memplan::ReplayAllocator*> g_allocator{nullptr};
 bool g_print_stats = false;
 
 // Runs the replay allocator with this thread's own allocations passing through.
-class Inside {
- public:
-  Inside() : was_(t_inside) { t_inside = true; }
-  ~Inside() { t_inside = was_; }
-  Inside(const Inside&) = delete;
-  Inside& operator=(const Inside&) = delete;
-
- private:
-  bool was_;
-};
+using Inside = pre::ReentrancyGuard;
 
 // The allocator to use for a call from the program, or nullptr to pass through.
 inline memplan::ReplayAllocator* replay_for_call() {
-  if (t_inside) return nullptr;
+  if (Inside::active()) return nullptr;
   return g_allocator.load(std::memory_order_acquire);
 }
 
@@ -220,7 +129,7 @@ void* aligned_request(size_t alignment, size_t size) {
     Inside inside;
     return a->allocate(size, alignment);
   }
-  return g_next.memalign(alignment, size);
+  return pre::g_real.memalign(alignment, size);
 }
 
 }  // namespace
@@ -233,7 +142,7 @@ MEMPLAN_EXPORT void* malloc(size_t size) {
     Inside inside;
     return a->allocate(size, 16);
   }
-  return g_next.malloc(size);
+  return pre::g_real.malloc(size);
 }
 
 MEMPLAN_EXPORT void* calloc(size_t n, size_t size) {
@@ -247,7 +156,7 @@ MEMPLAN_EXPORT void* calloc(size_t n, size_t size) {
     Inside inside;
     return a->allocate_zeroed(bytes);
   }
-  return g_next.calloc(n, size);
+  return pre::g_real.calloc(n, size);
 }
 
 MEMPLAN_EXPORT void free(void* p) {
@@ -262,7 +171,7 @@ MEMPLAN_EXPORT void free(void* p) {
     a->deallocate(p);
     return;
   }
-  g_next.free(p);
+  pre::g_real.free(p);
 }
 
 MEMPLAN_EXPORT void* realloc(void* p, size_t size) {
@@ -286,7 +195,7 @@ MEMPLAN_EXPORT void* realloc(void* p, size_t size) {
     Inside inside;
     return a->reallocate(p, size);
   }
-  return g_next.realloc(p, size);
+  return pre::g_real.realloc(p, size);
 }
 
 // glibc's reallocarray, free_sized and free_aligned_sized reach its own
@@ -333,7 +242,7 @@ MEMPLAN_EXPORT size_t malloc_usable_size(void* p) {
   if (is_boot_pointer(p)) return boot_size(p);
   if (memplan::ReplayAllocator* a = owner_of(p)) return a->usable_size(p);
   if (MEMPLAN_UNLIKELY(!ensure_ready())) return 0;
-  return g_next.malloc_usable_size(p);
+  return pre::g_real.malloc_usable_size(p);
 }
 
 MEMPLAN_EXPORT void memplan_mark(void) {

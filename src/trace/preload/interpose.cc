@@ -95,119 +95,26 @@
 #include <x86intrin.h>
 #endif
 
+#include "common/preload/real_allocator.h"
 #include "trace/trace_format.h"
 
 #define MEMPLAN_EXPORT extern "C" __attribute__((visibility("default")))
 #define MEMPLAN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MEMPLAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-// glibc's own entry points, the fallback should dlsym(RTLD_NEXT) find nothing.
-extern "C" void* __libc_malloc(size_t);
-extern "C" void* __libc_calloc(size_t, size_t);
-extern "C" void* __libc_realloc(void*, size_t);
-extern "C" void __libc_free(void*);
-extern "C" void* __libc_memalign(size_t, size_t);
-
 namespace {
 
 namespace tf = memplan::trace_format;
 
-// ---- the real allocator and bootstrapping -----------------------------------------
+// ---- the real allocator and bootstrapping (common/preload/real_allocator.h) ------
 
-struct RealAllocator {
-  void* (*malloc)(size_t) = nullptr;
-  void* (*calloc)(size_t, size_t) = nullptr;
-  void* (*realloc)(void*, size_t) = nullptr;
-  void (*free)(void*) = nullptr;
-  int (*posix_memalign)(void**, size_t, size_t) = nullptr;
-  void* (*aligned_alloc)(size_t, size_t) = nullptr;
-  void* (*memalign)(size_t, size_t) = nullptr;
-  void* (*valloc)(size_t) = nullptr;
-  void* (*pvalloc)(size_t) = nullptr;
-  size_t (*malloc_usable_size)(void*) = nullptr;
-  void (*exit_now)(int) = nullptr;  // _exit
-};
-RealAllocator g_real;
-
-enum BootState : int { kCold = 0, kResolving = 1, kReady = 2 };
-std::atomic<int> g_boot{kCold};
-__thread bool t_resolving __attribute__((tls_model("initial-exec")));
-
-// Calls made by the resolving thread inside dlsym. glibc's dlsym needs a few
-// hundred bytes at most; 256 KiB leaves room for unusual dynamic linkers.
-constexpr size_t kBootArenaBytes = 256 * 1024;
-constexpr size_t kBootHeaderBytes = 16;  // the block's size, for realloc and malloc_usable_size
-alignas(64) unsigned char g_boot_arena[kBootArenaBytes];
-std::atomic<size_t> g_boot_used{0};
-
-bool is_boot_pointer(const void* p) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  return b >= g_boot_arena && b < g_boot_arena + kBootArenaBytes;
-}
-
-size_t boot_size(const void* p) {
-  size_t size;
-  memcpy(&size, static_cast<const unsigned char*>(p) - kBootHeaderBytes, sizeof size);
-  return size;
-}
-
-void* boot_alloc(size_t size, size_t alignment) {
-  if (alignment < kBootHeaderBytes) alignment = kBootHeaderBytes;
-  if ((alignment & (alignment - 1)) != 0 || alignment > kBootArenaBytes / 2 || size > kBootArenaBytes) return nullptr;
-  size_t used = g_boot_used.load(std::memory_order_relaxed);
-  for (;;) {
-    const size_t start = (used + kBootHeaderBytes + alignment - 1) & ~(alignment - 1);
-    if (start + size > kBootArenaBytes) return nullptr;
-    if (g_boot_used.compare_exchange_weak(used, start + size, std::memory_order_relaxed)) {
-      memcpy(g_boot_arena + start - kBootHeaderBytes, &size, sizeof size);
-      return g_boot_arena + start;  // static storage: already zero, as calloc needs
-    }
-  }
-}
-
-template <typename F>
-void resolve(F& slot, const char* name) {
-  slot = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
-
-void* fallback_aligned_alloc(size_t alignment, size_t size) { return __libc_memalign(alignment, size); }
-int fallback_posix_memalign(void** out, size_t alignment, size_t size) {
-  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
-  void* p = __libc_memalign(alignment, size);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
-}
-size_t fallback_usable_size(void*) { return 0; }
-
-uint64_t g_page_size = 4096;
-
-void resolve_real_allocator() {
-  resolve(g_real.malloc, "malloc");
-  resolve(g_real.calloc, "calloc");
-  resolve(g_real.realloc, "realloc");
-  resolve(g_real.free, "free");
-  resolve(g_real.posix_memalign, "posix_memalign");
-  resolve(g_real.aligned_alloc, "aligned_alloc");
-  resolve(g_real.memalign, "memalign");
-  resolve(g_real.valloc, "valloc");
-  resolve(g_real.pvalloc, "pvalloc");
-  resolve(g_real.malloc_usable_size, "malloc_usable_size");
-  resolve(g_real.exit_now, "_exit");
-  if (!g_real.malloc || !g_real.free || !g_real.calloc || !g_real.realloc) {
-    g_real.malloc = __libc_malloc;
-    g_real.calloc = __libc_calloc;
-    g_real.realloc = __libc_realloc;
-    g_real.free = __libc_free;
-  }
-  if (!g_real.memalign) g_real.memalign = __libc_memalign;
-  if (!g_real.aligned_alloc) g_real.aligned_alloc = fallback_aligned_alloc;
-  if (!g_real.posix_memalign) g_real.posix_memalign = fallback_posix_memalign;
-  if (!g_real.malloc_usable_size) g_real.malloc_usable_size = fallback_usable_size;
-  // valloc and pvalloc are obsolete; where they are missing, memalign does their job.
-  const long page = sysconf(_SC_PAGESIZE);
-  if (page > 0) g_page_size = static_cast<uint64_t>(page);
-}
+namespace pre = memplan::preload;
+using pre::boot_alloc;
+using pre::boot_realloc;
+using pre::boot_size;
+using pre::g_page_size;
+using pre::g_real;
+using pre::is_boot_pointer;
 
 uint64_t monotonic_ns() {
   timespec ts;
@@ -241,29 +148,17 @@ uint32_t g_clock_period = 8;
 void configure();
 void init_thread_key();
 
-// Returns false when the caller is the thread resolving symbols and must use the boot arena.
-bool ensure_ready_slow() {
-  if (t_resolving) return false;
-  int expected = kCold;
-  if (g_boot.compare_exchange_strong(expected, kResolving, std::memory_order_acq_rel)) {
-    t_resolving = true;
-    resolve_real_allocator();
-    t_resolving = false;
-    g_file_header.time_source = kTimeSource;
-    g_file_header.flags = tf::kSampledClock;
-    g_file_header.start_raw = raw_clock();
-    g_file_header.start_ns = monotonic_ns();
-    g_boot.store(kReady, std::memory_order_release);
-    return true;
-  }
-  while (g_boot.load(std::memory_order_acquire) != kReady) sched_yield();
-  return true;
+// Runs once, on the thread that resolved the real allocator, before any other
+// thread sees the library ready: the trace's clock starts here.
+void start_clock() {
+  g_file_header.time_source = kTimeSource;
+  g_file_header.flags = tf::kSampledClock;
+  g_file_header.start_raw = raw_clock();
+  g_file_header.start_ns = monotonic_ns();
 }
 
-inline bool ensure_ready() {
-  if (MEMPLAN_LIKELY(g_boot.load(std::memory_order_acquire) == kReady)) return true;
-  return ensure_ready_slow();
-}
+// False when the caller is the thread resolving symbols and must use the boot arena.
+inline bool ensure_ready() { return pre::ensure_ready(start_clock); }
 
 // ---- spin locks (never on the recording path) -------------------------------------
 
@@ -961,15 +856,6 @@ void* move_boot_block(void* p, size_t size, uint8_t call) {
   if (traced_call()) {
     const uint64_t seq = take_seq();
     record(call, seq, q, size, 0, seq);
-  }
-  return q;
-}
-
-void* boot_realloc(void* p, size_t size) {
-  void* q = boot_alloc(size, 16);
-  if (q && p && is_boot_pointer(p)) {
-    const size_t old = boot_size(p);
-    memcpy(q, p, old < size ? old : size);
   }
   return q;
 }
