@@ -18,7 +18,8 @@
 // Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|all]
 //                    [--instances A,B,...] [--time-limit SECONDS] [--dir PATH]
 //                    [--scale N,N,...] [--shape dnn|random|heavy|nested|equal]
-//                    [--files PATH,PATH,...] [--no-canonical] [--no-sections]
+//                    [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N]
+//                    [--no-canonical] [--no-sections]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
 #include <algorithm>
 #include <cstdio>
@@ -66,7 +67,7 @@ void usage() {
   std::fprintf(stderr,
                "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|all] [--instances A,B,...]\n"
                "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--shape SHAPE]\n"
-               "                   [--files PATH,PATH,...] [--no-canonical]\n"
+               "                   [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N] [--no-canonical]\n"
                "                   [--no-sections] [--no-dominance] [--no-decomposition] [--no-restarts]\n");
 }
 
@@ -80,8 +81,8 @@ double peak_resident_mib() {
 int run_scale(const std::string& sizes, memplan::ProblemShape shape, const memplan::ExactOptions& options) {
   std::printf("\nexact minimisation on generated %s problems (seed 1), time limit %.0f s\n",
               std::string(memplan::problem_shape_name(shape)).c_str(), options.time_limit_seconds);
-  std::printf("%8s %12s %12s %12s %8s %-10s %10s %9s %9s\n", "buffers", "load", "arena", "lower", "gap %",
-              "outcome", "nodes", "wall s", "peak MiB");
+  std::printf("%8s %12s %12s %12s %12s %8s %-10s %10s %8s %9s %9s\n", "buffers", "load", "portfolio", "arena", "lower",
+              "gap %", "outcome", "nodes", "windows", "wall s", "peak MiB");
   int failures = 0;
   std::stringstream list(sizes);
   for (std::string item; std::getline(list, item, ',');) {
@@ -90,16 +91,21 @@ int run_scale(const std::string& sizes, memplan::ProblemShape shape, const mempl
         memplan::generate_problem({.shape = shape, .buffers = n, .seed = 1});
     const int64_t load = memplan::load(problem);
     auto result = memplan::solve_minimize(problem, options);
+    const double peak = peak_resident_mib();  // before the reference portfolio run below
+    auto portfolio = memplan::plan_with("portfolio", problem, {});
     if (!result.ok() || !result->plan || !memplan::validate(problem, *result->plan).ok()) {
       std::printf("%8zu: %s\n", n, result.ok() ? "no valid plan" : result.status().to_string().c_str());
       ++failures;
       continue;
     }
-    std::printf("%8zu %12lld %12lld %12lld %8.3f %-10s %10lld %9.3f %9.1f\n", n, static_cast<long long>(load),
+    if (portfolio.ok() && result->plan->arena > portfolio->arena) ++failures;  // worse than the start
+    std::printf("%8zu %12lld %12lld %12lld %12lld %8.3f %-10s %10lld %8lld %9.3f %9.1f\n", n,
+                static_cast<long long>(load), static_cast<long long>(portfolio.ok() ? portfolio->arena : -1),
                 static_cast<long long>(result->plan->arena), static_cast<long long>(result->lower_bound),
                 100.0 * memplan::gap(result->plan->arena, load),
                 std::string(memplan::exact_outcome_name(result->outcome)).c_str(),
-                static_cast<long long>(result->stats.nodes), result->stats.seconds, peak_resident_mib());
+                static_cast<long long>(result->stats.nodes), static_cast<long long>(result->stats.windows),
+                result->stats.seconds, peak);
     std::fflush(stdout);
   }
   return failures;
@@ -173,6 +179,8 @@ int main(int argc, char** argv) {
     else if (arg == "--dir") dir = value();
     else if (arg == "--scale") scale_sizes = value();
     else if (arg == "--files") files = value();
+    else if (arg == "--window-threshold") options.window_threshold = std::atoll(value().c_str());
+    else if (arg == "--window-buffers") options.window_buffers = std::atoll(value().c_str());
     else if (arg == "--shape") {
       if (!memplan::parse_problem_shape(value(), &shape)) {
         usage();
