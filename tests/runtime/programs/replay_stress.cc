@@ -13,9 +13,17 @@
 // cookie derived from its address, size and owner, checked when it is freed.
 // Deterministic: all choices come from a splitmix64 stream per thread and round.
 //
+// Fork: in round 1, thread 0 forks mid-iteration while the other threads are
+// working. The child (only that thread survives in it) checks and frees the
+// blocks it inherited, runs kChildIterations iterations of its own through
+// the same allocator, marking each, and exits with _exit; the parent waits
+// for it and counts a failure unless it exited with status 0.
+//
 // Exit status 0 when every cookie held; with --expect-replay, also requires
 // that the replay allocator served some requests from its slabs.
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -40,6 +48,7 @@ namespace {
 constexpr int kRounds = 4;
 constexpr int kThreads = 3;
 constexpr int kIterations = 24;
+constexpr int kChildIterations = 12;
 
 #ifdef MEMPLAN_STRESS_DIRECT
 class MallocBacking final : public memplan::BackingAllocator {
@@ -120,11 +129,81 @@ void release(Block& b, const char* where) {
   b = Block{};
 }
 
+pthread_barrier_t g_barrier;
+
 // Blocks handed from one thread to another, freed by the receiver.
 std::mutex g_mailbox_mutex;
 std::vector<Block> g_mailbox;
 
-pthread_barrier_t g_barrier;
+unsigned long long served_so_far() {
+#ifdef MEMPLAN_STRESS_DIRECT
+  return g_replay->stats().served;
+#else
+  return memplan_replay_served ? memplan_replay_served() : 0;
+#endif
+}
+
+// The forked child's life: only async-signal-safe exits, no lock the other
+// (vanished) threads might have held, only this thread's own blocks.
+[[noreturn]] void child_after_fork(std::vector<Block>& live, std::vector<Block>& kept, uint64_t owner) {
+  // The vectors' own buffers may be slab blocks of this thread's iteration
+  // too (under the drop-in): give them back, or the slab never empties and
+  // the child could never plan again.
+  std::vector<Block> inherited(live.begin(), live.end());
+  inherited.insert(inherited.end(), kept.begin(), kept.end());
+  std::vector<Block>().swap(live);
+  std::vector<Block>().swap(kept);
+  // A block this thread handed to the mailbox may not have been taken yet:
+  // it would stay live in the child forever. The mutex may have been held by
+  // a thread that does not exist here: then leave the mailbox alone.
+  bool all_inherited_freed = false;
+  if (g_mailbox_mutex.try_lock()) {
+    inherited.insert(inherited.end(), g_mailbox.begin(), g_mailbox.end());
+    std::vector<Block>().swap(g_mailbox);
+    all_inherited_freed = true;
+  }
+  for (Block& b : inherited) release(b, "inherited by the child");
+  std::vector<Block>().swap(inherited);
+  const unsigned long long served_before = served_so_far();
+  for (int it = 0; it < kChildIterations; ++it) {
+    Rng sizes{owner * 31 + 7};
+    std::vector<Block> live;
+    for (int r = 0; r < 30; ++r) {
+      Block b;
+      b.size = 16 + sizes.below(r % 5 == 0 ? 50000 : 3000);
+      b.owner = owner + 1000;
+      b.p = static_cast<unsigned char*>(stress_malloc(b.size));
+      if (!b.p) _exit(2);
+      fill(b);
+      live.push_back(b);
+      if (r % 3 == 2) {
+        release(live.front(), "in a child iteration");
+        live.erase(live.begin());
+      }
+    }
+    for (Block& b : live) release(b, "end of a child iteration");
+    stress_mark();
+  }
+  if (g_failures.load() != 0) _exit(1);
+  // The child's pattern differs from its parent's: it re-profiles, plans and
+  // is served from the slab again, unless the drop-in is not loaded at all.
+  _exit(served_so_far() > served_before || served_before == 0 || !all_inherited_freed ? 0 : 3);
+}
+
+void fork_and_wait(std::vector<Block>& live, std::vector<Block>& kept, uint64_t owner) {
+  const pid_t pid = fork();
+  if (pid < 0) {
+    std::fprintf(stderr, "replay_stress: fork failed\n");
+    g_failures.fetch_add(1);
+    return;
+  }
+  if (pid == 0) child_after_fork(live, kept, owner);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "replay_stress: the forked child failed (status %d)\n", status);
+    g_failures.fetch_add(1);
+  }
+}
 
 void run_thread(int round, int index) {
   const uint64_t owner = static_cast<uint64_t>(round * kThreads + index + 1);
@@ -181,6 +260,7 @@ void run_thread(int round, int index) {
         (void)keep;
         fill(g);
       }
+      if (round == 1 && index == 0 && it == kIterations / 2 && r == requests / 3) fork_and_wait(live, kept, owner);
       if (r == requests / 2) {  // free what the previous iteration kept, mid-way
         for (Block& k : kept) release(k, "kept across the boundary");
         kept.clear();
