@@ -1,0 +1,55 @@
+# End-to-end serving tests on torchvision (issue 5): `memplan run` on a real
+# model gives the plain run's output bytes and serves from its slab. Added only
+# when /usr/bin/python3 imports torch and torchvision, and only in plain
+# builds: the drop-in is not built under the sanitizers or for fuzzing.
+# Included by tests/CMakeLists.txt.
+if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_preload AND TARGET memplan)
+  set(MEMPLAN_TORCH_PYTHON /usr/bin/python3)
+  if(NOT DEFINED MEMPLAN_PYTHON_HAS_TORCHVISION)
+    execute_process(COMMAND ${MEMPLAN_TORCH_PYTHON} -c "import torch, torchvision"
+      RESULT_VARIABLE _memplan_torchvision_result OUTPUT_QUIET ERROR_QUIET TIMEOUT 120)
+    if(_memplan_torchvision_result EQUAL 0)
+      set(MEMPLAN_PYTHON_HAS_TORCHVISION ON CACHE BOOL "python3 imports torch and torchvision")
+    else()
+      set(MEMPLAN_PYTHON_HAS_TORCHVISION OFF CACHE BOOL "python3 imports torch and torchvision")
+    endif()
+  endif()
+  if(MEMPLAN_PYTHON_HAS_TORCHVISION)
+    # resnet18 at 64 px: a few hundred tensor allocations per pass, each pass
+    # well under a second; 4 warm-up passes cover the 2 profiled ones.
+    add_test(NAME torch_serving.run_matches_plain_resnet18
+      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
+        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_torchvision.py
+        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving
+        resnet18 --size 64 --batch 1 --threads 1 --warmup 4 --iterations 3)
+    set_tests_properties(torch_serving.run_matches_plain_resnet18 PROPERTIES LABELS torch TIMEOUT 180
+      ENVIRONMENT "LD_PRELOAD=")
+  endif()
+endif()
+
+# The libtorch allocator (src/runtime/torch/): unit tests, and a TorchScript
+# module, traced at test time from a torchvision model (weights=None), run through
+# TorchReplayAllocator with one and two torch threads; outputs must equal the
+# default allocator's and requests must be served from the slab.
+if(TARGET memplan_torch)
+  add_executable(memplan_torch_serve ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_serve.cc)
+  target_link_libraries(memplan_torch_serve PRIVATE memplan::torch)
+  # Synthetic iterations in named RecordFunction scopes: order, deviation, safety.
+  add_executable(memplan_torch_allocator_tests ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_allocator_test.cc)
+  target_link_libraries(memplan_torch_allocator_tests PRIVATE memplan::torch GTest::gtest GTest::gtest_main)
+  gtest_discover_tests(memplan_torch_allocator_tests PROPERTIES LABELS torch DISCOVERY_TIMEOUT 60)
+  if(MEMPLAN_PYTHON_HAS_TORCHVISION)
+    set(_memplan_torchscript ${CMAKE_CURRENT_BINARY_DIR}/torch_serving/resnet18_64.pt)
+    add_test(NAME torch_serving.trace_resnet18
+      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/make_torchscript.py
+        resnet18 64 ${_memplan_torchscript})
+    set_tests_properties(torch_serving.trace_resnet18 PROPERTIES LABELS torch TIMEOUT 120
+      FIXTURES_SETUP memplan_torchscript_resnet18)
+    foreach(threads 1 2)
+      add_test(NAME torch_serving.allocator_matches_default_${threads}_threads
+        COMMAND memplan_torch_serve ${_memplan_torchscript} --size 64 --threads ${threads} --iterations 6)
+      set_tests_properties(torch_serving.allocator_matches_default_${threads}_threads PROPERTIES
+        LABELS torch TIMEOUT 120 FIXTURES_REQUIRED memplan_torchscript_resnet18)
+    endforeach()
+  endif()
+endif()

@@ -1,0 +1,152 @@
+// Behaviour of the operator-scoped libtorch allocator on synthetic iterations:
+// requests are made inside RecordFunction scopes named like operators, so the
+// tests control which operator a request comes from and in which order.
+#include <ATen/record_function.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/torch/torch_allocator.h"
+
+namespace memplan::torch_serving {
+namespace {
+
+class TorchAllocatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ReplayConfig config;
+    config.profile_iterations = 2;
+    config.deviations_to_reprofile = 2;
+    config.max_slab_bytes = int64_t{64} << 20;
+    config.planner = "greedy_by_size";
+    auto created = TorchReplayAllocator::create(config);
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    allocator_ = std::move(*created);
+    ASSERT_TRUE(allocator_->install().ok());
+  }
+  void TearDown() override {
+    if (allocator_) {
+      EXPECT_TRUE(allocator_->check_invariants().ok()) << allocator_->check_invariants().message();
+      allocator_->uninstall();
+    }
+  }
+
+  // One "operator": allocates `sizes` inside a scope named `name`, fills each
+  // block with a cookie, checks the cookies and frees them when it returns.
+  void run_operator(const char* name, const std::vector<size_t>& sizes) {
+    RECORD_FUNCTION(name, std::vector<c10::IValue>());
+    std::vector<c10::DataPtr> blocks;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      blocks.push_back(allocator_->allocate(sizes[i]));
+      std::memset(blocks.back().get(), static_cast<int>(cookie_ + i), sizes[i]);
+    }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const auto* bytes = static_cast<const unsigned char*>(blocks[i].get());
+      ASSERT_EQ(bytes[0], static_cast<unsigned char>(cookie_ + i));
+      ASSERT_EQ(bytes[sizes[i] - 1], static_cast<unsigned char>(cookie_ + i));
+    }
+    ++cookie_;
+  }
+
+  void iteration(bool swapped) {
+    TorchIterationGuard iteration(*allocator_);
+    if (swapped) {
+      run_operator("test::second", {3 << 20, 1 << 20});
+      run_operator("test::first", {1 << 20, 2 << 20});
+    } else {
+      run_operator("test::first", {1 << 20, 2 << 20});
+      run_operator("test::second", {3 << 20, 1 << 20});
+    }
+  }
+
+  std::unique_ptr<TorchReplayAllocator> allocator_;
+  int cookie_ = 1;
+};
+
+TEST_F(TorchAllocatorTest, RepeatedIterationIsServedFromTheSlabAfterProfiling) {
+  for (int i = 0; i < 2; ++i) iteration(false);
+  EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kReplaying);
+  for (int i = 0; i < 3; ++i) iteration(false);
+  const TorchReplayStats s = allocator_->stats();
+  EXPECT_EQ(s.plans, 1u);
+  EXPECT_EQ(s.served, 12u);
+  EXPECT_EQ(s.fallback, 0u);
+  EXPECT_EQ(s.deviations, 0u);
+  // The operators' blocks never live together, so the plan shares bytes.
+  EXPECT_LT(s.slab_bytes, uint64_t{7} << 20);
+}
+
+TEST_F(TorchAllocatorTest, OperatorsInAnotherOrderAreStillServed) {
+  for (int i = 0; i < 2; ++i) iteration(false);
+  for (int i = 0; i < 3; ++i) iteration(true);
+  const TorchReplayStats s = allocator_->stats();
+  EXPECT_EQ(s.served, 12u);
+  EXPECT_EQ(s.deviations, 0u);
+  EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kReplaying);
+}
+
+TEST_F(TorchAllocatorTest, LargerRequestFallsBackAndRepeatedDeviationReprofiles) {
+  for (int i = 0; i < 2; ++i) iteration(false);
+  for (int i = 0; i < 2; ++i) {
+    TorchIterationGuard iteration(*allocator_);
+    run_operator("test::first", {(1 << 20) + 1, 2 << 20});
+  }
+  const TorchReplayStats s = allocator_->stats();
+  EXPECT_EQ(s.fallback, 2u);
+  EXPECT_EQ(s.served, 2u);
+  EXPECT_EQ(s.deviations, 2u);
+  EXPECT_EQ(s.reprofiles, 1u);
+  EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kProfiling);
+}
+
+TEST_F(TorchAllocatorTest, BlockKeptAcrossTheBoundaryIsNeverShared) {
+  for (int i = 0; i < 2; ++i) iteration(false);
+  c10::DataPtr kept;
+  {
+    TorchIterationGuard iteration(*allocator_);
+    RECORD_FUNCTION("test::first", std::vector<c10::IValue>());
+    kept = allocator_->allocate(1 << 20);  // planned to die inside the operator
+    std::memset(kept.get(), 0x5a, 1 << 20);
+  }
+  // The next iteration's blocks that share bytes with `kept` must go elsewhere.
+  for (int i = 0; i < 2; ++i) iteration(false);
+  const auto* bytes = static_cast<const unsigned char*>(kept.get());
+  for (size_t i = 0; i < (1 << 20); i += 4096) ASSERT_EQ(bytes[i], 0x5a) << "byte " << i << " was overwritten";
+  EXPECT_TRUE(allocator_->check_invariants().ok()) << allocator_->check_invariants().message();
+  EXPECT_GT(allocator_->stats().busy, 0u);
+  kept.clear();
+}
+
+TEST_F(TorchAllocatorTest, UnequalProfilesAreNotPlanned) {
+  iteration(false);
+  {
+    TorchIterationGuard iteration(*allocator_);
+    run_operator("test::first", {1 << 20});
+  }
+  EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kProfiling);
+  EXPECT_EQ(allocator_->stats().plans, 0u);
+}
+
+TEST(TorchAllocatorInstall, SecondAllocatorCannotInstallWhileOneIs) {
+  auto first = TorchReplayAllocator::create(ReplayConfig{});
+  auto second = TorchReplayAllocator::create(ReplayConfig{});
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE((*first)->install().ok());
+  EXPECT_FALSE((*second)->install().ok());
+  (*first)->uninstall();
+  EXPECT_TRUE((*second)->install().ok());
+  (*second)->uninstall();
+}
+
+TEST(TorchAllocatorInstall, UnknownPlannerIsRejected) {
+  ReplayConfig config;
+  config.planner = "no_such_planner";
+  EXPECT_FALSE(TorchReplayAllocator::create(config).ok());
+}
+
+}  // namespace
+}  // namespace memplan::torch_serving
