@@ -9,7 +9,8 @@
 //      scf.foreach_thread opens an alloc scope; every memref.alloc belongs to
 //      its nearest enclosing scope.
 //   3. For each memref.alloc, check its type: static shape, identity layout,
-//      default memory space, an element type of known byte size.
+//      default memory space, an element type of known byte size; and that its
+//      alignment attribute, if any, is a power of two.
 //   4. Follow its aliases (results of view-like ops: subview, view, cast,
 //      reinterpret_cast, expand_shape, collapse_shape, transpose, reshape) with
 //      a worklist. Each use either
@@ -174,7 +175,14 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
     verdict.kept_reason = "unstructured control flow (a region with several blocks)";
     return verdict;
   }
-  if (mlir::IntegerAttr align = alloc.getAlignmentAttr()) m.alignment = align.getInt();
+  if (mlir::IntegerAttr align = alloc.getAlignmentAttr()) {
+    // MLIR 15's verifier accepts any non-negative alignment; a planner needs a power of two.
+    if (!is_power_of_two(align.getInt())) {
+      verdict.kept_reason = "alignment attribute is not a power of two";
+      return verdict;
+    }
+    m.alignment = align.getInt();
+  }
 
   const int64_t alloc_tick = ticks.tick.lookup(alloc);
   int64_t first = INT64_MAX;
@@ -216,9 +224,15 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
 }
 
 std::string scope_name(mlir::func::FuncOp function, Operation* scope, size_t nested_index) {
-  std::string name = "@" + function.getSymName().str();
-  if (scope != function.getOperation())
-    name += "/" + scope->getName().getStringRef().str() + "#" + std::to_string(nested_index);
+  // Appends, not operator+: g++ 12 warns falsely (-Wrestrict) on "literal" + std::string.
+  std::string name = "@";
+  name += function.getSymName().str();
+  if (scope != function.getOperation()) {
+    name += '/';
+    name += scope->getName().getStringRef().str();
+    name += '#';
+    name += std::to_string(nested_index);
+  }
   return name;
 }
 
@@ -271,7 +285,10 @@ Problem to_problem(const AllocScope& scope, int64_t alignment) {
     const MergeableAlloc& m = scope.mergeable[i];
     const HalfOpenLifetime life = to_half_open(m.first_use, m.last_use);
     Buffer buffer;
-    buffer.id = "b" + std::to_string(i) + "@L" + source_line(m.alloc);
+    buffer.id = "b";
+    buffer.id += std::to_string(i);
+    buffer.id += "@L";
+    buffer.id += source_line(m.alloc);
     buffer.lower = life.lower;
     buffer.upper = life.upper;
     buffer.size = m.size;

@@ -128,3 +128,15 @@ func.func @unstructured(%c: i1, %v: f32) {
 ^bb2:
   return
 }
+
+// MLIR 15 accepts any alignment attribute; a planner needs a power of two.
+// CHECK-LABEL: func.func @odd_alignment
+// CHECK:         memref.alloc() {alignment = 48 : i64} : memref<4xf32>
+// REPORT-LABEL: memplan-merge-alloc @odd_alignment: 0 merged, 1 kept
+// REPORT:         kept @L{{[0-9]+}}  memref<4xf32>: alignment attribute is not a power of two
+func.func @odd_alignment(%v: f32) {
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() {alignment = 48} : memref<4xf32>
+  memref.store %v, %a[%c0] : memref<4xf32>
+  return
+}
