@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: install, then
-#   1. Release build: unit, conformance, property, CLI and install tests;
+#   1. Release build: unit, conformance, property, CLI and install tests, and
+#      the replay stress program under ThreadSanitizer;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build of the unit and
 #      conformance tests;
 #   3. clang libFuzzer build: every fuzz target for a short time.
@@ -14,7 +15,8 @@ start=$(date +%s)
 stage() { echo; echo "=== $* ($(( $(date +%s) - start )) s elapsed)"; }
 
 stage "1/3 Release build and tests"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# MEMPLAN_TSAN: the replay stress program under ThreadSanitizer (runtime files only; ~1 min).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMEMPLAN_TSAN=ON >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build -j"$jobs" --output-on-failure -LE "long|fuzz"
 

@@ -14,6 +14,25 @@ target_link_libraries(memplan_replay_stress_direct PRIVATE memplan::runtime Thre
 add_test(NAME runtime.stress_linked COMMAND memplan_replay_stress_direct --expect-replay)
 set_tests_properties(runtime.stress_linked PROPERTIES LABELS runtime TIMEOUT 300)
 
+# ThreadSanitizer: the stress program with the runtime's sources compiled in
+# and instrumented; memplan_core (the planner, run at boundaries on one
+# thread) stays uninstrumented, so the build costs only the runtime's few
+# files. scripts/test.sh turns it on in its Release stage.
+option(MEMPLAN_TSAN "Build and test the replay stress program under ThreadSanitizer" OFF)
+if(MEMPLAN_TSAN AND NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
+  file(GLOB MEMPLAN_TSAN_RUNTIME_SOURCES CONFIGURE_DEPENDS
+    ${PROJECT_SOURCE_DIR}/src/runtime/*.cc ${PROJECT_SOURCE_DIR}/src/runtime/os/*.cc)
+  add_executable(memplan_replay_stress_tsan ${MEMPLAN_TSAN_RUNTIME_SOURCES} ${MEMPLAN_STRESS_SOURCE})
+  target_compile_definitions(memplan_replay_stress_tsan PRIVATE MEMPLAN_STRESS_DIRECT=1)
+  target_include_directories(memplan_replay_stress_tsan PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(memplan_replay_stress_tsan PRIVATE -fsanitize=thread -O1 -g -ftls-model=initial-exec)
+  target_link_options(memplan_replay_stress_tsan PRIVATE -fsanitize=thread)
+  target_link_libraries(memplan_replay_stress_tsan PRIVATE memplan_core Threads::Threads)
+  add_test(NAME runtime.stress_tsan COMMAND memplan_replay_stress_tsan --expect-replay)
+  set_tests_properties(runtime.stress_tsan PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+endif()
+
 # The preloaded run: a plain program (never sanitized, see tests/trace/tests.cmake).
 if(TARGET memplan_replay_preload)
   add_executable(memplan_replay_stress ${MEMPLAN_STRESS_SOURCE})
