@@ -13,7 +13,8 @@
 // Columns: allocs; merged buffers; bytes before = sum of merged sizes; after =
 // merged allocation; load = max live bytes (lower bound); gap = after/load-1;
 // pass = median wall time of the whole pass (analysis, planning, rewrite) over
-// the repetitions, parsing excluded.
+// the repetitions, parsing excluded; +verify = the same with the IR verifier
+// that mlir-opt runs after every pass (it walks all ops, so it dominates).
 //
 // Usage: bench_mlir_merge_alloc [--planner NAME] [--reps N] [--max-allocs N]
 #include <algorithm>
@@ -168,48 +169,58 @@ struct Row {
   std::string name;
   size_t allocs = 0, merged = 0;
   int64_t before = 0, after = 0, load = 0;
-  double median_ms = 0;
+  double median_ms = 0;           // the pass alone
+  double median_verified_ms = 0;  // the pass and the IR verifier after it
 };
 
 bool measure(mlir::MLIRContext& context, const std::string& name, const std::string& text,
              const std::string& planner, int reps, Row* row) {
   using namespace memplan::merge_alloc;
   row->name = name;
-  std::vector<double> times;
+  std::vector<double> pass_times, verified_times;
   for (int r = 0; r < reps; ++r) {
-    auto module = mlir::parseSourceString<mlir::ModuleOp>(text, mlir::ParserConfig(&context));
-    if (!module) {
-      std::fprintf(stderr, "%s: generated IR does not parse\n", name.c_str());
-      return false;
-    }
-    if (r == 0) {
-      for (auto function : module->getOps<mlir::func::FuncOp>())
-        for (const AllocScope& scope : analyze_function(function)) {
-          const memplan::Problem problem = to_problem(scope, 64);
-          row->allocs += scope.mergeable.size() + scope.kept.size();
-          row->merged += scope.mergeable.size();
-          for (const memplan::Buffer& b : problem.buffers) row->before += b.size;
-          row->load += memplan::load(problem);
-        }
-    }
-    mlir::PassManager pm(&context);
-    pm.addPass(create_merge_alloc_pass({.planner = planner, .alignment = 64}));
-    const auto start = std::chrono::steady_clock::now();
-    const bool ok = mlir::succeeded(pm.run(*module));
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    if (!ok) {
-      std::fprintf(stderr, "%s: pass failed\n", name.c_str());
-      return false;
-    }
-    if (r == 0) {
-      module->walk([&](mlir::memref::AllocOp alloc) {
-        auto type = alloc.getType();
-        if (type.getRank() == 1 && type.getElementType().isInteger(8)) row->after += type.getNumElements();
-      });
+    // Each repetition times the pass twice on fresh parses: alone, and with the
+    // IR verifier that a PassManager (and mlir-opt) runs after every pass.
+    for (bool verify : {false, true}) {
+      auto module = mlir::parseSourceString<mlir::ModuleOp>(text, mlir::ParserConfig(&context));
+      if (!module) {
+        std::fprintf(stderr, "%s: generated IR does not parse\n", name.c_str());
+        return false;
+      }
+      const bool first = r == 0 && !verify;
+      if (first) {
+        for (auto function : module->getOps<mlir::func::FuncOp>())
+          for (const AllocScope& scope : analyze_function(function)) {
+            const memplan::Problem problem = to_problem(scope, 64);
+            row->allocs += scope.mergeable.size() + scope.kept.size();
+            row->merged += scope.mergeable.size();
+            for (const memplan::Buffer& b : problem.buffers) row->before += b.size;
+            row->load += memplan::load(problem);
+          }
+      }
+      mlir::PassManager pm(&context);
+      pm.enableVerifier(verify);
+      pm.addPass(create_merge_alloc_pass({.planner = planner, .alignment = 64}));
+      const auto start = std::chrono::steady_clock::now();
+      const bool ok = mlir::succeeded(pm.run(*module));
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      (verify ? verified_times : pass_times).push_back(ms);
+      if (!ok) {
+        std::fprintf(stderr, "%s: pass failed\n", name.c_str());
+        return false;
+      }
+      if (first) {
+        module->walk([&](mlir::memref::AllocOp alloc) {
+          auto type = alloc.getType();
+          if (type.getRank() == 1 && type.getElementType().isInteger(8)) row->after += type.getNumElements();
+        });
+      }
     }
   }
-  std::sort(times.begin(), times.end());
-  row->median_ms = times[times.size() / 2];
+  std::sort(pass_times.begin(), pass_times.end());
+  std::sort(verified_times.begin(), verified_times.end());
+  row->median_ms = pass_times[pass_times.size() / 2];
+  row->median_verified_ms = verified_times[verified_times.size() / 2];
   return true;
 }
 
@@ -251,16 +262,16 @@ int main(int argc, char** argv) {
   for (int blocks : {3, 12, 120, 1200, 2222}) programs.push_back({"resnet-" + std::to_string(blocks), 9u * blocks / 2, generate_resnet(blocks)});
 
   std::printf("planner %s, alignment 64, median of %d runs\n", planner.c_str(), reps);
-  std::printf("%-13s %7s %7s %14s %14s %14s %8s %10s\n", "program", "allocs", "merged", "before B", "after B", "load B",
-              "gap %", "pass ms");
+  std::printf("%-13s %7s %7s %14s %14s %14s %8s %10s %12s\n", "program", "allocs", "merged", "before B", "after B",
+              "load B", "gap %", "pass ms", "+verify ms");
   for (const Program& p : programs) {
     if (p.allocs > max_allocs) continue;
     Row row;
     if (!measure(context, p.name, p.text, planner, reps, &row)) return 1;
     const double gap = row.load > 0 ? 100.0 * (static_cast<double>(row.after) / row.load - 1) : 0.0;
-    std::printf("%-13s %7zu %7zu %14lld %14lld %14lld %8.2f %10.2f\n", row.name.c_str(), row.allocs, row.merged,
-                static_cast<long long>(row.before), static_cast<long long>(row.after),
-                static_cast<long long>(row.load), gap, row.median_ms);
+    std::printf("%-13s %7zu %7zu %14lld %14lld %14lld %8.2f %10.2f %12.2f\n", row.name.c_str(), row.allocs,
+                row.merged, static_cast<long long>(row.before), static_cast<long long>(row.after),
+                static_cast<long long>(row.load), gap, row.median_ms, row.median_verified_ms);
   }
   return 0;
 }
