@@ -15,7 +15,7 @@
 // solve_minimize (anytime, closes the gap from both sides):
 //   1. Lower bound as above. A short search at the lower bound: most problems
 //      fit in their load, and then no heuristic is needed (skipped when the
-//      index would not fit in memory; a quarter of the time on large ones).
+//      index would not fit in memory; 40 % of the time on large ones).
 //   2. Upper bound: options.start_plan if valid, else the `portfolio` plan
 //      (validated; `naive` if it fails), given a tenth of the time limit (a
 //      quarter on large problems; at most 2 s).
@@ -285,12 +285,12 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
 
   // 1. Most problems fit in their load, and a short search at the load finds
   //    such a plan faster than the heuristics run. On large problems a node
-  //    costs up to milliseconds, so the dive gets a quarter of the time.
+  //    costs up to milliseconds, so the dive gets 40 % of the time.
   if (running && search) {
     solver::StopCondition quick_stop = stop;
     if (windowed && options.time_limit_seconds > 0) {
       quick_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(0.25 * options.time_limit_seconds));
+                                        std::chrono::duration<double>(0.4 * options.time_limit_seconds));
     }
     const Decision d = decide(*search, lower, quick_budget, quick_stop, &result.stats);
     MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, d));
