@@ -16,7 +16,8 @@
 // the repetitions, parsing excluded; +verify = the same with the IR verifier
 // that mlir-opt runs after every pass (it walks all ops, so it dominates).
 //
-// Usage: bench_mlir_merge_alloc [--planner NAME] [--reps N] [--max-allocs N]
+// Usage: bench_mlir_merge_alloc [--planner NAME] [--reps N] [--max-allocs N] [--emit PROGRAM]
+// (--emit mlp-5000 prints that program's IR, e.g. to profile memplan-opt on it.)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -230,15 +231,18 @@ int main(int argc, char** argv) {
   std::string planner(memplan::kDefaultPlanner);
   int reps = 3;
   size_t max_allocs = 10000;
+  std::string emit;  // print this program's IR instead of benchmarking (to profile memplan-opt on it)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--planner") && i + 1 < argc) {
       planner = argv[++i];
     } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--emit") && i + 1 < argc) {
+      emit = argv[++i];
     } else if (!std::strcmp(argv[i], "--max-allocs") && i + 1 < argc) {
       max_allocs = static_cast<size_t>(std::atol(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: %s [--planner NAME] [--reps N] [--max-allocs N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--planner NAME] [--reps N] [--max-allocs N] [--emit PROGRAM]\n", argv[0]);
       return 1;
     }
   }
@@ -261,6 +265,15 @@ int main(int argc, char** argv) {
   for (int layers : {5, 10, 50, 500, 5000}) programs.push_back({"mlp-" + std::to_string(layers), 2u * layers, generate_mlp(layers)});
   for (int blocks : {3, 12, 120, 1200, 2222}) programs.push_back({"resnet-" + std::to_string(blocks), 9u * blocks / 2, generate_resnet(blocks)});
 
+  if (!emit.empty()) {
+    for (const Program& p : programs)
+      if (p.name == emit) {
+        std::fputs(p.text.c_str(), stdout);
+        return 0;
+      }
+    std::fprintf(stderr, "no program '%s'\n", emit.c_str());
+    return 1;
+  }
   std::printf("planner %s, alignment 64, median of %d runs\n", planner.c_str(), reps);
   std::printf("%-13s %7s %7s %14s %14s %14s %8s %10s %12s\n", "program", "allocs", "merged", "before B", "after B",
               "load B", "gap %", "pass ms", "+verify ms");
