@@ -31,6 +31,7 @@
 //
 // Usage: bench_replay [--csv FILE] [--allocator malloc|replay|page_unit|none]
 //                     [--label NAME] [--threads N] [--iterations N] [--planner NAME]
+//                     [--min-planned-size BYTES] [--header]
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -180,6 +181,7 @@ struct Measured {
   double ns_per_pair = 0;
   double faults_per_iteration = 0;
   double ms_per_touched_iteration = 0;
+  double warmup_ms = 0;  // the untimed first iterations (profiling and planning, for replay)
 };
 
 Measured measure(const Subject& s, const Iteration& it, int threads, int iterations) {
@@ -190,6 +192,7 @@ Measured measure(const Subject& s, const Iteration& it, int threads, int iterati
   std::vector<std::vector<double>> samples(static_cast<size_t>(threads));
   int64_t faults_before = 0, faults_after = 0;
   Clock::time_point touched_start, touched_end;
+  double warmup_ms = 0;
   // Thread 0 marks between two barriers, when no thread is inside an iteration.
   auto boundary = [&](int id) {
     sync.arrive_and_wait();
@@ -201,10 +204,12 @@ Measured measure(const Subject& s, const Iteration& it, int threads, int iterati
     // Reserved up front: a vector growing inside the timed loop would change
     // the thread's request sequence from one iteration to the next.
     samples[static_cast<size_t>(id)].reserve(static_cast<size_t>(iterations));
+    const auto warm_start = Clock::now();
     for (int i = 0; i < kWarmup; ++i) {
       run(s, it, pointers, true);
       boundary(id);
     }
+    if (id == 0) warmup_ms = std::chrono::duration<double, std::milli>(Clock::now() - warm_start).count();
     for (int i = 0; i < iterations; ++i) {
       const auto t0 = Clock::now();
       run(s, it, pointers, false);
@@ -233,6 +238,7 @@ Measured measure(const Subject& s, const Iteration& it, int threads, int iterati
   std::vector<double> all;
   for (const auto& v : samples) all.insert(all.end(), v.begin(), v.end());
   Measured m;
+  m.warmup_ms = warmup_ms;
   m.ns_per_pair = median(all) / static_cast<double>(it.sizes.size());
   m.faults_per_iteration = static_cast<double>(faults_after - faults_before) / kTouched;
   m.ms_per_touched_iteration = std::chrono::duration<double, std::milli>(touched_end - touched_start).count() / kTouched;
@@ -248,6 +254,7 @@ int main(int argc, char** argv) {
   std::string planner = "portfolio";
   int iterations = 50;
   int threads = 1;
+  int64_t min_planned_size = 0;
   bool header = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -263,12 +270,14 @@ int main(int argc, char** argv) {
       threads = std::clamp(std::atoi(argv[++i]), 1, 64);
     } else if (a == "--planner" && i + 1 < argc) {
       planner = argv[++i];
+    } else if (a == "--min-planned-size" && i + 1 < argc) {
+      min_planned_size = std::atoll(argv[++i]);
     } else if (a == "--header") {
       header = true;
     } else {
       std::fprintf(stderr,
                    "usage: bench_replay [--csv FILE] [--allocator malloc|replay|page_unit|none] [--label NAME] "
-                   "[--threads N] [--iterations N] [--planner NAME] [--header]\n");
+                   "[--threads N] [--iterations N] [--planner NAME] [--min-planned-size BYTES] [--header]\n");
       return 1;
     }
   }
@@ -296,6 +305,7 @@ int main(int argc, char** argv) {
   GlibcBacking backing;
   memplan::ReplayConfig config;
   config.planner = planner;
+  config.min_planned_size = min_planned_size;
   config.max_slab_bytes = int64_t{4} << 30;
   config.max_threads = threads + 2;
   std::unique_ptr<memplan::ReplayAllocator> replay;
@@ -321,8 +331,12 @@ int main(int argc, char** argv) {
   std::string served = "-";
   if (replay) {
     const memplan::ReplayStats st = replay->stats();
-    served = std::to_string(st.served) + " of " +
-             std::to_string(static_cast<uint64_t>(4 + iterations + 5) * threads * it.sizes.size());
+    char text[160];
+    std::snprintf(text, sizeof text, "%llu of %llu; slab %.1f MiB; warm-up %.0f ms",
+                  static_cast<unsigned long long>(st.served),
+                  static_cast<unsigned long long>(static_cast<uint64_t>(4 + iterations + 5) * threads * it.sizes.size()),
+                  st.slab_bytes / 1048576.0, m.warmup_ms);
+    served = text;
   } else if (s.mark) {
     using Served = unsigned long long (*)();
     if (auto f = reinterpret_cast<Served>(dlsym(RTLD_DEFAULT, "memplan_replay_served"))) {

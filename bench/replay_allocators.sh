@@ -28,6 +28,7 @@ for trace in "${traces[@]}"; do
   [ -n "$trace" ] && csv=(--csv "$trace")
   for threads in 1 2; do
     run() { "$bench" "${csv[@]}" --threads "$threads" --iterations "$iterations" "$@"; }
+    run --allocator none --label "(loop and calls alone)"
     run --allocator malloc --label glibc
     for pair in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc.so.4 mimalloc:libmimalloc.so.2; do
       name=${pair%%:*} lib=$libdir/${pair#*:}

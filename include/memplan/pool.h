@@ -82,6 +82,11 @@ struct PoolOptions {
   ReplayConfig replay;
 };
 
+// The options from the environment: MEMPLAN_POOL_PAGE_UNIT,
+// MEMPLAN_POOL_MAX_CACHED and every replay knob (replay_config_from_environment);
+// unset variables keep their defaults. Fails on a malformed value, naming it.
+StatusOr<PoolOptions> pool_options_from_environment(EnvironmentLookup lookup = nullptr);
+
 class MemoryPool {
  public:
   virtual ~MemoryPool() = default;
@@ -167,7 +172,8 @@ class PoolRegistry {
   std::unordered_map<std::string, std::shared_ptr<MemoryPool>> pools_;
 };
 
-// RAF's entry points, on PoolRegistry::global().
+// RAF's entry points, on PoolRegistry::global(), with the options from the
+// environment (pool_options_from_environment).
 Status init_pool(std::string_view device, std::string_view name);
 Status remove_pool(std::string_view device);
 

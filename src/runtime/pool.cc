@@ -315,7 +315,9 @@ PoolRegistry& PoolRegistry::global() {
 }
 
 Status init_pool(std::string_view device, std::string_view name) {
-  return PoolRegistry::global().init_pool(device, name);
+  StatusOr<PoolOptions> options = pool_options_from_environment();
+  if (!options.ok()) return options.status();
+  return PoolRegistry::global().init_pool(device, name, *options);
 }
 
 Status remove_pool(std::string_view device) { return PoolRegistry::global().remove_pool(device); }

@@ -1,9 +1,10 @@
 // replay_config.cc — the runtime's knob table and its reading from MEMPLAN_*
-// environment variables.
+// environment variables (the replay allocator's, and the pools').
 #include <cerrno>
 #include <cstdlib>
 #include <string>
 
+#include "memplan/pool.h"
 #include "memplan/replay.h"
 
 namespace memplan {
@@ -85,6 +86,22 @@ StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup) 
     config.plan_time_limit_seconds = seconds;
   }
   return config;
+}
+
+StatusOr<PoolOptions> pool_options_from_environment(EnvironmentLookup lookup) {
+  if (!lookup) lookup = [](const char* name) -> const char* { return std::getenv(name); };
+  PoolOptions options;
+  StatusOr<ReplayConfig> replay = replay_config_from_environment(lookup);
+  if (!replay.ok()) return replay.status();
+  options.replay = std::move(replay).value();
+  const char* v = nullptr;
+  if ((v = lookup("MEMPLAN_POOL_PAGE_UNIT"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_POOL_PAGE_UNIT", v, 1, &options.page_unit_bytes));
+  }
+  if ((v = lookup("MEMPLAN_POOL_MAX_CACHED"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_POOL_MAX_CACHED", v, 0, &options.max_cached_bytes));
+  }
+  return options;
 }
 
 }  // namespace memplan

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace memplan {
@@ -225,6 +226,26 @@ TEST(PoolTest, GlobalEntryPointsUseTheProcessRegistry) {
   EXPECT_EQ(PoolRegistry::global().pool("cpu")->name(), "page_unit");
   ASSERT_TRUE(remove_pool("cpu").ok());
   EXPECT_EQ(PoolRegistry::global().pool("cpu"), nullptr);
+}
+
+TEST(PoolTest, OptionsComeFromTheEnvironment) {
+  auto lookup = [](const char* name) -> const char* {
+    const std::string n(name);
+    if (n == "MEMPLAN_POOL_PAGE_UNIT") return "65536";
+    if (n == "MEMPLAN_POOL_MAX_CACHED") return "0";
+    if (n == "MEMPLAN_PROFILE_ITERATIONS") return "3";
+    return nullptr;
+  };
+  auto options = pool_options_from_environment(lookup);
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  EXPECT_EQ(options->page_unit_bytes, 65536);
+  EXPECT_EQ(options->max_cached_bytes, 0);
+  EXPECT_EQ(options->replay.profile_iterations, 3);
+  auto bad = pool_options_from_environment([](const char* name) -> const char* {
+    return std::string(name) == "MEMPLAN_POOL_PAGE_UNIT" ? "0" : nullptr;
+  });
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("MEMPLAN_POOL_PAGE_UNIT"), std::string::npos);
 }
 
 }  // namespace
