@@ -242,6 +242,10 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
   std::vector<AllocScope> scopes;
   if (function.isExternal()) return scopes;
   Ticks ticks;
+  size_t op_count = 0;
+  function->walk([&](Operation*) { ++op_count; });
+  ticks.tick.reserve(op_count);  // no rehashing while numbering
+  ticks.end.reserve(op_count);
   int64_t next = 0;
   number_ops(function, next, ticks);
 
