@@ -149,6 +149,11 @@ class ReplayAllocator {
   void* allocate_zeroed(size_t size);
   // free; nullptr is ignored.
   void deallocate(void* p);
+  // The free fast path alone: true when p is a slab pointer, which it then
+  // frees (or ignores as invalid) exactly as deallocate would; false, having
+  // done nothing, for any other pointer. Never allocates, never calls the
+  // backing allocator.
+  bool release_to_slab(void* p);
   // realloc: grows in place inside a planned block when it fits; a block that
   // moves goes to the backing allocator (realloc never consumes a planned slot).
   void* reallocate(void* p, size_t size);

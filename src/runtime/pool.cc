@@ -28,8 +28,6 @@ constexpr size_t kMinAlignment = 16;
 // request up to it (what RAF and PyTorch's CPU allocator give tensors).
 constexpr size_t kDeviceAlignment = 64;
 
-bool is_power_of_two(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
 class CpuDeviceAllocator final : public DeviceAllocator {
  public:
   std::string_view device() const override { return "cpu"; }

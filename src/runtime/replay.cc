@@ -689,6 +689,15 @@ void ReplayAllocator::deallocate(void* p) {
   m.deallocate_backing(p);
 }
 
+bool ReplayAllocator::release_to_slab(void* p) {
+  Impl& m = *impl_;
+  if (MEMPLAN_LIKELY(m.owns(p))) {
+    m.free_slab(p);
+    return true;
+  }
+  return false;
+}
+
 void ReplayAllocator::Impl::deallocate_backing(void* p) {
   Impl& m = *this;
   if (!p) return;

@@ -21,16 +21,15 @@ RealAllocator g_real;
 uint64_t g_page_size = 4096;
 std::atomic<int> g_boot{kCold};
 __thread bool t_inside __attribute__((tls_model("initial-exec")));
+alignas(64) unsigned char g_boot_arena[kBootArenaBytes];
 
 namespace {
 
 __thread bool t_resolving __attribute__((tls_model("initial-exec")));
 
-// glibc's dlsym needs a few hundred bytes at most; 256 KiB leaves room for
-// unusual dynamic linkers.
-constexpr size_t kBootArenaBytes = 256 * 1024;
+// glibc's dlsym needs a few hundred bytes at most; kBootArenaBytes (256 KiB)
+// leaves room for unusual dynamic linkers.
 constexpr size_t kBootHeaderBytes = 16;  // the block's size, for realloc and malloc_usable_size
-alignas(64) unsigned char g_boot_arena[kBootArenaBytes];
 std::atomic<size_t> g_boot_used{0};
 
 template <typename F>
@@ -91,11 +90,6 @@ bool ensure_ready_slow(ResolvedHook hook) {
   }
   while (g_boot.load(std::memory_order_acquire) != kReady) sched_yield();
   return true;
-}
-
-bool is_boot_pointer(const void* p) {
-  const auto* b = static_cast<const unsigned char*>(p);
-  return b >= g_boot_arena && b < g_boot_arena + kBootArenaBytes;
 }
 
 size_t boot_size(const void* p) {

@@ -63,8 +63,13 @@ inline bool ensure_ready(ResolvedHook hook = nullptr) {
   return ensure_ready_slow(hook);
 }
 
-// The boot arena (step 2).
-bool is_boot_pointer(const void* p);
+// The boot arena (step 2). Inline: every free asks.
+constexpr size_t kBootArenaBytes = 256 * 1024;
+extern unsigned char g_boot_arena[kBootArenaBytes];
+inline bool is_boot_pointer(const void* p) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  return b >= g_boot_arena && b < g_boot_arena + kBootArenaBytes;
+}
 // The size a boot block was allocated with.
 size_t boot_size(const void* p);
 // nullptr when the arena is exhausted or the alignment is not a power of two.

@@ -161,10 +161,9 @@ MEMPLAN_EXPORT void* calloc(size_t n, size_t size) {
 
 MEMPLAN_EXPORT void free(void* p) {
   if (!p || is_boot_pointer(p)) return;
-  if (memplan::ReplayAllocator* a = owner_of(p)) {
-    a->deallocate(p);
-    return;
-  }
+  memplan::ReplayAllocator* owner = g_allocator.load(std::memory_order_acquire);
+  // Slab pointers go to the replay allocator even from inside it.
+  if (owner && owner->release_to_slab(p)) return;
   if (MEMPLAN_UNLIKELY(!ensure_ready())) return;  // cannot happen: a real pointer implies a real malloc
   if (memplan::ReplayAllocator* a = replay_for_call()) {
     Inside inside;
