@@ -104,8 +104,9 @@ std::optional<std::string> type_reason(mlir::MemRefType type, int64_t* bytes) {
   return std::nullopt;
 }
 
-// The source operand through which `user` derives an alias from its operand,
-// i.e. whether `user` is a view-like op whose results alias `value`.
+// Whether `user`'s results alias `value`: a view-like op whose source it is.
+// memref.reshape also counts when `value` is its shape operand, which only
+// lengthens the lifetime (safe).
 bool is_alias_producer(Operation* user, Value value) {
   if (auto view = mlir::dyn_cast<mlir::ViewLikeOpInterface>(user)) return view.getViewSource() == value;
   return mlir::isa<mlir::memref::CastOp, mlir::memref::ExpandShapeOp, mlir::memref::CollapseShapeOp,

@@ -127,3 +127,29 @@ func.func @for_and_if(%n: index, %c: i1, %v: f32) -> f32 {
   memref.dealloc %outside : memref<16xf32>
   return %s : f32
 }
+
+// scf.while is a loop too: %w, written before it and read in its "after"
+// region, lives for the whole loop, so %t (allocated after the read in the same
+// iteration) needs its own bytes: the load is 2 x 64 B, not 64 B.
+// CHECK-LABEL: func.func @while_loop
+// CHECK-NEXT:    %[[M:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// REPORT-LABEL: memplan-merge-alloc @while_loop: 2 merged, 0 kept
+// REPORT:         load 128 B, arena 128 B
+func.func @while_loop(%n: index, %v: f32) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %w = memref.alloc() : memref<16xf32>
+  memref.store %v, %w[%c0] : memref<16xf32>
+  %r = scf.while (%i = %c0) : (index) -> index {
+    %more = arith.cmpi slt, %i, %n : index
+    scf.condition(%more) %i : index
+  } do {
+  ^bb0(%j: index):
+    %x = memref.load %w[%c0] : memref<16xf32>
+    %t = memref.alloc() : memref<16xf32>
+    memref.store %x, %t[%c0] : memref<16xf32>
+    %next = arith.addi %j, %c1 : index
+    scf.yield %next : index
+  }
+  return %r : index
+}
