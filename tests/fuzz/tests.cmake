@@ -36,3 +36,4 @@ endfunction()
 
 memplan_fuzz_target(csv_reader_fuzz fuzz.csv_reader csv csv.dict)
 memplan_fuzz_target(trace_reader_fuzz fuzz.trace_reader trace "" memplan::trace)
+memplan_fuzz_target(replay_fuzz fuzz.replay replay "" memplan::runtime)
