@@ -60,6 +60,18 @@ bool stop_now(const ExactOptions& options, Clock::time_point deadline, bool has_
          (has_deadline && Clock::now() >= deadline);
 }
 
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+
+int64_t saturating_sub(int64_t a, int64_t b) {
+  int64_t difference = 0;
+  if (!__builtin_sub_overflow(a, b, &difference)) return difference;
+  return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+
 // Number of movable buffers lying wholly inside [t0, t1).
 int64_t count_inside(const Problem& problem, const std::vector<char>& movable, int64_t t0, int64_t t1) {
   int64_t count = 0;
@@ -158,19 +170,23 @@ bool choose_window(const Problem& problem, const Plan& plan, const std::vector<c
     span_lo = std::min(span_lo, b.lower);
     span_hi = std::max(span_hi, b.upper);
   }
-  const int64_t max_margin = std::max<int64_t>(1, std::max(t0 - span_lo, span_hi - t1));
-  while (hi < max_margin && count_inside(problem, movable, t0 - hi, t1 + hi) <= target) hi *= 2;
+  // Ticks may span all of int64: margins and window edges saturate.
+  const int64_t max_margin = std::max<int64_t>(1, std::max(saturating_sub(t0, span_lo), saturating_sub(span_hi, t1)));
+  auto inside = [&](int64_t margin) {
+    return count_inside(problem, movable, saturating_sub(t0, margin), saturating_add(t1, margin));
+  };
+  while (hi < max_margin && inside(hi) <= target) hi = hi > max_margin / 2 ? max_margin : 2 * hi;
   hi = std::min(hi, max_margin);
-  if (count_inside(problem, movable, t0 - hi, t1 + hi) <= target) {
+  if (inside(hi) <= target) {
     lo = hi;
   } else {
     while (lo + 1 < hi) {  // invariant: margin lo fits, margin hi does not
       const int64_t mid = lo + (hi - lo) / 2;
-      (count_inside(problem, movable, t0 - mid, t1 + mid) <= target ? lo : hi) = mid;
+      (inside(mid) <= target ? lo : hi) = mid;
     }
   }
-  t0 -= lo;
-  t1 += lo;
+  t0 = saturating_sub(t0, lo);
+  t1 = saturating_add(t1, lo);
   // Close over buffers at the peak that cross the edges.
   for (bool grew = true; grew;) {
     grew = false;
