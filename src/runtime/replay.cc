@@ -503,6 +503,8 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   if (!fits || !r.slab.commit(static_cast<size_t>(plan->arena), config.huge_pages).ok()) {
     // No plan, or one this thread cannot hold: stay with the backing allocator for good.
     r.plan_failures.bump();
+    r.slab_bytes.set(r.slab.mapped_bytes());  // a failed commit leaves nothing mapped
+    r.planned_buffers.set(0);
     r.phase = ReplayPhase::kBackingOnly;
     r.update_serving();
     return;
