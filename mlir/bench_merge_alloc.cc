@@ -10,7 +10,8 @@
 //             conv -> relu -> conv -> add(skip), channels changing every four
 //             blocks (16, 32, 64, 24); the block input is the skip connection,
 //             and every stage input lives to the end of its stage (a long skip).
-// Columns: allocs; merged buffers; bytes before = sum of merged sizes; after =
+// Columns: allocs; merged buffers; bytes before = sum of merged sizes, each
+// rounded up to its alignment (one aligned allocation per buffer); after =
 // merged allocation; load = max live bytes (lower bound); gap = after/load-1;
 // pass = median wall time of the whole pass (analysis, planning, rewrite) over
 // the repetitions, parsing excluded; +verify = the same with the IR verifier
@@ -195,7 +196,8 @@ bool measure(mlir::MLIRContext& context, const std::string& name, const std::str
             const memplan::Problem problem = to_problem(scope, 64);
             row->allocs += scope.mergeable.size() + scope.kept.size();
             row->merged += scope.mergeable.size();
-            for (const memplan::Buffer& b : problem.buffers) row->before += b.size;
+            for (size_t i = 0; i < problem.size(); ++i)
+              row->before += memplan::align_up(problem.buffers[i].size, problem.alignment_of(i));
             row->load += memplan::load(problem);
           }
       }

@@ -96,8 +96,10 @@ void print_report(llvm::raw_ostream& os, const AllocScope& scope, const ScopeRes
   }
   for (const KeptAlloc& k : scope.kept)
     os << "  kept @L" << source_line(k.alloc) << "  " << type_string(mlir::memref::AllocOp(k.alloc).getType()) << ": " << k.reason << "\n";
+  // One allocation per buffer, each at its alignment, is what merging replaces.
   int64_t separate = 0;
-  for (const Buffer& b : result.problem.buffers) separate += b.size;
+  for (size_t i = 0; i < result.problem.size(); ++i)
+    separate += align_up(result.problem.buffers[i].size, result.problem.alignment_of(i));
   const int64_t lb = load(result.problem);
   const int64_t arena = result.plan.arena;
   const int64_t saved = separate - arena;
