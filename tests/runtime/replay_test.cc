@@ -389,6 +389,55 @@ TEST(ReplayTest, FreeOfAPointerThatIsNotABlockIsIgnored) {
   EXPECT_TRUE(a.check_invariants().ok());
 }
 
+TEST(ReplayTest, FastPathEntryPointsDeclineWithoutSideEffects) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  EXPECT_EQ(a.serve_from_slab(sizes[0]), nullptr) << "a profiling thread is never served";
+  void* foreign = a.allocate(sizes[0]);  // profiled: from the backing allocator
+  EXPECT_FALSE(a.release_to_slab(foreign)) << "not a slab pointer: left to the caller";
+  a.deallocate(foreign);
+  a.mark();
+  reach_replay(a, sizes, live);
+  EXPECT_EQ(a.serve_from_slab(sizes[0] + 1), nullptr) << "larger than planned: declined";
+  const int64_t backing_before = backing.allocations.load();
+  void* p = a.serve_from_slab(sizes[0]);
+  ASSERT_NE(p, nullptr) << "the declined request consumed nothing: tick 0 is still next";
+  EXPECT_TRUE(a.owns(p));
+  EXPECT_EQ(a.usable_size(p), sizes[0]);
+  EXPECT_TRUE(a.release_to_slab(p));
+  EXPECT_EQ(backing.allocations.load(), backing_before);
+  EXPECT_EQ(a.stats().invalid_frees, 0u);
+  EXPECT_TRUE(a.release_to_slab(p)) << "a slab pointer, even freed twice, never reaches the backing allocator";
+  EXPECT_EQ(a.stats().invalid_frees, 1u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+TEST(ReplayTest, AlignedRequestsAreServedAlignedFromTheSlab) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  const std::vector<size_t> alignments = {16, 64, 256, 4096, 64, 16};
+  std::vector<void*> first;
+  for (int iteration = 0; iteration < 4; ++iteration) {
+    std::vector<void*> blocks;
+    for (size_t k = 0; k < alignments.size(); ++k) {
+      void* p = a.allocate(100 + 10 * k, alignments[k]);
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % alignments[k], 0u) << "alignment " << alignments[k];
+      std::memset(p, 0x5a, 100 + 10 * k);
+      blocks.push_back(p);
+    }
+    if (iteration == 3) {
+      for (void* p : blocks) EXPECT_TRUE(a.owns(p)) << "served from the slab in the replayed iteration";
+    }
+    for (void* p : blocks) a.deallocate(p);
+    a.mark();
+  }
+  EXPECT_EQ(a.stats().served, 2 * alignments.size());
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
 TEST(ReplayTest, CallocFromTheSlabIsZeroed) {
   MockBacking backing;
   ReplayAllocator a(test_config(), backing);
