@@ -21,6 +21,9 @@ Method:
      over the rounds; getrusage in the script, whole process), peak RSS
      (largest over the rounds), and whether the output bytes' SHA-256 equals
      glibc's in every round.
+     Also the median process CPU time per pass (all threads): on a shared
+     machine it is not inflated by waiting for a core, so it ranks allocators
+     more reliably than wall-clock latency while others run.
   5. memplan runs with MEMPLAN_STATS=1; its served / unplanned / fallback
      counts (whole run, warm-up included) go to a third table.
 """
@@ -61,8 +64,13 @@ def command_for(allocator, memplan, python, script_args):
     base = [python, SCRIPT, *script_args]
     if allocator == "glibc":
         return base, {}
-    if allocator == "memplan":
-        return [memplan, "run", "--", *base], {"MEMPLAN_STATS": "1"}
+    if allocator.startswith("memplan"):
+        # memplan+KNOB=VALUE+...: the drop-in with MEMPLAN_KNOB=VALUE (docs/runtime.md), for A/B runs.
+        env = {"MEMPLAN_STATS": "1"}
+        for knob in allocator.split("+")[1:]:
+            name, _, value = knob.partition("=")
+            env["MEMPLAN_" + name] = value
+        return [memplan, "run", "--", *base], env
     return base, {"LD_PRELOAD": PRELOADS[allocator]}
 
 
@@ -95,7 +103,9 @@ def main():
     parser.add_argument("--models", help=f"comma-separated (default {','.join(ALL_MODELS)})")
     parser.add_argument("--threads", help="comma-separated torch thread counts (default 1,2)")
     parser.add_argument("--shapes", help="comma-separated BATCHxSIZE (default 1x128,4x224)")
-    parser.add_argument("--allocators", default="glibc,jemalloc,tcmalloc,mimalloc,memplan")
+    parser.add_argument("--allocators", default="glibc,jemalloc,tcmalloc,mimalloc,memplan",
+                        help="comma-separated; memplan+KNOB=VALUE runs the drop-in with MEMPLAN_KNOB=VALUE "
+                             "(e.g. memplan+MIN_PLANNED_SIZE=32768)")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; --quick 2)")
     parser.add_argument("--iterations", type=int, help="timed passes per run (default 20; --quick 10)")
     parser.add_argument("--warmup", type=int, default=4, help="untimed passes per run (default 4)")
@@ -118,9 +128,9 @@ def main():
                 print(f"skipping {a}: none of {PRELOADS[a]} in {LIBDIR}", file=sys.stderr)
                 continue
             PRELOADS[a] = path
-        elif a == "memplan" and not os.access(args.memplan, os.X_OK):
+        elif a.startswith("memplan") and not os.access(args.memplan, os.X_OK):
             sys.exit(f"{args.memplan} is not executable: build memplan first, or pass --memplan")
-        elif a not in ("glibc", "memplan"):
+        elif a != "glibc" and not a.startswith("memplan"):
             sys.exit(f"unknown allocator {a}")
         allocators.append(a)
     if "glibc" not in allocators:
@@ -152,16 +162,17 @@ def main():
     header += " | memplan / best other | memplan / glibc | bit-identical |" if "memplan" in allocators else " |"
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
-    table2, table3 = [], []
+    table2, table3, table4 = [], [], []
     for config in configs:
         model, batch, size, t = config
-        medians, faults, rss, identical = {}, {}, {}, {}
+        medians, cpu, faults, rss, identical = {}, {}, {}, {}, {}
         reference = {s.get("output_sha256") for s in runs[(config, "glibc")]}
         for a in allocators:
             good = [s for s in runs[(config, a)] if "error" not in s]
             if not good:
                 continue
             medians[a] = statistics.median([ms for s in good for ms in s["latencies_ms"]])
+            cpu[a] = statistics.median([ms for s in good for ms in s["cpu_ms"]])
             faults[a] = statistics.median([s["minor_faults_per_pass"] for s in good])
             rss[a] = max(s["peak_rss_kib"] for s in good) / 1024
             identical[a] = (len(good) == len(runs[(config, a)]) and len(reference) == 1 and
@@ -169,13 +180,17 @@ def main():
         cells = [f"{medians[a]:.1f}" if a in medians else "failed" for a in allocators]
         line = f"| {model} | {batch}/{size} | {t} | " + " | ".join(cells)
         if "memplan" in allocators:
-            others = [medians[a] for a in allocators if a != "memplan" and a in medians]
+            others = [medians[a] for a in allocators if not a.startswith("memplan") and a in medians]
             line += (f" | {fmt_ratio(medians.get('memplan'), min(others) if others else None)}"
                      f" | {fmt_ratio(medians.get('memplan'), medians.get('glibc'))}"
                      f" | {'yes' if all(identical.get(a) for a in allocators) else 'NO: ' + ','.join(a for a in allocators if not identical.get(a))} |")
         else:
             line += " |"
         print(line)
+        best_cpu = min((cpu[a] for a in allocators if not a.startswith("memplan") and a in cpu), default=None)
+        table4.append(f"| {model} | {batch}/{size} | {t} | " +
+                      " | ".join(f"{cpu[a]:.1f}" if a in cpu else "–" for a in allocators) +
+                      (f" | {fmt_ratio(cpu.get('memplan'), best_cpu)} |" if "memplan" in allocators else " |"))
         table2.append(f"| {model} | {batch}/{size} | {t} | " +
                       " | ".join(f"{faults[a]:.0f}" if a in faults else "–" for a in allocators) + " | " +
                       " | ".join(f"{rss[a]:.0f}" if a in rss else "–" for a in allocators) + " |")
@@ -188,6 +203,12 @@ def main():
                 profiled = statistics.median([s["profiled"] for s in stats])
                 table3.append(f"| {model} | {batch}/{size} | {t} | {profiled:.0f} | {served:.0f} | {unplanned:.0f} | "
                               f"{fallback:.0f} |")
+    print("\nProcess CPU ms per pass (median; all threads):\n")
+    head4 = ("| model | batch/px | threads | " + " | ".join(f"{a} CPU ms" for a in allocators) +
+             (" | memplan / best other |" if "memplan" in allocators else " |"))
+    print(head4)
+    print("|" + "---|" * (head4.count("|") - 1))
+    print("\n".join(table4))
     print("\nMinor page faults per timed pass (whole process) and peak RSS (MiB):\n")
     head2 = ("| model | batch/px | threads | " + " | ".join(f"{a} faults" for a in allocators) + " | " +
              " | ".join(f"{a} MiB" for a in allocators) + " |")
