@@ -44,7 +44,8 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
     size_[b] = items[b].size;
     alignment_[b] = items[b].alignment;
     fixed_[b] = items[b].fixed_offset;
-    width_[b] = upper[b] - lower[b];
+    // A ranking key only: saturate for lifetimes spanning most of int64.
+    if (__builtin_sub_overflow(upper[b], lower[b], &width_[b])) width_[b] = kInfinity;
     area_[b] = static_cast<double>(size_[b]) * static_cast<double>(width_[b]);
   }
   layout_ = build_sections(lower, upper);

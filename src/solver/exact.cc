@@ -356,7 +356,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   //     the hardest problems takes the whole time limit.
   if (running && lower < upper) {
     const int64_t probe_budget = std::max<int64_t>(quick_budget / 4, 1);
-    while (running && lower + 1 < upper) {
+    while (running && lower < upper && upper - lower > 1) {  // lower may be INT64_MAX
       const int64_t probe = round_up_to(lower + (upper - lower) / 2, input.granule);
       if (probe >= upper) break;
       const Decision d = decide(*search, probe, probe_budget, stop, &result.stats);
