@@ -13,10 +13,12 @@
 //       kInfeasible           proven: no plan fits in C; lower_bound > C
 //       kTimedOut             neither found nor refuted in time; no plan
 //   solve_minimize(problem)     smallest arena. Starts from the `portfolio`
-//       plan (upper bound) and the load (lower bound), and raises the lower
-//       bound by refuting capacities while lowering the upper bound with plans
-//       that fit tighter capacities. Anytime: a plan is returned whenever one
-//       is known, and the bounds it reaches are proven.
+//       plan (or options.start_plan; upper bound) and the load (lower bound),
+//       and raises the lower bound by refuting capacities while lowering the
+//       upper bound with plans that fit tighter capacities. Large problems
+//       (options.window_threshold) are improved by windows around the peak
+//       instead (improve_by_windows). Anytime: a plan is returned whenever
+//       one is known, and the bounds it reaches are proven.
 //       kOptimal      plan.arena == lower_bound
 //       kInfeasible   only with a capacity cap (options.capacity or the
 //                     problem's capacity) that no plan fits
