@@ -63,6 +63,11 @@ if(COMMAND memplan_cli_test)
     ARGS trace --mark-signal USR2 --output signal.trace -- /bin/sh -c "kill -USR2 $$ && kill -USR2 $$ && exit 0"
     STDERR "and 2 marks")
   memplan_cli_test(trace_needs_a_command EXIT 1 ARGS trace --output none.trace STDERR "no command to trace")
+  # A version-2 trace with operator records (tests/fuzz/corpus/trace/operators.trace:
+  # conv2d 4 KiB, empty 256 B, relu 64 B, 32 B outside any operator).
+  memplan_cli_test(trace_info_ranks_operators_by_bytes EXIT 0
+    ARGS trace-info ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/trace/operators.trace --operators 3
+    STDOUT "top operators by bytes allocated, iterations 1..1.*\naten::conv2d +1 +4.00 KiB +92.1%\naten::empty +1 +256 B +5.8%\naten::relu +1 +64 B +1.4%\n$")
 endif()
 
 # With Debian's python3-torch and python3-torchvision: a real forward pass
