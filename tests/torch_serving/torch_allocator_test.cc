@@ -4,10 +4,12 @@
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/torch/torch_allocator.h"
@@ -129,6 +131,38 @@ TEST_F(TorchAllocatorTest, UnequalProfilesAreNotPlanned) {
   }
   EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kProfiling);
   EXPECT_EQ(allocator_->stats().plans, 0u);
+}
+
+// Two threads entering the same operator make the same keys: such keys are
+// ambiguous, so they are never planned, and no block is shared between the
+// threads. Each thread checks its cookies after the other may have written.
+TEST_F(TorchAllocatorTest, ThreadsInTheSameOperatorNeverShareBytes) {
+  auto worker = [this](int id, std::atomic<int>* corrupted) {
+    RECORD_FUNCTION("test::shared", std::vector<c10::IValue>());
+    std::vector<c10::DataPtr> blocks;
+    for (int i = 0; i < 4; ++i) {
+      blocks.push_back(allocator_->allocate(size_t{256} << 10));
+      std::memset(blocks.back().get(), id, size_t{256} << 10);
+    }
+    std::this_thread::yield();
+    for (const c10::DataPtr& block : blocks) {
+      const auto* bytes = static_cast<const unsigned char*>(block.get());
+      for (size_t i = 0; i < (size_t{256} << 10); i += 512) {
+        if (bytes[i] != id) corrupted->fetch_add(1);
+      }
+    }
+  };
+  std::atomic<int> corrupted{0};
+  for (int iteration = 0; iteration < 6; ++iteration) {
+    TorchIterationGuard guard(*allocator_);
+    std::thread a(worker, 0x11, &corrupted);
+    std::thread b(worker, 0x22, &corrupted);
+    a.join();
+    b.join();
+  }
+  EXPECT_EQ(corrupted.load(), 0);
+  EXPECT_EQ(allocator_->stats().served, 0u);
+  EXPECT_TRUE(allocator_->check_invariants().ok());
 }
 
 TEST(TorchAllocatorInstall, SecondAllocatorCannotInstallWhileOneIs) {
