@@ -80,6 +80,12 @@ struct ReplayConfig {
   std::string planner = "portfolio";
   // Time budget of one planning run (seconds).
   double plan_time_limit_seconds = 0.25;
+  // Profile what a thread requests before the first mark as an iteration.
+  // Right for loops that mark at the end of each iteration (the C++ guard);
+  // the LD_PRELOAD drop-in turns it off by default, because there the span
+  // before the first mark is the program's start-up (`import torch` alone is
+  // over a million requests) and recording it only costs memory.
+  bool profile_before_first_mark = true;
 };
 
 struct ReplayKnob {

@@ -612,6 +612,9 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
     case ReplayPhase::kProfiling: {
       void* p = backing_allocate(size, alignment, zeroed);
       if (!p) return nullptr;  // a failed request is not part of the pattern
+      // Before the first mark may be start-up, not an iteration (see
+      // ReplayConfig::profile_before_first_mark).
+      if (r->epoch == 0 && !config.profile_before_first_mark) return p;
       const uint32_t t = r->tick++;
       r->profiled.bump();
       Profile& c = r->current;

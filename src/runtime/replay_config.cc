@@ -22,6 +22,8 @@ constexpr ReplayKnob kKnobs[] = {
     {"MEMPLAN_SLAB_KEEP", "1", "keep a slab's memory while the thread re-profiles (1) or give it back (0)"},
     {"MEMPLAN_PLANNER", "portfolio", "planner run at the iteration boundary"},
     {"MEMPLAN_PLAN_TIME_LIMIT", "0.25", "time budget of one planning run in seconds"},
+    {"MEMPLAN_PROFILE_BEFORE_FIRST_MARK", "1 (drop-in: 0)",
+     "profile the requests made before the first mark as an iteration (0 or 1)"},
 };
 
 Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out) {
@@ -76,6 +78,10 @@ StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup) 
   if ((v = lookup("MEMPLAN_HUGE_PAGES"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_HUGE_PAGES", v, &config.huge_pages));
   if ((v = lookup("MEMPLAN_SLAB_KEEP"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_SLAB_KEEP", v, &config.keep_slab));
   if ((v = lookup("MEMPLAN_PLANNER"))) config.planner = v;
+  if ((v = lookup("MEMPLAN_PROFILE_BEFORE_FIRST_MARK"))) {
+    MEMPLAN_RETURN_IF_ERROR(
+        parse_flag("MEMPLAN_PROFILE_BEFORE_FIRST_MARK", v, &config.profile_before_first_mark));
+  }
   if ((v = lookup("MEMPLAN_PLAN_TIME_LIMIT"))) {
     errno = 0;
     char* end = nullptr;

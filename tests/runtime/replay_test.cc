@@ -131,6 +131,31 @@ TEST(ReplayTest, ServesTheThirdIterationFromTheSlab) {
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
 }
 
+TEST(ReplayTest, StartUpBeforeTheFirstMarkIsNotProfiledWhenSwitchedOff) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.profile_before_first_mark = false;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  // Start-up: a different pattern, which must not count as a profile.
+  run_iteration(a, {sizes[0], sizes[0], sizes[0]}, live);
+  a.mark();
+  EXPECT_EQ(a.stats().profiled, 0u);
+  run_iteration(a, sizes, live);
+  a.mark();
+  EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kProfiling) << "one profile is not enough";
+  run_iteration(a, sizes, live);
+  a.mark();
+  EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kReplaying);
+  EXPECT_EQ(a.stats().profiled, 2 * sizes.size());
+  std::vector<void*> pointers;
+  run_iteration(a, sizes, live, &pointers);
+  for (void* p : pointers) EXPECT_TRUE(a.owns(p));
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
 TEST(ReplayTest, ReplayedBlocksReuseBytesAsPlanned) {
   MockBacking backing;
   ReplayAllocator a(test_config(), backing);
@@ -512,7 +537,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_FALSE(config->huge_pages);
   EXPECT_EQ(config->planner, "greedy_by_size");
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
-  EXPECT_EQ(replay_knobs().size(), 10u);
+  EXPECT_EQ(replay_knobs().size(), 11u);
 }
 
 TEST(ReplayTest, RejectsAMalformedKnob) {

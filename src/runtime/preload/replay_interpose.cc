@@ -92,7 +92,10 @@ __attribute__((constructor)) void on_load() {
   auto from_environment = memplan::replay_config_from_environment();
   if (from_environment.ok()) {
     config = std::move(from_environment).value();
+    // A whole process: what runs before its first mark is start-up, not an iteration.
+    if (!getenv("MEMPLAN_PROFILE_BEFORE_FIRST_MARK")) config.profile_before_first_mark = false;
   } else {
+    config.profile_before_first_mark = false;
     fprintf(stderr, "memplan replay: %s; using the defaults\n", from_environment.status().message().c_str());
   }
   const char* stats = getenv("MEMPLAN_STATS");
