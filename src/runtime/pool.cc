@@ -18,12 +18,54 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 
 namespace memplan {
 namespace {
 
 constexpr size_t kMinAlignment = 16;
+
+// The blocks a pool has handed out and not yet taken back, with the bytes
+// each holds, kept in step with the pool's statistics. Callers hold the
+// pool's mutex.
+class LiveBlocks {
+ public:
+  // Records a new block; false when the bookkeeping itself is out of memory
+  // (the caller gives the block back and fails the request).
+  bool add(void* p, size_t bytes, PoolStats& stats) {
+    try {
+      bytes_.emplace(p, bytes);
+    } catch (...) {
+      return false;
+    }
+    ++stats.allocations;
+    stats.in_use_bytes += bytes;
+    return true;
+  }
+  // The bytes of a live block, which is no longer live; nothing for a
+  // pointer this pool did not hand out (counted as an invalid free).
+  std::optional<size_t> remove(void* p, PoolStats& stats) {
+    auto it = bytes_.find(p);
+    if (it == bytes_.end()) {
+      ++stats.invalid_frees;
+      return std::nullopt;
+    }
+    const size_t bytes = it->second;
+    bytes_.erase(it);
+    ++stats.frees;
+    stats.in_use_bytes -= bytes;
+    return bytes;
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& [p, bytes] : bytes_) f(p);
+  }
+
+ private:
+  std::unordered_map<void*, size_t> bytes_;
+};
 // Device blocks are aligned at least this much, so a cached block fits any
 // request up to it (what RAF and PyTorch's CPU allocator give tensors).
 constexpr size_t kDeviceAlignment = 64;
@@ -45,36 +87,25 @@ class NoPool final : public MemoryPool {
   explicit NoPool(DeviceAllocator& device) : device_(device) {}
   ~NoPool() override {
     // Blocks still live when the pool goes are the caller's leak; give them back.
-    for (const auto& [p, size] : live_) device_.free(p);
+    live_.for_each([this](void* p) { device_.free(p); });
   }
   std::string_view name() const override { return "no_pool"; }
   void* allocate(size_t size, size_t alignment) override {
     void* p = device_.allocate(size, std::max(alignment, kMinAlignment));
     if (!p) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
-    try {
-      live_.emplace(p, size);
-    } catch (...) {
+    if (!live_.add(p, size, stats_)) {
       device_.free(p);
       return nullptr;
     }
-    ++stats_.allocations;
     ++stats_.misses;
-    stats_.in_use_bytes += size;
     return p;
   }
   void free(void* p) override {
     if (!p) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = live_.find(p);
-      if (it == live_.end()) {
-        ++stats_.invalid_frees;
-        return;
-      }
-      stats_.in_use_bytes -= it->second;
-      ++stats_.frees;
-      live_.erase(it);
+      if (!live_.remove(p, stats_)) return;
     }
     device_.free(p);
   }
@@ -86,7 +117,7 @@ class NoPool final : public MemoryPool {
  private:
   DeviceAllocator& device_;
   mutable std::mutex mutex_;
-  std::unordered_map<void*, size_t> live_;
+  LiveBlocks live_;
   PoolStats stats_;
 };
 
@@ -98,7 +129,7 @@ class PageUnitPool final : public MemoryPool {
     for (auto& [rounded, blocks] : cache_) {
       for (void* p : blocks) device_.free(p);
     }
-    for (const auto& [p, rounded] : live_) device_.free(p);
+    live_.for_each([this](void* p) { device_.free(p); });
   }
   std::string_view name() const override { return "page_unit"; }
 
@@ -127,29 +158,19 @@ class PageUnitPool final : public MemoryPool {
       if (!p) return nullptr;
       ++stats_.misses;
     }
-    try {
-      live_.emplace(p, rounded);
-    } catch (...) {
+    if (!live_.add(p, rounded, stats_)) {
       device_.free(p);
       return nullptr;
     }
-    ++stats_.allocations;
-    stats_.in_use_bytes += rounded;
     return p;
   }
 
   void free(void* p) override {
     if (!p) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = live_.find(p);
-    if (it == live_.end()) {
-      ++stats_.invalid_frees;
-      return;
-    }
-    const size_t rounded = it->second;
-    live_.erase(it);
-    ++stats_.frees;
-    stats_.in_use_bytes -= rounded;
+    const std::optional<size_t> removed = live_.remove(p, stats_);
+    if (!removed) return;
+    const size_t rounded = *removed;
     if (stats_.cached_bytes + rounded <= max_cached_) {
       try {
         cache_[rounded].push_back(p);
@@ -172,7 +193,7 @@ class PageUnitPool final : public MemoryPool {
   const size_t unit_;
   const size_t max_cached_;
   mutable std::mutex mutex_;
-  std::unordered_map<void*, size_t> live_;                  // block -> rounded size
+  LiveBlocks live_;                                         // block -> rounded size
   std::unordered_map<size_t, std::vector<void*>> cache_;    // rounded size -> freed blocks
   PoolStats stats_;
 };
