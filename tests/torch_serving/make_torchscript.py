@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Traces a torchvision model (weights=None, seeded) to a TorchScript file for
 the libtorch allocator tests: make_torchscript.py MODEL SIZE OUTPUT.pt"""
+import os
 import sys
 
 import torch
@@ -15,6 +16,8 @@ def main():
     model = getattr(torchvision.models, name)(weights=None).eval()
     with torch.no_grad():
         traced = torch.jit.trace(model, torch.randn(1, 3, size, size))
+    # The test's output folder is not made by the build when nothing else is built there.
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
     traced.save(output)
 
 
