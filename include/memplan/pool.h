@@ -15,9 +15,11 @@
 //               the iteration between mark() calls and serves it from a slab.
 //               Host memory only, so only on the CPU device.
 //
-// Devices: "cpu" (aligned host allocations) always; a CUDA device is built only
-// when CMake finds the CUDA toolkit (docs/runtime.md says whether this build
-// has one).
+// Devices: "cpu" (aligned host allocations) always; "cuda:N" (stream-ordered
+// cudaMallocFromPoolAsync / cudaFreeAsync on the legacy default stream, from a
+// CUDA memory pool of memplan's own) only when CMake finds the CUDA toolkit
+// (MEMPLAN_WITH_CUDA) and the machine has device N. CUDA memory is not host
+// memory: no_pool and page_unit serve it, replay does not.
 //
 // Switching (Note [Pool switching]): init_pool replaces a device's pool and
 // remove_pool drops it, while blocks of the old pool may still be live. A
@@ -62,6 +64,8 @@ class DeviceAllocator {
 DeviceAllocator& cpu_device_allocator();
 // The allocator of a device by name ("cpu"; "cuda:N" in CUDA builds), or NotFound.
 StatusOr<DeviceAllocator*> device_allocator(std::string_view device);
+// The devices this build can serve on this machine: "cpu", then "cuda:0", ...
+std::vector<std::string> device_names();
 
 struct PoolStats {
   uint64_t allocations = 0;   // requests served (by the pool or its device)

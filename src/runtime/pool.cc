@@ -22,6 +22,10 @@
 #include <unordered_map>
 #include <utility>
 
+#ifdef MEMPLAN_WITH_CUDA
+#include "runtime/cuda/cuda_device.h"
+#endif
+
 namespace memplan {
 namespace {
 
@@ -250,7 +254,21 @@ DeviceAllocator& cpu_device_allocator() {
 
 StatusOr<DeviceAllocator*> device_allocator(std::string_view device) {
   if (device == "cpu") return &cpu_device_allocator();
-  return NotFound("unknown device '" + std::string(device) + "' (this build has: cpu)");
+#ifdef MEMPLAN_WITH_CUDA
+  if (device.substr(0, 4) == "cuda") return cuda::device_allocator(device);
+  return NotFound("unknown device '" + std::string(device) + "' (this build has: cpu, cuda:N)");
+#else
+  return NotFound("unknown device '" + std::string(device) + "' (this build has: cpu; CUDA devices need a build "
+                  "with the CUDA toolkit)");
+#endif
+}
+
+std::vector<std::string> device_names() {
+  std::vector<std::string> names = {"cpu"};
+#ifdef MEMPLAN_WITH_CUDA
+  for (std::string& name : cuda::device_names()) names.push_back(std::move(name));
+#endif
+  return names;
 }
 
 std::vector<std::string_view> pool_names() { return {"no_pool", "page_unit", "replay"}; }
