@@ -86,6 +86,12 @@ struct ReplayConfig {
   // before the first mark is the program's start-up (`import torch` alone is
   // over a million requests) and recording it only costs memory.
   bool profile_before_first_mark = true;
+  // After a plan is made, and before its slab is committed, ask the backing
+  // allocator to give the free memory it caches back to the OS
+  // (BackingAllocator::release_free_memory): the profiled iterations' blocks
+  // and the planner's working memory, freed by then, would otherwise stay
+  // resident under the slab that replaces them.
+  bool trim_backing = true;
 };
 
 struct ReplayKnob {
@@ -112,6 +118,10 @@ class BackingAllocator {
   virtual void* reallocate(void* p, size_t size) = 0;
   virtual void deallocate(void* p) = 0;
   virtual size_t usable_size(void* p) = 0;
+  // Returns memory the allocator holds but no live block uses to the OS
+  // (glibc: malloc_trim(0)). Called at most once per plan, on the planning
+  // thread, when config.trim_backing is set. The default keeps everything.
+  virtual void release_free_memory() {}
 };
 
 struct ReplayStats {
@@ -131,6 +141,14 @@ struct ReplayStats {
 };
 
 enum class ReplayPhase { kProfiling, kReplaying, kBackingOnly };
+
+class ReplayAllocator;
+namespace runtime::fast {
+struct SharedFast;
+// The state read by the inlined fast paths (src/runtime/replay_fast.h, private
+// to memplan): the drop-in runs them without calling into the allocator.
+SharedFast* shared_state(ReplayAllocator& allocator);
+}  // namespace runtime::fast
 
 class ReplayAllocator {
  public:
@@ -180,6 +198,7 @@ class ReplayAllocator {
   struct Impl;
 
  private:
+  friend runtime::fast::SharedFast* runtime::fast::shared_state(ReplayAllocator& allocator);
   Impl* impl_;
 };
 

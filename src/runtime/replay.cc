@@ -12,8 +12,8 @@
 // churn reuses records, windows and slabs. Only the owner allocates from a
 // record's slab; any thread may free into it.
 //
-// Liveness. Each distinct planned offset has an occupant word: tick + 1 of
-// the block served there and not yet freed, 0 when free. The owner stores it
+// Liveness. Each tick of a plan has an occupant word: the offset / 16 of the
+// block served at that tick and not yet freed, 0 when free. The owner stores it
 // when serving (relaxed: the pointer reaches other threads through the
 // program's own synchronisation) and any thread clears it on free (release);
 // the owner reads occupants with acquire before reusing bytes.
@@ -28,8 +28,8 @@
 // live. Each block is examined once per iteration, so the walk is amortised
 // O(1) per request.
 //
-// Cost of the replay fast path: a TLS load, an epoch load, the walk step, a
-// bounds/size/alignment check, one occupant load and one store.
+// The fast paths themselves (allocation and free of a slab block) are inline
+// functions in replay_fast.h, shared with the drop-in.
 #include <pthread.h>
 
 #include <algorithm>
@@ -47,15 +47,22 @@
 #include "memplan/replay.h"
 #include "memplan/validate.h"
 #include "runtime/os/os_memory.h"
+#include "runtime/replay_fast.h"
 #include "runtime/slab.h"
 
 #define MEMPLAN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MEMPLAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+namespace memplan::runtime::fast {
+__thread ThreadLink t_link __attribute__((tls_model("initial-exec")));
+}  // namespace memplan::runtime::fast
+
 namespace memplan {
 namespace {
 
 namespace rt = memplan::runtime;
+namespace fast = memplan::runtime::fast;
+using fast::t_link;
 
 constexpr size_t kMinAlignment = 16;  // what malloc promises (alignof(max_align_t))
 constexpr uint32_t kNoWindow = UINT32_MAX;
@@ -80,84 +87,52 @@ struct Profile {
   }
 };
 
-// What the plan says about one tick of the iteration: 16 bytes, so that the
-// fast path reads one entry per request, in order.
-struct TickEntry {
-  uint64_t limit = 0;      // planned size + 1 (a request is served when size < limit); 0: not planned
-  uint32_t offset16 = 0;   // the block's offset in the slab / 16 (its header sits just below it)
-  uint32_t walk_end = 0;   // planned blocks with upper <= this tick (a prefix of end_ticks)
-};
-static_assert(sizeof(TickEntry) == 16);
+using fast::Counter;
+using fast::kHeaderBytes;
+using fast::read_header;
+using fast::TickEntry;
 
 // Every served block is preceded by kHeaderBytes of slab that hold its tick,
-// so that a free finds the block's liveness flag from the pointer alone. The
+// so that a free finds the block's occupant from the pointer alone. The
 // header of a block with a larger alignment is that alignment, so the block
 // stays aligned.
-constexpr uint64_t kHeaderBytes = 16;
 uint64_t header_bytes(uint64_t alignment) { return std::max(kHeaderBytes, alignment); }
-inline uint32_t read_header(const void* block) {
-  uint32_t tick;
-  std::memcpy(&tick, static_cast<const unsigned char*>(block) - sizeof tick, sizeof tick);
-  return tick;
-}
-inline void write_header(void* block, uint32_t tick) {
-  std::memcpy(static_cast<unsigned char*>(block) - sizeof tick, &tick, sizeof tick);
-}
 
-// A plan ready to serve, immutable once published except for the liveness flags.
-struct ServedPlan {
+// A plan ready to serve, immutable once published except for the occupants.
+// Its PlanView (entries, occupant, tick_count, header_span) points into the
+// vectors below and is what frees read.
+struct ServedPlan : fast::PlanView {
   Problem problem;  // the buffers planned (ids are ticks; sizes include the header), for check_invariants
   Plan plan;
   uint64_t arena = 0;                // bytes of slab the plan uses
-  std::vector<TickEntry> ticks;      // one per allocation of the iteration
+  std::vector<TickEntry> ticks;      // one per allocation of the iteration, then the sentinel (limit 0)
   // Ticks of the planned blocks in order of their planned end (upper), which
   // is the order in which the liveness walk must find them freed.
   std::vector<uint32_t> end_ticks;
-  std::unique_ptr<std::atomic<uint8_t>[]> live;  // per tick: 1 while the block served at it is live
+  // Per tick (and the sentinel): offset16 of the block served there while it is live, else 0.
+  std::unique_ptr<std::atomic<uint32_t>[]> occupants;
 
-  uint32_t size() const { return static_cast<uint32_t>(ticks.size()); }
+  uint32_t size() const { return tick_count; }
   bool any_live() const {
-    for (size_t t = 0; t < ticks.size(); ++t) {
-      if (live[t].load(std::memory_order_acquire) != 0) return true;
+    for (uint32_t t = 0; t < tick_count; ++t) {
+      if (occupants[t].load(std::memory_order_acquire) != 0) return true;
     }
     return false;
   }
-  // The tick of the live block that starts at `offset` in the slab (read from
-  // its header), or -1. Checking the entry's offset and flag makes a stale or
-  // interior pointer harmless: its "header" is program data, and a tick
-  // taken from it names a block elsewhere or a dead one.
-  int64_t live_tick_at(const unsigned char* p, uint64_t offset) const {
-    if (offset < kHeaderBytes || offset > arena) return -1;  // the header must lie in the mapping
-    const uint32_t t = read_header(p);
-    if (t >= ticks.size() || (uint64_t{ticks[t].offset16} << 4) != offset) return -1;
-    if (live[t].load(std::memory_order_relaxed) == 0) return -1;
-    return t;
+  // Points the view at the vectors, once they are final.
+  void finish_view() {
+    entries = ticks.data();
+    occupant = occupants.get();
+    tick_count = static_cast<uint32_t>(ticks.size() - 1);
+    header_span = arena >= kHeaderBytes ? arena - kHeaderBytes + 1 : 0;
   }
 };
 
-// Counters written by the owner only (so plain load+store, no atomic RMW on
-// the fast path), read racily by stats().
-struct Counter {
-  std::atomic<uint64_t> value{0};
-  void bump() { value.store(value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-  void set(uint64_t v) { value.store(v, std::memory_order_relaxed); }
-  uint64_t get() const { return value.load(std::memory_order_relaxed); }
-};
-
-struct ThreadRecord {
-  // The replay fast path reads only this first cache line (and the plan's
-  // arrays it points to): a copy of the serving plan's arrays and cursors.
-  uint64_t epoch = 0;
-  const TickEntry* entries = nullptr;  // plan->ticks.data()
-  const uint32_t* end_ticks = nullptr; // plan->end_ticks.data()
-  std::atomic<uint8_t>* live = nullptr;
-  unsigned char* window_base = nullptr;
-  uint32_t entry_count = 0;
-  uint32_t tick = 0;          // allocations so far in this iteration
-  uint32_t walk = 0;          // next entry of end_ticks to check
-  bool serving = false;       // replaying and not deviating: the fast path may serve
-  Counter served;             // allocations served from the slab
-
+struct ThreadRecord : fast::ThreadFast {
+  // fast::ThreadFast is the first cache line: all the allocation fast path
+  // reads (a copy of the serving plan's arrays, and the cursors).
+  uint64_t epoch = 0;         // the last epoch this thread processed
+  uint32_t entry_count = 0;   // ticks of the serving plan
   std::atomic<uint32_t> claimed{0};
   ThreadRecord* next = nullptr;
   uint32_t window = kNoWindow;
@@ -177,25 +152,26 @@ struct ThreadRecord {
   Counter iterations, profiled, unplanned, fallback, deviations, plans_made, reprofiles, plan_failures,
       slab_bytes, planned_buffers;
 
-  void update_serving() { serving = phase == ReplayPhase::kReplaying && !deviating; }
+  bool serving() const { return serve_epoch != fast::kNotServing; }
+  // Serving: replaying, not deviating, and in the epoch just processed.
+  void update_serving() {
+    serve_epoch = phase == ReplayPhase::kReplaying && !deviating ? epoch : fast::kNotServing;
+  }
   void deviate() {
     deviating = true;
-    serving = false;
+    serve_epoch = fast::kNotServing;
   }
   void adopt(ServedPlan* p) {
     plan = p;
     entries = p ? p->ticks.data() : nullptr;
     end_ticks = p ? p->end_ticks.data() : nullptr;
-    live = p ? p->live.get() : nullptr;
+    occupant = p ? p->occupants.get() : nullptr;
     entry_count = p ? p->size() : 0;
   }
 };
 
-struct ThreadLink {
-  uint64_t instance_id;
-  ThreadRecord* record;
-};
-__thread ThreadLink t_link __attribute__((tls_model("initial-exec")));
+ThreadRecord* record_of(const fast::ThreadLink& link) { return static_cast<ThreadRecord*>(link.record); }
+
 // Set when the thread's record has been given back: the calls glibc makes
 // while tearing the thread down go to the backing allocator rather than
 // claiming a record that no destructor would return.
@@ -218,10 +194,10 @@ bool instance_alive_locked(uint64_t id) {
 }
 
 void on_thread_exit(void* value) {
-  auto* link = static_cast<ThreadLink*>(value);
+  auto* link = static_cast<fast::ThreadLink*>(value);
   std::lock_guard<std::mutex> lock(g_instances_mutex);
   if (link->record && instance_alive_locked(link->instance_id)) {
-    link->record->claimed.store(0, std::memory_order_release);
+    record_of(*link)->claimed.store(0, std::memory_order_release);
   }
   link->record = nullptr;
   link->instance_id = 0;
@@ -230,33 +206,22 @@ void on_thread_exit(void* value) {
 
 }  // namespace
 
-struct ReplayAllocator::Impl {
+// fast::SharedFast holds what the fast paths read: the instance id, the
+// epoch, the reservation and its windows' plans, the invalid-free count.
+struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   ReplayConfig config;
   BackingAllocator& backing;
   Status init;
-  uint64_t id = 0;
 
-  unsigned char* reservation = nullptr;
-  size_t reservation_bytes = 0;
-  size_t window_bytes = 0;
-  unsigned window_shift = 0;
   uint32_t windows = 0;
-  std::unique_ptr<std::atomic<ServedPlan*>[]> window_plans;
-
-  std::atomic<uint64_t> epoch{0};
   std::mutex records_mutex;
   std::atomic<ThreadRecord*> records{nullptr};
   uint32_t next_window = 0;  // under records_mutex
-  std::atomic<uint64_t> invalid_frees{0};
 
   Impl(const ReplayConfig& c, BackingAllocator& b) : config(c), backing(b) {}
 
-  bool owns(const void* p) const {
-    return static_cast<size_t>(static_cast<const unsigned char*>(p) - reservation) < reservation_bytes;
-  }
-
   ThreadRecord* record() {
-    if (t_link.instance_id == id) return t_link.record;
+    if (t_link.instance_id == id) return record_of(t_link);
     return attach();
   }
 
@@ -265,10 +230,6 @@ struct ReplayAllocator::Impl {
   void boundary(ThreadRecord& r, uint64_t e);
   void finish_profile(ThreadRecord& r);
   void try_plan(ThreadRecord& r);
-  // The fast path: the block planned for this tick, when the thread is
-  // replaying, the request matches and the walk finds every ended block
-  // freed; nullptr otherwise, with nothing changed.
-  inline void* serve_fast(ThreadRecord& r, size_t size, size_t alignment);
   // The general case: consumes the tick; nullptr when the tick is not planned
   // (r.deviating stays false) or the request deviates (r.deviating is set).
   void* serve(ThreadRecord& r, size_t size, size_t alignment);
@@ -279,7 +240,6 @@ struct ReplayAllocator::Impl {
   void note_profiled_end(ThreadRecord& r, void* p, bool escaped);
   // The plan and tick of a live slab block, or false.
   bool find_block(const void* p, ServedPlan** plan, uint32_t* tick);
-  inline void free_slab(void* p);
   // A free that is not of a slab pointer (kept out of line, off the fast path).
   [[gnu::noinline]] void deallocate_backing(void* p);
   void publish(ThreadRecord& r, ServedPlan* plan) {
@@ -329,7 +289,7 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
   m.window_bytes = size_t{1} << shift;
   m.window_shift = shift;
   m.windows = static_cast<uint32_t>(windows);
-  m.window_plans = std::make_unique<std::atomic<ServedPlan*>[]>(m.windows);
+  m.window_plans = std::make_unique<std::atomic<const fast::PlanView*>[]>(m.windows);
 }
 
 ReplayAllocator::~ReplayAllocator() {
@@ -495,6 +455,10 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   PlanOptions options;
   options.time_limit_seconds = config.plan_time_limit_seconds;
   StatusOr<Plan> plan = plan_with(config.planner, served->problem, options);
+  // Note [Trim before the slab]. The planner's working memory is freed by now,
+  // and so are the profiled iterations' blocks; the backing allocator would
+  // keep both resident under the slab that takes their place.
+  if (config.trim_backing) backing.release_free_memory();
   // offset16 holds offsets below 64 GiB.
   const bool fits = plan.ok() && static_cast<uint64_t>(plan->arena) <= window_bytes &&
                     static_cast<uint64_t>(plan->arena) < (uint64_t{1} << 36);
@@ -511,7 +475,8 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   }
   served->plan = std::move(plan).value();
   served->arena = static_cast<uint64_t>(served->plan.arena);
-  served->ticks.assign(a.requests.size(), TickEntry{});
+  // One entry per tick, and the sentinel (limit 0) that stops the fast path past the plan.
+  served->ticks.assign(a.requests.size() + 1, TickEntry{});
   std::vector<std::pair<int64_t, uint32_t>> ends;  // (upper, tick) of the planned blocks
   for (size_t k = 0; k < tick_of.size(); ++k) {
     const Buffer& b = served->problem.buffers[k];
@@ -532,7 +497,8 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
     served->ticks[t].walk_end = static_cast<uint32_t>(ended);
   }
   for (const auto& end : ends) served->end_ticks.push_back(end.second);
-  served->live = std::make_unique<std::atomic<uint8_t>[]>(std::max<size_t>(served->ticks.size(), 1));
+  served->occupants = std::make_unique<std::atomic<uint32_t>[]>(served->ticks.size());
+  served->finish_view();
 
   ServedPlan* published = served.get();
   r.plans.push_back(std::move(served));
@@ -545,32 +511,8 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   r.slab_bytes.set(r.slab.mapped_bytes());
 }
 
-inline void* ReplayAllocator::Impl::serve_fast(ThreadRecord& r, size_t size, size_t alignment) {
-  if (MEMPLAN_UNLIKELY(!r.serving)) return nullptr;
-  if (MEMPLAN_UNLIKELY(r.epoch != epoch.load(std::memory_order_acquire))) return nullptr;
-  const uint32_t t = r.tick;
-  if (MEMPLAN_UNLIKELY(t >= r.entry_count)) return nullptr;
-  const TickEntry e = r.entries[t];
-  const uint64_t offset = uint64_t{e.offset16} << 4;
-  // limit is 0 for unplanned ticks; an offset aligned to `alignment` is all an aligned request needs.
-  if (MEMPLAN_UNLIKELY(size >= e.limit || (offset & (alignment - 1)) != 0)) return nullptr;
-  std::atomic<uint8_t>* const live = r.live;
-  const uint32_t* const end_ticks = r.end_ticks;
-  uint32_t w = r.walk;
-  for (; w < e.walk_end; ++w) {
-    if (MEMPLAN_UNLIKELY(live[end_ticks[w]].load(std::memory_order_acquire) != 0)) return nullptr;
-  }
-  r.walk = w;
-  r.tick = t + 1;
-  live[t].store(1, std::memory_order_relaxed);
-  unsigned char* p = r.window_base + offset;
-  write_header(p, t);
-  r.served.bump();
-  return p;
-}
-
 void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignment) {
-  if (void* p = serve_fast(r, size, alignment)) return p;
+  if (void* p = fast::serve(*this, size, alignment)) return p;
   const uint32_t t = r.tick++;
   if (t >= r.entry_count) {
     r.deviate();  // more requests than planned
@@ -578,7 +520,7 @@ void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignmen
   }
   const TickEntry& e = r.entries[t];
   for (; r.walk < e.walk_end; ++r.walk) {
-    if (r.live[r.end_ticks[r.walk]].load(std::memory_order_acquire) != 0) {
+    if (r.occupant[r.end_ticks[r.walk]].load(std::memory_order_acquire) != 0) {
       r.deviate();  // freed late: its bytes may belong to a block planned from now on
       return nullptr;
     }
@@ -645,69 +587,37 @@ void ReplayAllocator::Impl::note_profiled_end(ThreadRecord& r, void* p, bool esc
 }
 
 bool ReplayAllocator::Impl::find_block(const void* p, ServedPlan** plan_out, uint32_t* tick_out) {
-  const size_t in_reservation = static_cast<size_t>(static_cast<const unsigned char*>(p) - reservation);
-  ServedPlan* plan = window_plans[in_reservation >> window_shift].load(std::memory_order_acquire);
-  if (!plan) return false;
-  const int64_t tick = plan->live_tick_at(static_cast<const unsigned char*>(p), in_reservation & (window_bytes - 1));
-  if (tick < 0) return false;
-  *plan_out = plan;
-  *tick_out = static_cast<uint32_t>(tick);
+  const fast::PlanView* view;
+  if (!fast::find_live(*this, p, &view, tick_out)) return false;
+  *plan_out = static_cast<ServedPlan*>(const_cast<fast::PlanView*>(view));  // every published view is a ServedPlan
   return true;
-}
-
-// A free of a slab pointer: the window's plan, the block's tick from its
-// header, a check that the tick's block starts here and is live, one store.
-inline void ReplayAllocator::Impl::free_slab(void* p) {
-  ServedPlan* plan;
-  uint32_t tick;
-  if (MEMPLAN_UNLIKELY(!find_block(p, &plan, &tick))) {
-    invalid_frees.fetch_add(1, std::memory_order_relaxed);  // double or foreign free: ignored
-    return;
-  }
-  plan->live[tick].store(0, std::memory_order_release);
 }
 
 void* ReplayAllocator::allocate(size_t size, size_t alignment) {
   Impl& m = *impl_;
-  if (MEMPLAN_LIKELY(t_link.instance_id == m.id)) {
-    if (void* p = m.serve_fast(*t_link.record, size, alignment < kMinAlignment ? kMinAlignment : alignment)) return p;
-  }
+  if (void* p = fast::serve(m, size, alignment)) return p;
   return m.allocate(size, alignment, false);
 }
 
-void* ReplayAllocator::serve_from_slab(size_t size, size_t alignment) {
-  Impl& m = *impl_;
-  if (MEMPLAN_LIKELY(t_link.instance_id == m.id)) {
-    return m.serve_fast(*t_link.record, size, alignment < kMinAlignment ? kMinAlignment : alignment);
-  }
-  return nullptr;
-}
+void* ReplayAllocator::serve_from_slab(size_t size, size_t alignment) { return fast::serve(*impl_, size, alignment); }
 
 void* ReplayAllocator::allocate_zeroed(size_t size) { return impl_->allocate(size, kMinAlignment, true); }
 
 void ReplayAllocator::deallocate(void* p) {
   Impl& m = *impl_;
-  if (MEMPLAN_LIKELY(m.owns(p))) {
-    m.free_slab(p);
-    return;
-  }
+  if (MEMPLAN_LIKELY(fast::release(m, p))) return;
   m.deallocate_backing(p);
 }
 
-bool ReplayAllocator::release_to_slab(void* p) {
-  Impl& m = *impl_;
-  if (MEMPLAN_LIKELY(m.owns(p))) {
-    m.free_slab(p);
-    return true;
-  }
-  return false;
-}
+bool ReplayAllocator::release_to_slab(void* p) { return fast::release(*impl_, p); }
+
+runtime::fast::SharedFast* runtime::fast::shared_state(ReplayAllocator& allocator) { return allocator.impl_; }
 
 void ReplayAllocator::Impl::deallocate_backing(void* p) {
   Impl& m = *this;
   if (!p) return;
   if (t_link.instance_id == m.id && t_link.record) {
-    ThreadRecord& r = *t_link.record;
+    ThreadRecord& r = *record_of(t_link);
     const uint64_t e = m.epoch.load(std::memory_order_acquire);
     if (e != r.epoch) m.boundary(r, e);
     if (r.phase == ReplayPhase::kProfiling) m.note_profiled_end(r, p, false);
@@ -727,20 +637,20 @@ void* ReplayAllocator::reallocate(void* p, size_t size) {
     }
     const uint64_t capacity = plan->ticks[tick].limit - 1;
     if (size == 0) {
-      m.free_slab(p);
+      fast::release(m, p);
       return nullptr;
     }
     if (size <= capacity) return p;
     void* q = m.backing.allocate(size, kMinAlignment);
     if (!q) return nullptr;  // p stays valid, as realloc promises
     std::memcpy(q, p, capacity);
-    m.free_slab(p);
+    fast::release(m, p);
     return q;
   }
   // A profiled block that is realloc'ed is not planned: its life goes on
   // under another size, which the plan could not serve in place.
-  if (t_link.instance_id == m.id && t_link.record && t_link.record->phase == ReplayPhase::kProfiling) {
-    m.note_profiled_end(*t_link.record, p, true);
+  if (t_link.instance_id == m.id && t_link.record && record_of(t_link)->phase == ReplayPhase::kProfiling) {
+    m.note_profiled_end(*record_of(t_link), p, true);
   }
   return m.backing.reallocate(p, size);
 }
@@ -814,13 +724,17 @@ Status ReplayAllocator::check_invariants() const {
     if (!valid.ok()) return Internal("served plan is invalid: " + valid.message);
     if (static_cast<uint64_t>(p.plan.arena) > r->slab.mapped_bytes()) return Internal("plan's arena exceeds its slab");
     for (uint32_t t = 0; t < p.size(); ++t) {
-      if (p.live[t].load() == 0) continue;
+      if (p.occupants[t].load() == 0) continue;
+      if (p.occupants[t].load() != p.ticks[t].offset16) return Internal("a live slab block's occupant is not its offset");
       if (p.ticks[t].limit == 0) return Internal("a tick the plan leaves to the backing allocator is live in the slab");
       const unsigned char* block = r->window_base + (uint64_t{p.ticks[t].offset16} << 4);
       if (read_header(block) != t) return Internal("a live slab block's header does not name its tick");
     }
     if (r->walk > p.end_ticks.size()) return Internal("liveness cursor past the plan");
-    if (r->entries != p.ticks.data() || r->live != p.live.get()) return Internal("the fast path reads another plan");
+    if (r->entries != p.ticks.data() || r->occupant != p.occupants.get()) return Internal("the fast path reads another plan");
+    if (p.entries != p.ticks.data() || p.tick_count + 1 != p.ticks.size() || p.ticks.back().limit != 0) {
+      return Internal("the plan's view or sentinel is wrong");
+    }
   }
   return Status::Ok();
 }

@@ -41,6 +41,7 @@
 
 #include "common/preload/real_allocator.h"
 #include "memplan/replay.h"
+#include "runtime/replay_fast.h"
 
 #define MEMPLAN_EXPORT extern "C" __attribute__((visibility("default")))
 #define MEMPLAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -48,6 +49,7 @@
 namespace {
 
 namespace pre = memplan::preload;
+namespace fast = memplan::runtime::fast;
 using pre::boot_alloc;
 using pre::boot_size;
 using pre::is_boot_pointer;
@@ -63,11 +65,18 @@ class NextBacking final : public memplan::BackingAllocator {
   void* reallocate(void* p, size_t size) override { return pre::g_real.realloc(p, size); }
   void deallocate(void* p) override { pre::g_real.free(p); }
   size_t usable_size(void* p) override { return pre::g_real.malloc_usable_size(p); }
+  // The process's malloc_trim (glibc's, or a preloaded allocator's if it
+  // defines one; this library does not interpose it).
+  void release_free_memory() override { malloc_trim(0); }
 };
 
 alignas(NextBacking) unsigned char g_backing_storage[sizeof(NextBacking)];
 alignas(memplan::ReplayAllocator) unsigned char g_allocator_storage[sizeof(memplan::ReplayAllocator)];
 std::atomic<memplan::ReplayAllocator*> g_allocator{nullptr};
+// The state of g_allocator that the inlined fast paths read (replay_fast.h):
+// a slab allocation or free costs no call into the allocator. Set after the
+// library is ready, so a non-null value also means ensure_ready() holds.
+std::atomic<fast::SharedFast*> g_fast{nullptr};
 bool g_print_stats = false;
 
 // Runs the replay allocator with this thread's own allocations passing through.
@@ -107,6 +116,7 @@ __attribute__((constructor)) void on_load() {
             allocator->init_status().message().c_str());
   }
   g_allocator.store(allocator, std::memory_order_release);
+  g_fast.store(fast::shared_state(*allocator), std::memory_order_release);
 }
 
 // The allocator itself is never destroyed: other libraries' destructors and
@@ -126,7 +136,17 @@ __attribute__((destructor)) void on_unload() {
           (unsigned long long)s.plan_failures, (unsigned long long)s.invalid_frees, (unsigned long long)s.slab_bytes);
 }
 
+// The slab block planned for this request of the program's, or nullptr. Calls
+// made by the allocator itself (Inside) are never served from a slab: they
+// are not part of the program's iteration.
+[[gnu::always_inline]] inline void* serve_fast(size_t size, size_t alignment) {
+  fast::SharedFast* s = g_fast.load(std::memory_order_acquire);
+  if (MEMPLAN_UNLIKELY(s == nullptr || Inside::active())) return nullptr;
+  return fast::serve(*s, size, alignment);
+}
+
 void* aligned_request(size_t alignment, size_t size) {
+  if (void* p = serve_fast(size, alignment)) return p;
   if (MEMPLAN_UNLIKELY(!ensure_ready())) return boot_alloc(size, alignment);
   if (memplan::ReplayAllocator* a = replay_for_call()) {
     Inside inside;
@@ -137,15 +157,35 @@ void* aligned_request(size_t alignment, size_t size) {
 
 }  // namespace
 
-MEMPLAN_EXPORT void* malloc(size_t size) {
+// The slow halves of malloc and free stay out of line, so that the fast
+// halves need no stack frame.
+namespace {
+
+[[gnu::noinline]] void* malloc_slow(size_t size) {
   if (MEMPLAN_UNLIKELY(!ensure_ready())) return boot_alloc(size, 16);
   if (memplan::ReplayAllocator* a = replay_for_call()) {
-    // The fast path never allocates, so it needs no reentrancy guard.
-    if (void* p = a->serve_from_slab(size, 16)) return p;
     Inside inside;
     return a->allocate(size, 16);
   }
   return pre::g_real.malloc(size);
+}
+
+[[gnu::noinline]] void free_slow(void* p) {
+  if (!p || is_boot_pointer(p)) return;
+  if (MEMPLAN_UNLIKELY(!ensure_ready())) return;  // cannot happen: a real pointer implies a real malloc
+  if (memplan::ReplayAllocator* a = replay_for_call()) {
+    Inside inside;
+    a->deallocate(p);
+    return;
+  }
+  pre::g_real.free(p);
+}
+
+}  // namespace
+
+MEMPLAN_EXPORT void* malloc(size_t size) {
+  if (void* p = serve_fast(size, 16)) return p;
+  return malloc_slow(size);
 }
 
 MEMPLAN_EXPORT void* calloc(size_t n, size_t size) {
@@ -163,17 +203,11 @@ MEMPLAN_EXPORT void* calloc(size_t n, size_t size) {
 }
 
 MEMPLAN_EXPORT void free(void* p) {
-  if (!p || is_boot_pointer(p)) return;
-  memplan::ReplayAllocator* owner = g_allocator.load(std::memory_order_acquire);
-  // Slab pointers go to the replay allocator even from inside it.
-  if (owner && owner->release_to_slab(p)) return;
-  if (MEMPLAN_UNLIKELY(!ensure_ready())) return;  // cannot happen: a real pointer implies a real malloc
-  if (memplan::ReplayAllocator* a = replay_for_call()) {
-    Inside inside;
-    a->deallocate(p);
-    return;
-  }
-  pre::g_real.free(p);
+  // Slab pointers go to the replay allocator even from inside it (null is
+  // never one: it lies below the reservation).
+  fast::SharedFast* s = g_fast.load(std::memory_order_acquire);
+  if (s && fast::release(*s, p)) return;
+  free_slow(p);
 }
 
 MEMPLAN_EXPORT void* realloc(void* p, size_t size) {

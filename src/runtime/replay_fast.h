@@ -1,0 +1,176 @@
+// replay_fast.h — the replay allocator's fast paths (memplan/replay.h), as
+// inline functions over the few fields they read, so that both the C++ API
+// (replay.cc) and the LD_PRELOAD drop-in (preload/replay_interpose.cc) run
+// them without a call into the allocator. Private to src/runtime.
+//
+// Allocation fast path (serve), for the calling thread's next request:
+//   1. the thread has a record of this allocator (one TLS compare);
+//   2. the record serves in the current epoch: `serve_epoch` equals the
+//      allocator's epoch only while the thread replays without deviating, so
+//      one compare covers "replaying", "not deviating" and "no mark since";
+//   3. the entry of the current tick (the entry array ends with a sentinel
+//      whose limit is 0, so a tick past the plan fails the size check instead
+//      of needing a bounds check); size < limit and the planned offset is
+//      aligned to the request (offsets are multiples of 16, so every
+//      alignment up to 16 passes; alignment 0 never does and goes the slow way);
+//   4. the liveness walk: each planned block whose planned life ended at or
+//      before this tick has occupant 0 (amortised O(1): each block is looked
+//      at once per iteration);
+//   5. occupant[tick] = offset / 16, the tick into the header below the
+//      block, advance the cursors, count, return.
+// Free fast path (release): a range compare against the reservation, the
+// window's plan (one load), the tick from the 16-byte header (only where a
+// header can lie inside the mapping: 16 <= offset <= arena), and a check that
+// the tick's occupant is this very offset — a stale, double or interior free
+// finds 0 or another offset and is counted as invalid — then one release
+// store of 0. Both paths are O(1) amortised, take no lock, make no system
+// call, no atomic read-modify-write and no indirect call; anything they do
+// not handle returns "not handled" with nothing changed.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+namespace memplan::runtime::fast {
+
+// What the plan says about one tick of the iteration: 16 bytes, so that the
+// fast path reads one entry per request, in order.
+struct TickEntry {
+  uint64_t limit = 0;     // planned size + 1 (a request is served when size < limit); 0: not planned
+  uint32_t offset16 = 0;  // the block's offset in the slab / 16 (its header sits just below it)
+  uint32_t walk_end = 0;  // planned blocks with upper <= this tick (a prefix of end_ticks)
+};
+static_assert(sizeof(TickEntry) == 16);
+
+// Counters written by their owner only (plain load + store, no atomic
+// read-modify-write on the fast path), read racily by stats().
+struct Counter {
+  std::atomic<uint64_t> value{0};
+  void bump() { value.store(value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void set(uint64_t v) { value.store(v, std::memory_order_relaxed); }
+  uint64_t get() const { return value.load(std::memory_order_relaxed); }
+};
+
+// The arrays of one published plan that a free reads. Immutable once
+// published, except the occupants.
+struct PlanView {
+  const TickEntry* entries = nullptr;         // ticks() + 1 entries, the last a sentinel (limit 0)
+  std::atomic<uint32_t>* occupant = nullptr;  // per tick: offset16 of the block served there while live, else 0
+  uint32_t tick_count = 0;                    // allocations of the iteration
+  uint64_t header_span = 0;                   // a header can be read at offsets 16 .. 15 + header_span
+};
+
+// The first cache line of a per-thread record: everything the allocation fast
+// path reads and writes. Only the owning thread touches it.
+constexpr uint64_t kNotServing = ~uint64_t{0};
+struct ThreadFast {
+  uint64_t serve_epoch = kNotServing;    // the epoch while serving, kNotServing otherwise
+  const TickEntry* entries = nullptr;    // the serving plan's entries
+  const uint32_t* end_ticks = nullptr;   // ticks of planned blocks in order of their planned end
+  std::atomic<uint32_t>* occupant = nullptr;
+  unsigned char* window_base = nullptr;  // where this thread's slab starts
+  uint32_t tick = 0;                     // allocations so far in this iteration
+  uint32_t walk = 0;                     // next entry of end_ticks to check
+  Counter served;                        // allocations served from the slab
+};
+
+// Per allocator: what both fast paths read.
+struct SharedFast {
+  uint64_t id = 0;                       // instance id (records of dead instances never match)
+  std::atomic<uint64_t> epoch{0};        // bumped by every mark
+  unsigned char* reservation = nullptr;  // every thread's window, one after another
+  size_t reservation_bytes = 0;
+  unsigned window_shift = 0;
+  size_t window_bytes = 0;
+  std::unique_ptr<std::atomic<const PlanView*>[]> window_plans;  // per window: the plan frees consult
+  std::atomic<uint64_t> invalid_frees{0};
+
+  bool owns(const void* p) const {
+    return static_cast<size_t>(static_cast<const unsigned char*>(p) - reservation) < reservation_bytes;
+  }
+};
+
+// The calling thread's record of the allocator whose id it names. initial-exec
+// TLS: reaching it never allocates, also inside the preloaded library.
+struct ThreadLink {
+  uint64_t instance_id;
+  ThreadFast* record;
+};
+extern __thread ThreadLink t_link __attribute__((tls_model("initial-exec")));
+
+// Every served block is preceded by kHeaderBytes of slab holding its tick.
+constexpr uint64_t kHeaderBytes = 16;
+inline uint32_t read_header(const void* block) {
+  uint32_t tick;
+  std::memcpy(&tick, static_cast<const unsigned char*>(block) - sizeof tick, sizeof tick);
+  return tick;
+}
+inline void write_header(void* block, uint32_t tick) {
+  std::memcpy(static_cast<unsigned char*>(block) - sizeof tick, &tick, sizeof tick);
+}
+
+// The block planned for the calling thread's next request, or nullptr with
+// nothing changed (then the caller takes the allocator's general path).
+[[gnu::always_inline]] inline void* serve(SharedFast& s, size_t size, size_t alignment) {
+  const ThreadLink link = t_link;
+  if (__builtin_expect(link.instance_id != s.id, 0)) return nullptr;
+  ThreadFast& r = *link.record;
+  if (__builtin_expect(r.serve_epoch != s.epoch.load(std::memory_order_acquire), 0)) return nullptr;
+  const uint32_t t = r.tick;
+  const TickEntry e = r.entries[t];
+  const uint64_t offset = uint64_t{e.offset16} << 4;
+  if (__builtin_expect(size >= e.limit || (offset & (alignment - 1)) != 0, 0)) return nullptr;
+  std::atomic<uint32_t>* const occupant = r.occupant;
+  uint32_t w = r.walk;
+  if (w < e.walk_end) {
+    const uint32_t* const end_ticks = r.end_ticks;
+    do {
+      if (__builtin_expect(occupant[end_ticks[w]].load(std::memory_order_acquire) != 0, 0)) return nullptr;
+    } while (++w < e.walk_end);
+    r.walk = w;
+  }
+  r.tick = t + 1;
+  occupant[t].store(e.offset16, std::memory_order_relaxed);
+  unsigned char* p = r.window_base + offset;
+  write_header(p, t);
+  r.served.bump();
+  return p;
+}
+
+// The plan and tick of the live slab block p (p must be inside the
+// reservation), or false.
+inline bool find_live(const SharedFast& s, const void* p, const PlanView** plan_out, uint32_t* tick_out) {
+  const size_t in_reservation = static_cast<size_t>(static_cast<const unsigned char*>(p) - s.reservation);
+  const PlanView* plan = s.window_plans[in_reservation >> s.window_shift].load(std::memory_order_acquire);
+  if (__builtin_expect(plan == nullptr, 0)) return false;
+  const uint64_t offset = in_reservation & (s.window_bytes - 1);
+  // The header must lie in the mapping: 16 <= offset <= arena.
+  if (__builtin_expect(offset - kHeaderBytes >= plan->header_span, 0)) return false;
+  const uint32_t t = read_header(p);
+  // Its "header" is program data for a stale or interior pointer: the tick it
+  // names must be in the plan and hold a live block at exactly this offset.
+  if (__builtin_expect(t >= plan->tick_count, 0)) return false;
+  if (__builtin_expect(uint64_t{plan->occupant[t].load(std::memory_order_relaxed)} << 4 != offset, 0)) return false;
+  *plan_out = plan;
+  *tick_out = t;
+  return true;
+}
+
+// Frees p if it is a slab pointer (a live block, or an invalid free that is
+// counted and ignored) and returns true; returns false for any other pointer.
+[[gnu::always_inline]] inline bool release(SharedFast& s, void* p) {
+  if (!s.owns(p)) return false;
+  const PlanView* plan;
+  uint32_t t;
+  if (__builtin_expect(find_live(s, p, &plan, &t), 1)) {
+    plan->occupant[t].store(0, std::memory_order_release);
+  } else {
+    s.invalid_frees.fetch_add(1, std::memory_order_relaxed);  // double, stale or interior free: ignored
+  }
+  return true;
+}
+
+}  // namespace memplan::runtime::fast
