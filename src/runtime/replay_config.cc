@@ -24,6 +24,8 @@ constexpr ReplayKnob kKnobs[] = {
     {"MEMPLAN_PLAN_TIME_LIMIT", "0.25", "time budget of one planning run in seconds"},
     {"MEMPLAN_PROFILE_BEFORE_FIRST_MARK", "1 (drop-in: 0)",
      "profile the requests made before the first mark as an iteration (0 or 1)"},
+    {"MEMPLAN_TRIM_BACKING", "1",
+     "after planning, before committing the slab, return the backing allocator's free memory to the OS (0 or 1)"},
 };
 
 Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out) {
@@ -82,6 +84,7 @@ StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup) 
     MEMPLAN_RETURN_IF_ERROR(
         parse_flag("MEMPLAN_PROFILE_BEFORE_FIRST_MARK", v, &config.profile_before_first_mark));
   }
+  if ((v = lookup("MEMPLAN_TRIM_BACKING"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_TRIM_BACKING", v, &config.trim_backing));
   if ((v = lookup("MEMPLAN_PLAN_TIME_LIMIT"))) {
     errno = 0;
     char* end = nullptr;

@@ -39,8 +39,10 @@ class MockBacking final : public BackingAllocator {
     std::free(p);
   }
   size_t usable_size(void*) override { return 0; }
+  void release_free_memory() override { ++releases; }
 
   std::atomic<bool> out_of_memory{false};
+  std::atomic<int64_t> releases{0};
   std::atomic<int64_t> allocations{0};
   std::atomic<int64_t> deallocations{0};
 };
@@ -329,6 +331,45 @@ TEST(ReplayTest, ReprofilesAfterConsecutiveDeviatingIterations) {
   EXPECT_TRUE(a.check_invariants().ok());
 }
 
+TEST(ReplayTest, TrimsTheBackingAllocatorOncePerPlan) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);  // deviations_to_reprofile = 2
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  run_iteration(a, sizes, live);
+  a.mark();
+  EXPECT_EQ(backing.releases.load(), 0) << "profiling alone keeps the backing allocator's cache";
+  run_iteration(a, sizes, live);
+  a.mark();
+  ASSERT_EQ(a.phase_of_calling_thread(), ReplayPhase::kReplaying);
+  EXPECT_EQ(backing.releases.load(), 1);
+  for (int it = 0; it < 3; ++it) {
+    run_iteration(a, sizes, live);
+    a.mark();
+  }
+  EXPECT_EQ(backing.releases.load(), 1) << "replayed iterations do not trim again";
+  // A changed pattern is re-profiled and re-planned: one more trim.
+  const std::vector<size_t> grown(sizes.size(), 5000);
+  for (int it = 0; it < 4; ++it) {
+    run_iteration(a, grown, live);
+    a.mark();
+  }
+  ASSERT_EQ(a.stats().plans, 2u);
+  EXPECT_EQ(backing.releases.load(), 2);
+}
+
+TEST(ReplayTest, KeepsTheBackingAllocatorsCacheWhenTrimmingIsOff) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.trim_backing = false;
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  ASSERT_EQ(a.stats().plans, 1u);
+  EXPECT_EQ(backing.releases.load(), 0);
+}
+
 TEST(ReplayTest, EscapingBlocksStayWithTheBackingAllocator) {
   MockBacking backing;
   ReplayAllocator a(test_config(), backing);
@@ -529,6 +570,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
     if (n == "MEMPLAN_PROFILE_ITERATIONS") return "5";
     if (n == "MEMPLAN_HUGE_PAGES") return "0";
     if (n == "MEMPLAN_PLANNER") return "greedy_by_size";
+    if (n == "MEMPLAN_TRIM_BACKING") return "0";
     return nullptr;
   };
   StatusOr<ReplayConfig> config = replay_config_from_environment(lookup);
@@ -537,7 +579,8 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_FALSE(config->huge_pages);
   EXPECT_EQ(config->planner, "greedy_by_size");
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
-  EXPECT_EQ(replay_knobs().size(), 11u);
+  EXPECT_FALSE(config->trim_backing);
+  EXPECT_EQ(replay_knobs().size(), 12u);
 }
 
 TEST(ReplayTest, RejectsAMalformedKnob) {
