@@ -287,6 +287,7 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
   m.reservation = static_cast<unsigned char*>(base);
   m.reservation_bytes = bytes;
   m.window_bytes = size_t{1} << shift;
+  m.window_mask = m.window_bytes - 1;
   m.window_shift = shift;
   m.windows = static_cast<uint32_t>(windows);
   m.window_plans = std::make_unique<std::atomic<const fast::PlanView*>[]>(m.windows);

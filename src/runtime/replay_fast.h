@@ -85,6 +85,7 @@ struct SharedFast {
   size_t reservation_bytes = 0;
   unsigned window_shift = 0;
   size_t window_bytes = 0;
+  size_t window_mask = 0;                // window_bytes - 1
   std::unique_ptr<std::atomic<const PlanView*>[]> window_plans;  // per window: the plan frees consult
   std::atomic<uint64_t> invalid_frees{0};
 
@@ -146,7 +147,7 @@ inline bool find_live(const SharedFast& s, const void* p, const PlanView** plan_
   const size_t in_reservation = static_cast<size_t>(static_cast<const unsigned char*>(p) - s.reservation);
   const PlanView* plan = s.window_plans[in_reservation >> s.window_shift].load(std::memory_order_acquire);
   if (__builtin_expect(plan == nullptr, 0)) return false;
-  const uint64_t offset = in_reservation & (s.window_bytes - 1);
+  const uint64_t offset = in_reservation & s.window_mask;
   // The header must lie in the mapping: 16 <= offset <= arena.
   if (__builtin_expect(offset - kHeaderBytes >= plan->header_span, 0)) return false;
   const uint32_t t = read_header(p);

@@ -136,12 +136,20 @@ __attribute__((destructor)) void on_unload() {
           (unsigned long long)s.plan_failures, (unsigned long long)s.invalid_frees, (unsigned long long)s.slab_bytes);
 }
 
-// The slab block planned for this request of the program's, or nullptr. Calls
-// made by the allocator itself (Inside) are never served from a slab: they
-// are not part of the program's iteration.
+// The slab block planned for this request, or nullptr.
+//
+// It does not look at the reentrancy flag (a second TLS access on every
+// call): the fast path never allocates or locks, so serving a call of the
+// allocator's own is always safe, and it cannot happen where it would matter.
+// The allocator's own calls are made during a boundary (the record's
+// serve_epoch is then still the previous epoch, so nothing is served), while
+// profiling or deviating (serve_epoch is kNotServing), or straight to the
+// backing allocator; the one exception, printing the statistics at exit
+// while the thread replays, at worst spends a tick of an iteration that never
+// ends.
 [[gnu::always_inline]] inline void* serve_fast(size_t size, size_t alignment) {
   fast::SharedFast* s = g_fast.load(std::memory_order_acquire);
-  if (MEMPLAN_UNLIKELY(s == nullptr || Inside::active())) return nullptr;
+  if (MEMPLAN_UNLIKELY(s == nullptr)) return nullptr;
   return fast::serve(*s, size, alignment);
 }
 
