@@ -21,6 +21,7 @@
 //                    [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N]
 //                    [--no-canonical] [--no-sections]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
+//                    [--no-subproblems]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -68,7 +69,8 @@ void usage() {
                "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|all] [--instances A,B,...]\n"
                "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--shape SHAPE]\n"
                "                   [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N] [--no-canonical]\n"
-               "                   [--no-sections] [--no-dominance] [--no-decomposition] [--no-restarts]\n");
+               "                   [--no-sections] [--no-dominance] [--no-decomposition] [--no-restarts]\n"
+               "                   [--no-subproblems]\n");
 }
 
 double peak_resident_mib() {
@@ -192,6 +194,7 @@ int main(int argc, char** argv) {
     else if (arg == "--no-dominance") options.dominance = false;
     else if (arg == "--no-decomposition") options.decomposition = false;
     else if (arg == "--no-restarts") options.restarts = false;
+    else if (arg == "--no-subproblems") options.subproblem_bounds = false;
     else {
       usage();
       return 2;

@@ -73,6 +73,12 @@ struct ExactOptions {
   int64_t window_threshold = 4000;
   // Movable buffers in the smallest window; larger levels double it (4 times).
   int64_t window_buffers = 128;
+  // solve_minimize: when the lower bound resists, also refute relaxed
+  // sub-problems (sets of sections with compressed lifetimes: the tightest
+  // sections, and time windows around the peak; src/solver/subproblem_bounds.h)
+  // at the lower bound. A sub-problem's optimum never exceeds the problem's,
+  // so each refutation raises the proven bound, often above the load.
+  bool subproblem_bounds = true;
 
   // --- pruning and search switches (all on by default) ---
   // Place buffers in non-decreasing (offset, rank) order only, so that each
@@ -109,6 +115,7 @@ struct ExactStats {
   int64_t restarts = 0;    // searches abandoned at their node budget for another order
   int64_t splits = 0;      // times the search split into independent partitions
   int64_t decisions = 0;   // decision searches run (solve_minimize runs several)
+  int64_t subproblem_refutations = 0;  // relaxed sub-problems refuted at the lower bound
   int32_t partitions = 0;  // independent time partitions of the whole problem
   double seconds = 0;      // wall-clock time of the call
   bool cancelled = false;  // the cancel flag stopped the call

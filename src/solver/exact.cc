@@ -31,6 +31,11 @@
 //         +1) and the step repeats with the same budget. From 2^20 nodes on
 //         this search runs without restarts (a refutation must exhaust the
 //         tree, and restarts would redo it per key order).
+//      a2. (options.subproblem_bounds) when (a) ran out of a budget of 2^20
+//         nodes or more: decide the
+//         live relaxed sub-problems (subproblem_bounds.h) at the lower bound
+//         with half the budget each; their refutations raise the lower bound,
+//         possibly above the load; a sub-problem that fits retires.
 //      b. probe capacities between the bounds by bisection with a quarter of
 //         the budget: a plan lowers the upper bound to its arena, a refutation
 //         raises the lower bound, an exhausted budget moves the probe up.
@@ -51,6 +56,7 @@
 #include "memplan/validate.h"
 #include "planners/planners.h"
 #include "solver/canonical_search.h"
+#include "solver/subproblem_bounds.h"
 
 namespace memplan {
 namespace {
@@ -369,6 +375,8 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   //    there is optimal, a refutation raises the bound and repeats the step),
   //    then bisect between the bounds with a quarter of the budget per probe.
   int64_t budget = capped(2 * quick_budget);
+  std::optional<solver::SubproblemBounds> subproblems;
+  if (running && lower < upper && options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
   while (running && lower < upper) {
     // Past a million nodes the lower bound is more likely to be refuted than
     // met, and a refutation must exhaust a whole tree: restarts would repeat
@@ -377,6 +385,16 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     const Decision at_lower = decide(*search, lower, budget, stop, &result.stats, restarts_at_lower);
     MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, at_lower));
     if (at_lower.verdict != solver::SearchVerdict::kStopped) continue;
+    // The bound resisted a proof-sized search: relaxed sub-problems, each
+    // with half the round's budget. They are smaller than the problem, so
+    // their refutations come sooner; problems that fit their bound within
+    // the first million nodes never pay for them.
+    if (subproblems && !restarts_at_lower && subproblems->live() > 0) {
+      running = subproblems->raise(&lower, upper, capped(std::max<int64_t>(budget / 2, 1)), stop, &result.stats,
+                                   restarts_at_lower);
+      if (!running) break;
+      if (lower >= upper) continue;
+    }
     const int64_t probe_budget = capped(std::max<int64_t>(budget / 4, 1));
     int64_t from = lower + 1;
     while (running && from < upper && lower < upper) {

@@ -305,6 +305,8 @@ StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& sta
     sub_options.capacity = plan.arena - 1 - window.shift;
     sub_options.memory_limit_bytes = std::min<int64_t>(options.memory_limit_bytes, int64_t{64} << 20);
     sub_options.window_threshold = std::numeric_limits<int64_t>::max();  // no windows inside windows
+    // A window wants a lower plan, not a proof about itself: its time goes to plans.
+    sub_options.subproblem_bounds = false;
     if (has_deadline) {
       const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
       if (left <= 0) break;
