@@ -332,10 +332,10 @@ int main(int argc, char** argv) {
   if (replay) {
     const memplan::ReplayStats st = replay->stats();
     char text[160];
-    std::snprintf(text, sizeof text, "%llu of %llu; slab %.1f MiB; warm-up %.0f ms",
+    std::snprintf(text, sizeof text, "%llu of %llu; slab %.1f MiB; warm-up %.0f ms; plan stall %.1f ms",
                   static_cast<unsigned long long>(st.served),
                   static_cast<unsigned long long>(static_cast<uint64_t>(4 + iterations + 5) * threads * it.sizes.size()),
-                  st.slab_bytes / 1048576.0, m.warmup_ms);
+                  st.slab_bytes / 1048576.0, m.warmup_ms, st.max_plan_stall_ns / 1e6);
     served = text;
   } else if (s.mark) {
     using Served = unsigned long long (*)();

@@ -138,6 +138,11 @@ struct ReplayStats {
   uint64_t invalid_frees = 0;    // frees into a slab window that matched no live block (ignored)
   uint64_t slab_bytes = 0;       // bytes mapped for slabs now
   uint64_t planned_buffers = 0;  // buffers in the plans in use now
+  // Time threads spent stopped at their boundaries for planning (the planner,
+  // the slab's commit and pre-fault, the plan's arrays), summed over threads,
+  // and the longest such stall.
+  uint64_t plan_stall_ns = 0;
+  uint64_t max_plan_stall_ns = 0;
 };
 
 enum class ReplayPhase { kProfiling, kReplaying, kBackingOnly };

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -150,7 +151,7 @@ struct ThreadRecord : fast::ThreadFast {
   rt::Slab slab;
 
   Counter iterations, profiled, unplanned, fallback, deviations, plans_made, reprofiles, plan_failures,
-      slab_bytes, planned_buffers;
+      slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns;
 
   bool serving() const { return serve_epoch != fast::kNotServing; }
   // Serving: replaying, not deviating, and in the epoch just processed.
@@ -429,7 +430,14 @@ void ReplayAllocator::Impl::finish_profile(ThreadRecord& r) {
     std::swap(r.agreed, c);
     r.agreements = 1;
   }
-  if (r.agreements >= config.profile_iterations) try_plan(r);
+  if (r.agreements >= config.profile_iterations) {
+    const auto start = std::chrono::steady_clock::now();
+    try_plan(r);
+    const auto stall = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    r.plan_stall_ns.set(r.plan_stall_ns.get() + stall);
+    if (stall > r.max_plan_stall_ns.get()) r.max_plan_stall_ns.set(stall);
+  }
 }
 
 void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
@@ -703,6 +711,8 @@ ReplayStats ReplayAllocator::stats() const {
     s.plan_failures += r->plan_failures.get();
     s.slab_bytes += r->slab_bytes.get();
     s.planned_buffers += r->planned_buffers.get();
+    s.plan_stall_ns += r->plan_stall_ns.get();
+    s.max_plan_stall_ns = std::max(s.max_plan_stall_ns, r->max_plan_stall_ns.get());
   }
   s.invalid_frees = m.invalid_frees.load(std::memory_order_relaxed);
   return s;

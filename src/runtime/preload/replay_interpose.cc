@@ -129,11 +129,12 @@ __attribute__((destructor)) void on_unload() {
   fprintf(stderr,
           "memplan replay: threads %llu, iterations %llu, profiled %llu, served %llu, unplanned %llu, "
           "fallback %llu, deviations %llu, plans %llu, reprofiles %llu, plan failures %llu, invalid frees %llu, "
-          "slab bytes %llu\n",
+          "slab bytes %llu, plan stall %.3f ms (longest %.3f ms)\n",
           (unsigned long long)s.threads, (unsigned long long)s.iterations, (unsigned long long)s.profiled,
           (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
           (unsigned long long)s.deviations, (unsigned long long)s.plans, (unsigned long long)s.reprofiles,
-          (unsigned long long)s.plan_failures, (unsigned long long)s.invalid_frees, (unsigned long long)s.slab_bytes);
+          (unsigned long long)s.plan_failures, (unsigned long long)s.invalid_frees, (unsigned long long)s.slab_bytes,
+          s.plan_stall_ns / 1e6, s.max_plan_stall_ns / 1e6);
 }
 
 // The slab block planned for this request, or nullptr.
