@@ -231,6 +231,7 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   void boundary(ThreadRecord& r, uint64_t e);
   void finish_profile(ThreadRecord& r);
   void try_plan(ThreadRecord& r);
+  uint32_t color_shift(size_t k, uint64_t size, uint64_t alignment) const;
   // The general case: consumes the tick; nullptr when the tick is not planned
   // (r.deviating stays false) or the request deviates (r.deviating is set).
   void* serve(ThreadRecord& r, size_t size, size_t alignment);
@@ -440,6 +441,22 @@ void ReplayAllocator::Impl::finish_profile(ThreadRecord& r) {
   }
 }
 
+// Note [Address colouring]. Planned offsets are sums of tensor sizes, which
+// are mostly multiples of 4 KiB, so without help most slab blocks share their
+// address bits below the page size — unlike glibc's or tcmalloc's blocks. Two
+// streams whose addresses agree modulo 4 KiB compete for the same L1 sets and
+// make loads wait on unrelated stores (4K aliasing). With
+// config.color_span_bytes = S > 0, the k-th planned block of at least 4 KiB
+// starts (k * 37 mod S/64) * 64 bytes (rounded down to its alignment) above
+// its planned offset: the plan's buffer grows by that shift, so the validator
+// still sees disjoint blocks, at a cost of < S bytes per block.
+uint32_t ReplayAllocator::Impl::color_shift(size_t k, uint64_t size, uint64_t alignment) const {
+  if (config.color_span_bytes <= 0 || size < 4096) return 0;
+  const uint64_t slots = static_cast<uint64_t>(config.color_span_bytes) / 64;
+  const uint64_t shift = (static_cast<uint64_t>(k) * 37 % slots) * 64;
+  return static_cast<uint32_t>(shift / alignment * alignment);
+}
+
 void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   if (r.plan && r.plan->any_live()) {
     r.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
@@ -448,6 +465,7 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   auto served = std::make_unique<ServedPlan>();
   const Profile& a = r.agreed;
   std::vector<uint32_t> tick_of;  // buffer index -> tick
+  std::vector<uint32_t> color_of;  // buffer index -> colour shift (Note [Address colouring])
   for (size_t i = 0; i < a.requests.size(); ++i) {
     if (a.uppers[i] == kEscaped) continue;
     if (static_cast<int64_t>(a.requests[i].size) < config.min_planned_size) continue;
@@ -455,11 +473,15 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
     b.id = std::to_string(i);
     b.lower = static_cast<int64_t>(i);
     b.upper = a.uppers[i];
-    // The header below the block, and at least one byte so that malloc(0) gets a unique address.
-    b.size = static_cast<int64_t>(header_bytes(a.requests[i].alignment) + std::max<uint64_t>(a.requests[i].size, 1));
+    const uint32_t color = color_shift(served->problem.buffers.size(), a.requests[i].size, a.requests[i].alignment);
+    // The colour shift, the header below the block, and at least one byte so
+    // that malloc(0) gets a unique address.
+    b.size = static_cast<int64_t>(color + header_bytes(a.requests[i].alignment) +
+                                  std::max<uint64_t>(a.requests[i].size, 1));
     b.alignment = static_cast<int64_t>(a.requests[i].alignment);
     served->problem.buffers.push_back(std::move(b));
     tick_of.push_back(static_cast<uint32_t>(i));
+    color_of.push_back(color);
   }
   PlanOptions options;
   options.time_limit_seconds = config.plan_time_limit_seconds;
@@ -491,8 +513,9 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
     const Buffer& b = served->problem.buffers[k];
     TickEntry& t = served->ticks[tick_of[k]];
     const uint64_t header = header_bytes(static_cast<uint64_t>(b.alignment));
-    t.offset16 = static_cast<uint32_t>((static_cast<uint64_t>(served->plan.offsets[k]) + header) >> 4);
-    t.limit = static_cast<uint64_t>(b.size) - header + 1;
+    const uint64_t color = color_of[k];
+    t.offset16 = static_cast<uint32_t>((static_cast<uint64_t>(served->plan.offsets[k]) + color + header) >> 4);
+    t.limit = static_cast<uint64_t>(b.size) - color - header + 1;
     ends.push_back({b.upper, tick_of[k]});
   }
   std::stable_sort(ends.begin(), ends.end(),
