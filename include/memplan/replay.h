@@ -92,6 +92,11 @@ struct ReplayConfig {
   // and the planner's working memory, freed by then, would otherwise stay
   // resident under the slab that replaces them.
   bool trim_backing = true;
+  // Address colouring (Note [Address colouring] in replay.cc): when > 0, each
+  // planned block of at least 4 KiB is shifted up by a different multiple of
+  // 64 bytes below this span (bytes, a multiple of 64), so that blocks do not
+  // all share the same address bits below the page size. 0: off.
+  int64_t color_span_bytes = 0;
 };
 
 struct ReplayKnob {

@@ -26,6 +26,8 @@ constexpr ReplayKnob kKnobs[] = {
      "profile the requests made before the first mark as an iteration (0 or 1)"},
     {"MEMPLAN_TRIM_BACKING", "1",
      "after planning, before committing the slab, return the backing allocator's free memory to the OS (0 or 1)"},
+    {"MEMPLAN_COLOR_SPAN", "0",
+     "shift planned blocks of >= 4 KiB by different multiples of 64 B below this span (a multiple of 64; 0: off)"},
 };
 
 Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out) {
@@ -85,6 +87,12 @@ StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup) 
         parse_flag("MEMPLAN_PROFILE_BEFORE_FIRST_MARK", v, &config.profile_before_first_mark));
   }
   if ((v = lookup("MEMPLAN_TRIM_BACKING"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_TRIM_BACKING", v, &config.trim_backing));
+  if ((v = lookup("MEMPLAN_COLOR_SPAN"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_COLOR_SPAN", v, 0, &config.color_span_bytes));
+    if (config.color_span_bytes % 64 != 0 || config.color_span_bytes > (int64_t{1} << 20)) {
+      return InvalidArgument(std::string("MEMPLAN_COLOR_SPAN='") + v + "': expected a multiple of 64 up to 1 MiB");
+    }
+  }
   if ((v = lookup("MEMPLAN_PLAN_TIME_LIMIT"))) {
     errno = 0;
     char* end = nullptr;

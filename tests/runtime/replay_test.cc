@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -580,7 +581,56 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(config->planner, "greedy_by_size");
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
-  EXPECT_EQ(replay_knobs().size(), 12u);
+  EXPECT_EQ(config->color_span_bytes, 0);
+  EXPECT_EQ(replay_knobs().size(), 13u);
+}
+
+const char* g_color_span = nullptr;  // what the lookup below answers for MEMPLAN_COLOR_SPAN
+
+TEST(ReplayTest, ColourSpanMustBeAMultipleOf64) {
+  for (const char* bad : {"100", "-64", "2097152"}) {
+    g_color_span = bad;
+    auto lookup = [](const char* name) -> const char* {
+      return std::string(name) == "MEMPLAN_COLOR_SPAN" ? g_color_span : nullptr;
+    };
+    StatusOr<ReplayConfig> config = replay_config_from_environment(lookup);
+    ASSERT_FALSE(config.ok()) << bad;
+    EXPECT_NE(config.status().message().find("MEMPLAN_COLOR_SPAN"), std::string::npos);
+  }
+  auto good = [](const char* name) -> const char* {
+    return std::string(name) == "MEMPLAN_COLOR_SPAN" ? "4096" : nullptr;
+  };
+  StatusOr<ReplayConfig> config = replay_config_from_environment(good);
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->color_span_bytes, 4096);
+}
+
+// Blocks whose size plus header is a multiple of 4 KiB land at addresses that
+// agree modulo 4 KiB; colouring spreads them, and the served blocks still
+// keep their cookies (run_iteration checks) and pass check_invariants.
+TEST(ReplayTest, ColouringSpreadsPlannedBlocksBelowThePageSize) {
+  auto residues = [](int64_t color_span) {
+    MockBacking backing;
+    ReplayConfig config = test_config();
+    config.color_span_bytes = color_span;
+    ReplayAllocator a(config, backing);
+    LiveBlocks live;
+    const std::vector<size_t> sizes(12, 16384 - 16);  // 16 B header (default alignment)
+    std::vector<void*> last;
+    for (int it = 0; it < 3; ++it) {
+      run_iteration(a, sizes, live, &last);
+      a.mark();
+    }
+    std::set<uintptr_t> out;
+    for (void* p : last) {
+      EXPECT_TRUE(a.owns(p)) << "the third iteration is served from the slab";
+      out.insert(reinterpret_cast<uintptr_t>(p) % 4096);
+    }
+    EXPECT_TRUE(a.check_invariants().ok());
+    return out.size();
+  };
+  EXPECT_EQ(residues(0), 1u) << "without colouring every block shares its address bits below 4 KiB";
+  EXPECT_GE(residues(4096), 6u);
 }
 
 TEST(ReplayTest, RejectsAMalformedKnob) {
