@@ -33,8 +33,8 @@
 //         tree, and restarts would redo it per key order).
 //      a2. (options.subproblem_bounds) when (a) ran out of a budget of 2^20
 //         nodes or more: decide the
-//         live relaxed sub-problems (subproblem_bounds.h) at the lower bound
-//         with half the budget each; their refutations raise the lower bound,
+//         live relaxed sub-problems (subproblem_bounds.h) at the lower bound,
+//         sharing half the budget; their refutations raise the lower bound,
 //         possibly above the load; a sub-problem that fits retires.
 //      b. probe capacities between the bounds by bisection with a quarter of
 //         the budget: a plan lowers the upper bound to its arena, a refutation
@@ -385,12 +385,13 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     const Decision at_lower = decide(*search, lower, budget, stop, &result.stats, restarts_at_lower);
     MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, at_lower));
     if (at_lower.verdict != solver::SearchVerdict::kStopped) continue;
-    // The bound resisted a proof-sized search: relaxed sub-problems, each
-    // with half the round's budget. They are smaller than the problem, so
-    // their refutations come sooner; problems that fit their bound within
-    // the first million nodes never pay for them.
+    // The bound resisted a proof-sized search: relaxed sub-problems, sharing
+    // half the round's budget (so at most a third of the round's nodes).
+    // They are smaller than the problem, so their refutations come sooner;
+    // problems that fit their bound within the first million nodes never pay.
     if (subproblems && !restarts_at_lower && subproblems->live() > 0) {
-      running = subproblems->raise(&lower, upper, capped(std::max<int64_t>(budget / 2, 1)), stop, &result.stats,
+      const int64_t share = budget / (2 * static_cast<int64_t>(subproblems->live()));
+      running = subproblems->raise(&lower, upper, capped(std::max<int64_t>(share, 1)), stop, &result.stats,
                                    restarts_at_lower);
       if (!running) break;
       if (lower >= upper) continue;
