@@ -15,14 +15,20 @@
 // it minimises the problems in the --files CSVs (windowed on large ones) next
 // to the portfolio's plan.
 //
-// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|all]
+// With --mode relax it lists, per instance, the relaxed sub-problems that
+// minimisation's lower-bound phase tries (src/solver/subproblem_bounds.h)
+// and decides each at the load with --nodes nodes (default 2^20): a
+// refutation there would prove the optimum above the load.
+//
+// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|all]
 //                    [--instances A,B,...] [--time-limit SECONDS] [--dir PATH]
 //                    [--scale N,N,...] [--shape dnn|random|heavy|nested|equal]
 //                    [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N]
 //                    [--no-canonical] [--no-sections]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
-//                    [--no-subproblems]
+//                    [--no-subproblems] [--nodes N]
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -39,6 +45,7 @@
 #include "memplan/generate.h"
 #include "memplan/planner.h"
 #include "memplan/validate.h"
+#include "solver/subproblem_bounds.h"
 
 namespace {
 
@@ -66,17 +73,56 @@ double median(std::vector<double> v) {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|all] [--instances A,B,...]\n"
+               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|all] [--instances A,B,...]\n"
                "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--shape SHAPE]\n"
                "                   [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N] [--no-canonical]\n"
                "                   [--no-sections] [--no-dominance] [--no-decomposition] [--no-restarts]\n"
-               "                   [--no-subproblems]\n");
+               "                   [--no-subproblems] [--nodes N]\n");
 }
 
 double peak_resident_mib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// Decides every relaxed sub-problem of each instance at its load.
+int run_relax(const std::string& dir, const std::string& only, int64_t nodes, const memplan::ExactOptions& options) {
+  std::printf("relaxed sub-problems decided at the load, %lld nodes each\n", static_cast<long long>(nodes));
+  std::printf("%-4s %7s %8s %9s %-10s %8s %10s %9s\n", "inst", "buffers", "load", "sub bufs", "verdict", "next cap",
+              "nodes", "wall s");
+  for (const Instance& instance : kInstances) {
+    if (!only.empty() && ("," + only + ",").find("," + std::string(instance.name) + ",") == std::string::npos) continue;
+    auto problem = memplan::read_problem_csv(dir + "/" + instance.name + ".1048576.csv");
+    if (!problem.ok()) {
+      std::fprintf(stderr, "%s\n", problem.status().to_string().c_str());
+      return 1;
+    }
+    std::vector<memplan::solver::CanonicalSearch::Item> items;
+    for (size_t i = 0; i < problem->size(); ++i) {
+      const memplan::Buffer& b = problem->buffers[i];
+      if (b.size > 0) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size,
+                                       .alignment = problem->alignment_of(i), .fixed_offset = b.offset ? *b.offset : -1});
+    }
+    const int64_t load = memplan::load(*problem);
+    for (const auto& sub : memplan::solver::relaxed_subproblems(items)) {
+      memplan::solver::CanonicalSearch search(sub, options);
+      memplan::ExactStats stats;
+      const memplan::solver::StopCondition no_stop;
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto verdict = search.decide(load, nodes, no_stop, &stats, nodes < (int64_t{1} << 20));
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const char* name = verdict == memplan::solver::SearchVerdict::kFound       ? "fits"
+                         : verdict == memplan::solver::SearchVerdict::kExhausted ? "REFUTED"
+                                                                                 : "undecided";
+      std::printf("%-4s %7zu %8lld %9zu %-10s %8lld %10lld %9.3f\n", instance.name, problem->size(),
+                  static_cast<long long>(load), sub.size(), name,
+                  static_cast<long long>(verdict == memplan::solver::SearchVerdict::kExhausted ? search.next_capacity() : -1),
+                  static_cast<long long>(stats.nodes), seconds);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
 }
 
 // Minimises generated DNN-like problems; returns the number not planned.
@@ -165,6 +211,7 @@ int main(int argc, char** argv) {
   std::string dir = (std::filesystem::path(__FILE__).parent_path() / "data/dsa/minimalloc/challenging").string();
   memplan::ExactOptions options;
   options.time_limit_seconds = 60;
+  int64_t relax_nodes = int64_t{1} << 20;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -195,18 +242,20 @@ int main(int argc, char** argv) {
     else if (arg == "--no-decomposition") options.decomposition = false;
     else if (arg == "--no-restarts") options.restarts = false;
     else if (arg == "--no-subproblems") options.subproblem_bounds = false;
+    else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str()));
     else {
       usage();
       return 2;
     }
   }
   if (mode != "decision" && mode != "minimize" && mode != "both" && mode != "scale" && mode != "all" &&
-      mode != "files") {
+      mode != "files" && mode != "relax") {
     usage();
     return 2;
   }
   if (mode == "scale") return run_scale(scale_sizes, shape, options) == 0 ? 0 : 3;
   if (mode == "files") return run_files(files, options) == 0 ? 0 : 3;
+  if (mode == "relax") return run_relax(dir, only, relax_nodes, options);
   const bool with_scale = mode == "all";
   if (with_scale) mode = "both";
 

@@ -14,8 +14,9 @@
 //       kTimedOut             neither found nor refuted in time; no plan
 //   solve_minimize(problem)     smallest arena. Starts from the `portfolio`
 //       plan (or options.start_plan; upper bound) and the load (lower bound),
-//       and raises the lower bound by refuting capacities while lowering the
-//       upper bound with plans that fit tighter capacities. Large problems
+//       and raises the lower bound by refuting capacities (of the problem,
+//       and of relaxed sub-problems: options.subproblem_bounds) while lowering
+//       the upper bound with plans that fit tighter capacities. Large problems
 //       (options.window_threshold) are improved by windows around the peak
 //       instead (improve_by_windows). Anytime: a plan is returned whenever
 //       one is known, and the bounds it reaches are proven.

@@ -37,9 +37,8 @@ int64_t round_up_to(int64_t value, int64_t granule) {
 
 }  // namespace
 
-SubproblemBounds::SubproblemBounds(const std::vector<CanonicalSearch::Item>& items, int64_t granule,
-                                   const ExactOptions& options)
-    : granule_(granule), options_(options) {
+std::vector<std::vector<CanonicalSearch::Item>> relaxed_subproblems(const std::vector<CanonicalSearch::Item>& items) {
+  std::vector<std::vector<CanonicalSearch::Item>> result;
   const size_t n = items.size();
   std::vector<int64_t> lower(n), upper(n);
   for (size_t b = 0; b < n; ++b) {
@@ -48,7 +47,7 @@ SubproblemBounds::SubproblemBounds(const std::vector<CanonicalSearch::Item>& ite
   }
   const SectionLayout layout = build_sections(lower, upper);
   const int32_t k = layout.section_count;
-  if (k < 3) return;  // a proper subset of two sections or fewer is one clique: the load bounds it
+  if (k < 3) return result;  // a proper subset of two sections or fewer is one clique: the load bounds it
   std::vector<int64_t> total(k, 0);
   for (int32_t s = 0; s < k; ++s) {
     for (const int32_t b : layout.members_of(s)) total[s] += items[b].size;
@@ -94,7 +93,7 @@ SubproblemBounds::SubproblemBounds(const std::vector<CanonicalSearch::Item>& ite
 
   // 3. Kept buffers, lifetimes compressed to positions in the set.
   for (const std::vector<int32_t>& set : sets) {
-    Candidate c;
+    std::vector<CanonicalSearch::Item> kept;
     for (size_t b = 0; b < n; ++b) {
       const auto first = std::lower_bound(set.begin(), set.end(), layout.first_section[b]) - set.begin();
       const auto end = std::lower_bound(set.begin(), set.end(), layout.end_section[b]) - set.begin();
@@ -102,19 +101,27 @@ SubproblemBounds::SubproblemBounds(const std::vector<CanonicalSearch::Item>& ite
       CanonicalSearch::Item item = items[b];
       item.lower = first;
       item.upper = end;
-      c.items.push_back(item);
+      kept.push_back(item);
     }
-    candidates_.push_back(std::move(c));
+    result.push_back(std::move(kept));
   }
-  std::stable_sort(candidates_.begin(), candidates_.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.items.size() < b.items.size(); });
+  std::stable_sort(result.begin(), result.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
   // A set that keeps nearly every buffer is about as hard to refute as the
   // whole problem, which the caller searches anyway, and is weaker: skip it
   // (on MiniMalloc's D the sets of 200 to 212 of 213 buffers all resist the
   // refutation as long as the problem does).
-  std::erase_if(candidates_, [n](const Candidate& c) {
-    return c.items.size() * kKeptBufferDenominator > n * kKeptBufferNumerator;
+  std::erase_if(result, [n](const std::vector<CanonicalSearch::Item>& c) {
+    return c.size() * kKeptBufferDenominator > n * kKeptBufferNumerator;
   });
+  return result;
+}
+
+SubproblemBounds::SubproblemBounds(const std::vector<CanonicalSearch::Item>& items, int64_t granule,
+                                   const ExactOptions& options)
+    : granule_(granule), options_(options) {
+  for (std::vector<CanonicalSearch::Item>& kept : relaxed_subproblems(items)) {
+    candidates_.push_back({.items = std::move(kept)});
+  }
 }
 
 bool SubproblemBounds::raise(int64_t* lower, int64_t upper, int64_t node_budget, const StopCondition& stop,

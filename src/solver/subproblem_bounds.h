@@ -48,6 +48,10 @@
 
 namespace memplan::solver {
 
+// The candidate sub-problems of steps 1-2 (items with compressed lifetimes),
+// fewest buffers first. Empty for problems with fewer than three sections.
+std::vector<std::vector<CanonicalSearch::Item>> relaxed_subproblems(const std::vector<CanonicalSearch::Item>& items);
+
 class SubproblemBounds {
  public:
   // items: the whole problem's search items; granule: every arena of the
