@@ -39,7 +39,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "memplan/plan.h"
@@ -47,6 +46,7 @@
 #include "memplan/problem.h"
 #include "memplan/replay.h"
 #include "memplan/validate.h"
+#include "runtime/mapped.h"
 #include "runtime/os/os_memory.h"
 #include "runtime/replay_fast.h"
 #include "runtime/slab.h"
@@ -75,15 +75,23 @@ struct Request {
   bool operator==(const Request&) const = default;
 };
 
-// One iteration of one thread, as the backing allocator served it.
+// One iteration of one thread, as the backing allocator served it. Its arrays
+// are mappings of their own, never blocks of the backing allocator's heap
+// (Note [Profiles off the backing heap], runtime/mapped.h).
 struct Profile {
-  std::vector<Request> requests;  // by tick
-  std::vector<int64_t> uppers;    // by tick: allocation count when freed, or kEscaped
-  bool overflowed = false;        // more than max_requests: not plannable
+  rt::MappedVector<Request> requests;  // by tick
+  rt::MappedVector<int64_t> uppers;    // by tick: allocation count when freed, or kEscaped
+  bool overflowed = false;             // more than max_requests: not plannable
 
   void clear() {
     requests.clear();
     uppers.clear();
+    overflowed = false;
+  }
+  // clear, and give the arrays' memory back to the kernel.
+  void release() {
+    rt::MappedVector<Request>().swap(requests);
+    rt::MappedVector<int64_t>().swap(uppers);
     overflowed = false;
   }
 };
@@ -145,7 +153,7 @@ struct ThreadRecord : fast::ThreadFast {
   int64_t deviating_run = 0;  // consecutive deviating iterations
   Profile current;
   Profile agreed;
-  std::unordered_map<uintptr_t, uint32_t> profiled_live;  // backing pointer -> tick, this iteration
+  rt::PointerTickMap profiled_live;  // backing pointer -> tick, this iteration (off the backing heap too)
   ServedPlan* plan = nullptr;                              // also in window_plans[window]
   std::vector<std::unique_ptr<ServedPlan>> plans;          // every plan this record published
   rt::Slab slab;
@@ -541,6 +549,10 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   r.plans_made.bump();
   r.planned_buffers.set(published->problem.size());
   r.slab_bytes.set(r.slab.mapped_bytes());
+  // Replaying needs no profile until the thread profiles again.
+  r.current.release();
+  r.agreed.release();
+  r.profiled_live.release();
 }
 
 void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignment) {
@@ -599,7 +611,7 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
       try {
         c.requests.push_back({size, alignment});
         c.uppers.push_back(kEscaped);
-        r->profiled_live[reinterpret_cast<uintptr_t>(p)] = t;
+        r->profiled_live.insert(reinterpret_cast<uintptr_t>(p), t);
       } catch (...) {
         c.overflowed = true;  // out of memory for the profile: this iteration is not planned
       }
@@ -612,10 +624,9 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
 }
 
 void ReplayAllocator::Impl::note_profiled_end(ThreadRecord& r, void* p, bool escaped) {
-  auto it = r.profiled_live.find(reinterpret_cast<uintptr_t>(p));
-  if (it == r.profiled_live.end()) return;
-  if (!escaped && !r.current.overflowed) r.current.uppers[it->second] = r.tick;
-  r.profiled_live.erase(it);
+  const int64_t tick = r.profiled_live.take(reinterpret_cast<uintptr_t>(p));
+  if (tick < 0) return;
+  if (!escaped && !r.current.overflowed) r.current.uppers[static_cast<size_t>(tick)] = r.tick;
 }
 
 bool ReplayAllocator::Impl::find_block(const void* p, ServedPlan** plan_out, uint32_t* tick_out) {
