@@ -17,7 +17,9 @@
 //      below config.min_planned_size stay with the backing allocator.
 //      Planning runs synchronously on the thread, at the boundary: the marking
 //      thread at memplan_mark/mark(), every other thread at its first request
-//      after the mark.
+//      after the mark; or, with config.plan_in_background, on a planner thread
+//      while the thread keeps profiling, the plan being adopted at a later
+//      boundary.
 //   3. Replay. The i-th allocation of the iteration is served at the i-th
 //      buffer's planned offset in the thread's slab after a check: size <=
 //      planned size, alignment <= planned alignment, and no slab block whose
@@ -97,6 +99,14 @@ struct ReplayConfig {
   // 64 bytes below this span (bytes, a multiple of 64), so that blocks do not
   // all share the same address bits below the page size. 0: off.
   int64_t color_span_bytes = 0;
+  // Run the planner on a thread of its own instead of at the boundary. The
+  // thread whose iterations agree keeps profiling on the backing allocator
+  // while the planner runs, and adopts the plan (committing its slab) at its
+  // first boundary after the planner is done, if its iterations still agree;
+  // that boundary stalls only for the slab. The plan then arrives one or more
+  // iterations later than at the boundary. A fork child never waits for a
+  // planner thread of its parent: it plans again with a thread of its own.
+  bool plan_in_background = false;
 };
 
 struct ReplayKnob {

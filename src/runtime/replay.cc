@@ -38,7 +38,9 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "memplan/plan.h"
@@ -107,6 +109,24 @@ using fast::TickEntry;
 // stays aligned.
 uint64_t header_bytes(uint64_t alignment) { return std::max(kHeaderBytes, alignment); }
 
+// A planner run on a thread of its own (ReplayConfig::plan_in_background): a
+// copy of the agreed profile, and its plan once `done` is set (release; the
+// owner reads the plan after an acquire load of `done`, then joins).
+struct PlanJob {
+  Profile profile;          // a copy: the owner keeps profiling meanwhile
+  uint64_t generation = 0;  // the owner's ThreadRecord::generation it plans
+  int64_t process = 0;      // the process that started the thread
+  std::optional<StatusOr<Plan>> plan;
+  std::atomic<bool> done{false};
+  std::thread thread;
+};
+
+StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config) {
+  PlanOptions options;
+  options.time_limit_seconds = config.plan_time_limit_seconds;
+  return plan_with(config.planner, problem, options);
+}
+
 // A plan ready to serve, immutable once published except for the occupants.
 // Its PlanView (entries, occupant, tick_count, header_span) points into the
 // vectors below and is what frees read.
@@ -153,6 +173,8 @@ struct ThreadRecord : fast::ThreadFast {
   int64_t deviating_run = 0;  // consecutive deviating iterations
   Profile current;
   Profile agreed;
+  uint64_t generation = 0;        // bumped whenever `agreed` changes (sequence or lifetimes)
+  std::unique_ptr<PlanJob> job;   // the planner thread's job (plan_in_background), if any
   rt::PointerTickMap profiled_live;  // backing pointer -> tick, this iteration (off the backing heap too)
   ServedPlan* plan = nullptr;                              // also in window_plans[window]
   std::vector<std::unique_ptr<ServedPlan>> plans;          // every plan this record published
@@ -226,6 +248,7 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   std::mutex records_mutex;
   std::atomic<ThreadRecord*> records{nullptr};
   uint32_t next_window = 0;  // under records_mutex
+  std::vector<std::unique_ptr<PlanJob>> orphaned_jobs;  // under records_mutex: jobs of records given to a new thread
 
   Impl(const ReplayConfig& c, BackingAllocator& b) : config(c), backing(b) {}
 
@@ -238,7 +261,17 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   void reset_for_new_thread(ThreadRecord& r);
   void boundary(ThreadRecord& r, uint64_t e);
   void finish_profile(ThreadRecord& r);
-  void try_plan(ThreadRecord& r);
+  // Plans r's agreed profile, or adopts `planned`, a plan of it made in the
+  // background, and commits the slab.
+  void try_plan(ThreadRecord& r, StatusOr<Plan>* planned = nullptr);
+  // try_plan, with the time it takes added to the thread's plan stall.
+  void plan_now(ThreadRecord& r, StatusOr<Plan>* planned = nullptr);
+  // At a boundary where the last K iterations agree, with plan_in_background:
+  // adopts a finished job's plan of this very profile, or starts a job.
+  void plan_in_background(ThreadRecord& r);
+  // The problem of an agreed profile: its buffers, and per buffer its tick and
+  // colour shift. Reads only the configuration, so planner threads call it too.
+  Problem problem_of(const Profile& a, std::vector<uint32_t>* tick_of, std::vector<uint32_t>* color_of) const;
   uint32_t color_shift(size_t k, uint64_t size, uint64_t alignment) const;
   // The general case: consumes the tick; nullptr when the tick is not planned
   // (r.deviating stays false) or the request deviates (r.deviating is set).
@@ -312,6 +345,17 @@ ReplayAllocator::~ReplayAllocator() {
     }
   }
   if (t_link.instance_id == m.id) t_link = {0, nullptr};
+  // Planner threads read the configuration: they end before it goes.
+  for (ThreadRecord* r = m.records.load(); r; r = r->next) {
+    if (r->job) m.orphaned_jobs.push_back(std::move(r->job));
+  }
+  for (std::unique_ptr<PlanJob>& job : m.orphaned_jobs) {
+    if (job->process == rt::os::process_id()) {
+      job->thread.join();
+    } else {
+      (void)job.release();  // its thread is in the parent: the job and its std::thread are never destroyed here
+    }
+  }
   for (ThreadRecord* r = m.records.load(); r;) {
     ThreadRecord* next = r->next;
     r->slab.release();
@@ -369,6 +413,9 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.current.clear();
   r.agreed.clear();
   r.profiled_live.clear();
+  ++r.generation;
+  // A planner still running for the previous owner finishes on its own (under records_mutex here).
+  if (r.job) orphaned_jobs.push_back(std::move(r.job));
   // The previous owner's plan stays published: its blocks may still be freed.
 }
 
@@ -427,26 +474,97 @@ void ReplayAllocator::Impl::finish_profile(ThreadRecord& r) {
   if (c.overflowed) {
     r.agreements = 0;
     r.agreed.clear();
+    ++r.generation;
     return;
   }
   if (r.agreements > 0 && r.agreed.requests == c.requests) {
+    bool widened = false;
     for (size_t i = 0; i < c.uppers.size(); ++i) {
       int64_t& u = r.agreed.uppers[i];
-      u = (u == kEscaped || c.uppers[i] == kEscaped) ? kEscaped : std::max(u, c.uppers[i]);
+      const int64_t merged = (u == kEscaped || c.uppers[i] == kEscaped) ? kEscaped : std::max(u, c.uppers[i]);
+      widened |= merged != u;
+      u = merged;
     }
+    if (widened) ++r.generation;  // a plan made in the background for the narrower lifetimes is stale
     ++r.agreements;
   } else {
     std::swap(r.agreed, c);
     r.agreements = 1;
+    ++r.generation;
   }
-  if (r.agreements >= config.profile_iterations) {
-    const auto start = std::chrono::steady_clock::now();
-    try_plan(r);
-    const auto stall = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-    r.plan_stall_ns.set(r.plan_stall_ns.get() + stall);
-    if (stall > r.max_plan_stall_ns.get()) r.max_plan_stall_ns.set(stall);
+  if (r.agreements < config.profile_iterations) return;
+  if (config.plan_in_background) {
+    plan_in_background(r);
+  } else {
+    plan_now(r);
   }
+}
+
+void ReplayAllocator::Impl::plan_now(ThreadRecord& r, StatusOr<Plan>* planned) {
+  const auto start = std::chrono::steady_clock::now();
+  try_plan(r, planned);
+  const auto stall = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  r.plan_stall_ns.set(r.plan_stall_ns.get() + stall);
+  if (stall > r.max_plan_stall_ns.get()) r.max_plan_stall_ns.set(stall);
+}
+
+// Background planning, step by step, at each boundary where the thread's
+// last K iterations agree:
+//   1. no job: copy the agreed profile into a job and start a planner thread
+//      on it; the thread keeps profiling (the plan is not awaited);
+//   2. a job still running: keep profiling;
+//   3. a job done: join it; if it planned the current agreed profile (same
+//      generation: same sequence and lifetimes since it started), adopt its
+//      plan with try_plan, which builds the same problem again (O(n)) and
+//      commits the slab — the only stall; else drop it and go to 1;
+//   4. a job started by another process (this is a fork child, the planner
+//      thread stayed in the parent): leave it, never destroyed, and go to 1.
+// A job whose profile stops agreeing before it is done is dropped in step 3.
+// Costs per plan: one thread creation and one copy of the profile.
+void ReplayAllocator::Impl::plan_in_background(ThreadRecord& r) {
+  if (r.job) {
+    PlanJob& job = *r.job;
+    if (job.process != rt::os::process_id()) {
+      (void)r.job.release();  // its std::thread names a thread of the parent: never join or destroy it
+    } else if (!job.done.load(std::memory_order_acquire)) {
+      return;
+    } else {
+      if (job.thread.joinable()) job.thread.join();
+      if (job.generation == r.generation) {
+        if (r.plan && r.plan->any_live()) {
+          r.plan_failures.bump();  // the old slab still holds live blocks: adopt at a later boundary
+          return;
+        }
+        std::unique_ptr<PlanJob> finished = std::move(r.job);
+        plan_now(r, &*finished->plan);
+        return;
+      }
+      r.job.reset();
+    }
+  }
+  auto job = std::make_unique<PlanJob>();
+  job->profile = r.agreed;
+  job->generation = r.generation;
+  job->process = rt::os::process_id();
+  PlanJob* j = job.get();
+  try {
+    job->thread = std::thread([this, j] {
+      t_exited = true;  // never claims a record: this thread's own requests go to the backing allocator
+      try {
+        std::vector<uint32_t> tick_of, color_of;
+        const Problem problem = problem_of(j->profile, &tick_of, &color_of);
+        j->plan.emplace(plan_of(problem, config));
+      } catch (...) {
+        j->plan.emplace(Internal("out of memory while planning in the background"));
+      }
+      j->done.store(true, std::memory_order_release);
+    });
+  } catch (...) {
+    plan_now(r);  // no thread to be had: plan here
+    return;
+  }
+  r.job = std::move(job);
 }
 
 // Note [Address colouring]. Planned offsets are sums of tensor sizes, which
@@ -465,7 +583,30 @@ uint32_t ReplayAllocator::Impl::color_shift(size_t k, uint64_t size, uint64_t al
   return static_cast<uint32_t>(shift / alignment * alignment);
 }
 
-void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
+Problem ReplayAllocator::Impl::problem_of(const Profile& a, std::vector<uint32_t>* tick_of,
+                                          std::vector<uint32_t>* color_of) const {
+  Problem problem;
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    if (a.uppers[i] == kEscaped) continue;
+    if (static_cast<int64_t>(a.requests[i].size) < config.min_planned_size) continue;
+    Buffer b;
+    b.id = std::to_string(i);
+    b.lower = static_cast<int64_t>(i);
+    b.upper = a.uppers[i];
+    const uint32_t color = color_shift(problem.buffers.size(), a.requests[i].size, a.requests[i].alignment);
+    // The colour shift, the header below the block, and at least one byte so
+    // that malloc(0) gets a unique address.
+    b.size = static_cast<int64_t>(color + header_bytes(a.requests[i].alignment) +
+                                  std::max<uint64_t>(a.requests[i].size, 1));
+    b.alignment = static_cast<int64_t>(a.requests[i].alignment);
+    problem.buffers.push_back(std::move(b));
+    tick_of->push_back(static_cast<uint32_t>(i));
+    color_of->push_back(color);
+  }
+  return problem;
+}
+
+void ReplayAllocator::Impl::try_plan(ThreadRecord& r, StatusOr<Plan>* planned) {
   if (r.plan && r.plan->any_live()) {
     r.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
     return;
@@ -474,26 +615,10 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r) {
   const Profile& a = r.agreed;
   std::vector<uint32_t> tick_of;  // buffer index -> tick
   std::vector<uint32_t> color_of;  // buffer index -> colour shift (Note [Address colouring])
-  for (size_t i = 0; i < a.requests.size(); ++i) {
-    if (a.uppers[i] == kEscaped) continue;
-    if (static_cast<int64_t>(a.requests[i].size) < config.min_planned_size) continue;
-    Buffer b;
-    b.id = std::to_string(i);
-    b.lower = static_cast<int64_t>(i);
-    b.upper = a.uppers[i];
-    const uint32_t color = color_shift(served->problem.buffers.size(), a.requests[i].size, a.requests[i].alignment);
-    // The colour shift, the header below the block, and at least one byte so
-    // that malloc(0) gets a unique address.
-    b.size = static_cast<int64_t>(color + header_bytes(a.requests[i].alignment) +
-                                  std::max<uint64_t>(a.requests[i].size, 1));
-    b.alignment = static_cast<int64_t>(a.requests[i].alignment);
-    served->problem.buffers.push_back(std::move(b));
-    tick_of.push_back(static_cast<uint32_t>(i));
-    color_of.push_back(color);
-  }
-  PlanOptions options;
-  options.time_limit_seconds = config.plan_time_limit_seconds;
-  StatusOr<Plan> plan = plan_with(config.planner, served->problem, options);
+  served->problem = problem_of(a, &tick_of, &color_of);
+  // A plan made in the background was made for this very problem: a job is
+  // adopted only while the agreed profile is the one it was given.
+  StatusOr<Plan> plan = planned ? std::move(*planned) : plan_of(served->problem, config);
   // Note [Trim before the slab]. The planner's working memory is freed by now,
   // and so are the profiled iterations' blocks; the backing allocator would
   // keep both resident under the slab that takes their place.

@@ -28,6 +28,8 @@ constexpr ReplayKnob kKnobs[] = {
      "after planning, before committing the slab, return the backing allocator's free memory to the OS (0 or 1)"},
     {"MEMPLAN_COLOR_SPAN", "0",
      "shift planned blocks of >= 4 KiB by different multiples of 64 B below this span (a multiple of 64; 0: off)"},
+    {"MEMPLAN_PLAN_IN_BACKGROUND", "0",
+     "plan on a thread of its own while the thread keeps profiling; adopt the plan at a later boundary (0 or 1)"},
 };
 
 Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out) {
@@ -87,6 +89,9 @@ StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup) 
         parse_flag("MEMPLAN_PROFILE_BEFORE_FIRST_MARK", v, &config.profile_before_first_mark));
   }
   if ((v = lookup("MEMPLAN_TRIM_BACKING"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_TRIM_BACKING", v, &config.trim_backing));
+  if ((v = lookup("MEMPLAN_PLAN_IN_BACKGROUND"))) {
+    MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_PLAN_IN_BACKGROUND", v, &config.plan_in_background));
+  }
   if ((v = lookup("MEMPLAN_COLOR_SPAN"))) {
     MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_COLOR_SPAN", v, 0, &config.color_span_bytes));
     if (config.color_span_bytes % 64 != 0 || config.color_span_bytes > (int64_t{1} << 20)) {

@@ -582,7 +582,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
   EXPECT_EQ(config->color_span_bytes, 0);
-  EXPECT_EQ(replay_knobs().size(), 13u);
+  EXPECT_EQ(replay_knobs().size(), 14u);
 }
 
 const char* g_color_span = nullptr;  // what the lookup below answers for MEMPLAN_COLOR_SPAN

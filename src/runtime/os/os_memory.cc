@@ -56,6 +56,8 @@ void decommit(void* address, size_t bytes) {
 
 uint64_t thread_id() { return static_cast<uint64_t>(syscall(SYS_gettid)); }
 
+int64_t process_id() { return static_cast<int64_t>(getpid()); }
+
 int64_t minor_faults() {
   rusage usage;
   std::memset(&usage, 0, sizeof usage);

@@ -34,6 +34,9 @@ void decommit(void* address, size_t bytes);
 // The kernel's id of the calling thread (gettid).
 uint64_t thread_id();
 
+// The calling process's id (getpid): tells a fork child from its parent.
+int64_t process_id();
+
 // Minor page faults of the calling process so far (getrusage).
 int64_t minor_faults();
 
