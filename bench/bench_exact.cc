@@ -17,8 +17,8 @@
 //
 // With --mode relax it lists, per instance, the relaxed sub-problems that
 // minimisation's lower-bound phase tries (src/solver/subproblem_bounds.h)
-// and decides each at the load with --nodes nodes (default 2^20): a
-// refutation there would prove the optimum above the load.
+// and decides each at the load with --nodes nodes (default 2^20, with
+// restarts): a refutation there would prove the optimum above the load.
 //
 // Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|all]
 //                    [--instances A,B,...] [--time-limit SECONDS] [--dir PATH]
@@ -110,7 +110,7 @@ int run_relax(const std::string& dir, const std::string& only, int64_t nodes, co
       memplan::ExactStats stats;
       const memplan::solver::StopCondition no_stop;
       const auto t0 = std::chrono::steady_clock::now();
-      const auto verdict = search.decide(load, nodes, no_stop, &stats, nodes < (int64_t{1} << 20));
+      const auto verdict = search.decide(load, nodes, no_stop, &stats, true);
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const char* name = verdict == memplan::solver::SearchVerdict::kFound       ? "fits"
                          : verdict == memplan::solver::SearchVerdict::kExhausted ? "REFUTED"

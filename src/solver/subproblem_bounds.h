@@ -32,7 +32,9 @@
 //      sub-problem that fits at C fits at every larger C, and the bound only
 //      rises); a refutation raises the bound to its next capacity (rounded up
 //      to the granule) and the candidate is tried again at the new bound; a
-//      spent budget leaves it for the next call, with a larger budget.
+//      spent budget leaves it for the next call, with a larger budget. A
+//      candidate's first decision uses restarts even when the caller turns
+//      them off: most candidates fit, and restarts find their plans soonest.
 // Building: O(candidates x n log n) time, one candidate's index at a time is
 // built lazily and kept while the candidate lives. Each decision costs what
 // the canonical search costs (exponential in the worst case).
@@ -75,6 +77,7 @@ class SubproblemBounds {
     std::vector<CanonicalSearch::Item> items;
     std::unique_ptr<CanonicalSearch> search;  // built on first use
     bool retired = false;
+    bool screened = false;  // decided at least once (with restarts)
   };
   std::vector<Candidate> candidates_;
   int64_t granule_ = 1;
