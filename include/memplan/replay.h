@@ -104,8 +104,8 @@ struct ReplayConfig {
   // while the planner runs, and adopts the plan (committing its slab) at its
   // first boundary after the planner is done, if its iterations still agree;
   // that boundary stalls only for the slab. The plan then arrives one or more
-  // iterations later than at the boundary. A fork child never waits for a
-  // planner thread of its parent: it plans again with a thread of its own.
+  // iterations later than at the boundary. A fork child starts no thread:
+  // it plans at its boundaries, never waiting for its parent's planner.
   bool plan_in_background = false;
 };
 

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -118,6 +119,16 @@ struct PlanJob {
   int64_t process = 0;      // the process that started the thread
   std::optional<StatusOr<Plan>> plan;
   std::atomic<bool> done{false};
+};
+
+// The planner thread of one allocator in one process. It runs queued jobs one
+// at a time; a job stays owned by its record, which drops it only once done.
+struct PlannerState {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::vector<PlanJob*> queue;  // under mutex
+  bool stop = false;            // under mutex
+  int64_t process = 0;          // the process the thread runs in
   std::thread thread;
 };
 
@@ -249,6 +260,8 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   std::atomic<ThreadRecord*> records{nullptr};
   uint32_t next_window = 0;  // under records_mutex
   std::vector<std::unique_ptr<PlanJob>> orphaned_jobs;  // under records_mutex: jobs of records given to a new thread
+  std::atomic<PlannerState*> planner_state{nullptr};      // plan_in_background: this process's planner thread
+  int64_t creator_process = 0;                            // the process that built the allocator
 
   Impl(const ReplayConfig& c, BackingAllocator& b) : config(c), backing(b) {}
 
@@ -269,6 +282,9 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   // At a boundary where the last K iterations agree, with plan_in_background:
   // adopts a finished job's plan of this very profile, or starts a job.
   void plan_in_background(ThreadRecord& r);
+  // Starts this process's planner thread if it has none (plan_in_background).
+  void ensure_planner();
+  void run_planner(PlannerState& p);
   // The problem of an agreed profile: its buffers, and per buffer its tick and
   // colour shift. Reads only the configuration, so planner threads call it too.
   Problem problem_of(const Profile& a, std::vector<uint32_t>* tick_of, std::vector<uint32_t>* color_of) const;
@@ -294,6 +310,7 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
 ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& backing)
     : impl_(new Impl(config, backing)) {
   Impl& m = *impl_;
+  m.creator_process = rt::os::process_id();
   std::call_once(g_thread_key_once, [] { pthread_key_create(&g_thread_key, on_thread_exit); });
   {
     std::lock_guard<std::mutex> lock(g_instances_mutex);
@@ -345,16 +362,23 @@ ReplayAllocator::~ReplayAllocator() {
     }
   }
   if (t_link.instance_id == m.id) t_link = {0, nullptr};
-  // Planner threads read the configuration: they end before it goes.
-  for (ThreadRecord* r = m.records.load(); r; r = r->next) {
-    if (r->job) m.orphaned_jobs.push_back(std::move(r->job));
+  // The planner thread reads the configuration and the jobs: it ends first.
+  if (PlannerState* p = m.planner_state.load(std::memory_order_acquire)) {
+    if (p->process == rt::os::process_id()) {
+      {
+        std::lock_guard<std::mutex> lock(p->mutex);
+        p->stop = true;
+      }
+      p->wake.notify_one();
+      p->thread.join();
+      delete p;
+    }  // else a fork child's copy of the parent's: never destroyed (its thread is not here)
   }
   for (std::unique_ptr<PlanJob>& job : m.orphaned_jobs) {
-    if (job->process == rt::os::process_id()) {
-      job->thread.join();
-    } else {
-      (void)job.release();  // its thread is in the parent: the job and its std::thread are never destroyed here
-    }
+    if (job->process != rt::os::process_id()) (void)job.release();  // may be in use in the parent: leave it
+  }
+  for (ThreadRecord* r = m.records.load(); r; r = r->next) {
+    if (r->job && r->job->process != rt::os::process_id()) (void)r->job.release();
   }
   for (ThreadRecord* r = m.records.load(); r;) {
     ThreadRecord* next = r->next;
@@ -414,7 +438,9 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.agreed.clear();
   r.profiled_live.clear();
   ++r.generation;
-  // A planner still running for the previous owner finishes on its own (under records_mutex here).
+  // A job of the previous owner's may still be planned: it is kept until the
+  // allocator goes (under records_mutex here); finished ones are dropped.
+  std::erase_if(orphaned_jobs, [](const std::unique_ptr<PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
   if (r.job) orphaned_jobs.push_back(std::move(r.job));
   // The previous owner's plan stays published: its blocks may still be freed.
 }
@@ -511,60 +537,96 @@ void ReplayAllocator::Impl::plan_now(ThreadRecord& r, StatusOr<Plan>* planned) {
 
 // Background planning, step by step, at each boundary where the thread's
 // last K iterations agree:
-//   1. no job: copy the agreed profile into a job and start a planner thread
-//      on it; the thread keeps profiling (the plan is not awaited);
-//   2. a job still running: keep profiling;
-//   3. a job done: join it; if it planned the current agreed profile (same
-//      generation: same sequence and lifetimes since it started), adopt its
-//      plan with try_plan, which builds the same problem again (O(n)) and
-//      commits the slab — the only stall; else drop it and go to 1;
-//   4. a job started by another process (this is a fork child, the planner
-//      thread stayed in the parent): leave it, never destroyed, and go to 1.
+//   1. no job: copy the agreed profile into a job and queue it for the
+//      planner thread; the thread keeps profiling (the plan is not awaited).
+//      Where this process has no planner thread (before the first mark, in a
+//      fork child, or when none could be started), plan at the boundary;
+//   2. a job not done: keep profiling;
+//   3. a job done: if it planned the current agreed profile (same generation:
+//      the same sequence and lifetimes since it was queued), adopt its plan
+//      with try_plan, which builds the same problem again (O(n)) and commits
+//      the slab — the only stall; else drop it and go to 1;
+//   4. a job queued by another process (this is a fork child; the planner
+//      thread stayed in the parent, and may be using it there): leave it,
+//      never destroyed, and go to 1.
 // A job whose profile stops agreeing before it is done is dropped in step 3.
-// Costs per plan: one thread creation and one copy of the profile.
+// Costs per plan: one copy of the profile, one lock and one wake-up.
 void ReplayAllocator::Impl::plan_in_background(ThreadRecord& r) {
+  const int64_t process = rt::os::process_id();
   if (r.job) {
     PlanJob& job = *r.job;
-    if (job.process != rt::os::process_id()) {
-      (void)r.job.release();  // its std::thread names a thread of the parent: never join or destroy it
+    if (job.process != process) {
+      (void)r.job.release();
     } else if (!job.done.load(std::memory_order_acquire)) {
       return;
-    } else {
-      if (job.thread.joinable()) job.thread.join();
-      if (job.generation == r.generation) {
-        if (r.plan && r.plan->any_live()) {
-          r.plan_failures.bump();  // the old slab still holds live blocks: adopt at a later boundary
-          return;
-        }
-        std::unique_ptr<PlanJob> finished = std::move(r.job);
-        plan_now(r, &*finished->plan);
+    } else if (job.generation == r.generation) {
+      if (r.plan && r.plan->any_live()) {
+        r.plan_failures.bump();  // the old slab still holds live blocks: adopt at a later boundary
         return;
       }
+      std::unique_ptr<PlanJob> finished = std::move(r.job);
+      plan_now(r, &*finished->plan);
+      return;
+    } else {
       r.job.reset();
     }
+  }
+  PlannerState* planner = planner_state.load(std::memory_order_acquire);
+  if (!planner || planner->process != process) {
+    plan_now(r);
+    return;
   }
   auto job = std::make_unique<PlanJob>();
   job->profile = r.agreed;
   job->generation = r.generation;
-  job->process = rt::os::process_id();
-  PlanJob* j = job.get();
-  try {
-    job->thread = std::thread([this, j] {
-      t_exited = true;  // never claims a record: this thread's own requests go to the backing allocator
-      try {
-        std::vector<uint32_t> tick_of, color_of;
-        const Problem problem = problem_of(j->profile, &tick_of, &color_of);
-        j->plan.emplace(plan_of(problem, config));
-      } catch (...) {
-        j->plan.emplace(Internal("out of memory while planning in the background"));
-      }
-      j->done.store(true, std::memory_order_release);
-    });
-  } catch (...) {
-    plan_now(r);  // no thread to be had: plan here
-    return;
+  job->process = process;
+  {
+    std::lock_guard<std::mutex> lock(planner->mutex);
+    planner->queue.push_back(job.get());
   }
+  planner->wake.notify_one();
   r.job = std::move(job);
+}
+
+void ReplayAllocator::Impl::run_planner(PlannerState& p) {
+  t_exited = true;  // never claims a record: the planner's own requests go to the backing allocator
+  std::unique_lock<std::mutex> lock(p.mutex);
+  while (true) {
+    p.wake.wait(lock, [&p] { return p.stop || !p.queue.empty(); });
+    if (p.stop) return;  // queued jobs stay not done; their records are going away too
+    PlanJob* j = p.queue.front();
+    p.queue.erase(p.queue.begin());
+    lock.unlock();
+    try {
+      std::vector<uint32_t> tick_of, color_of;
+      const Problem problem = problem_of(j->profile, &tick_of, &color_of);
+      j->plan.emplace(plan_of(problem, config));
+    } catch (...) {
+      j->plan.emplace(Internal("out of memory while planning in the background"));
+    }
+    j->done.store(true, std::memory_order_release);
+    lock.lock();
+  }
+}
+
+// Runs from mark(), the program's own call: never from inside malloc or free,
+// where glibc may hold the lock that pthread_create needs (a free inside
+// pthread_join does). Only in the process that built the allocator: a fork
+// child starts no thread (what a child of a multi-threaded process may do is
+// limited; ThreadSanitizer refuses it outright) and plans at its boundaries;
+// the parent's PlannerState it inherited, with the thread gone and the mutex
+// in whatever state the fork found it, is never touched there.
+void ReplayAllocator::Impl::ensure_planner() {
+  const int64_t process = rt::os::process_id();
+  if (process != creator_process || planner_state.load(std::memory_order_acquire)) return;
+  auto fresh = std::make_unique<PlannerState>();
+  fresh->process = process;
+  try {
+    fresh->thread = std::thread([this, p = fresh.get()] { run_planner(*p); });
+  } catch (...) {
+    return;  // no thread: boundaries plan synchronously
+  }
+  planner_state.store(fresh.release(), std::memory_order_release);
 }
 
 // Note [Address colouring]. Planned offsets are sums of tensor sizes, which
@@ -838,6 +900,7 @@ bool ReplayAllocator::owns(const void* p) const { return impl_->owns(p); }
 
 void ReplayAllocator::mark() {
   Impl& m = *impl_;
+  if (m.config.plan_in_background) m.ensure_planner();
   const uint64_t e = m.epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   // The marking thread plans now; the others at their next request.
   if (ThreadRecord* r = m.record()) {

@@ -301,6 +301,8 @@ int main(int argc, char** argv) {
   memplan::ReplayConfig config;
   config.max_slab_bytes = 64 << 20;
   config.planner = "greedy_by_size";
+  // The linked build reads this one knob, so that its TSan run covers the planner thread.
+  if (const char* v = std::getenv("MEMPLAN_PLAN_IN_BACKGROUND")) config.plan_in_background = v[0] == '1';
   memplan::ReplayAllocator replay(config, g_backing);
   g_replay = &replay;
 #endif

@@ -1,0 +1,179 @@
+// Background planning (ReplayConfig::plan_in_background): the thread whose
+// iterations agree keeps profiling while a planner thread plans, adopts the
+// plan at a later boundary, never adopts a plan of a profile that changed
+// meanwhile, and survives the allocator's destruction and a fork.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "memplan/replay.h"
+
+namespace memplan {
+namespace {
+
+class HeapBacking final : public BackingAllocator {
+ public:
+  void* allocate(size_t size, size_t alignment) override {
+    void* p = nullptr;
+    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : nullptr;
+  }
+  void* allocate_zeroed(size_t size) override { return std::calloc(1, size ? size : 1); }
+  void* reallocate(void* p, size_t size) override { return std::realloc(p, size); }
+  void deallocate(void* p) override { std::free(p); }
+  size_t usable_size(void*) override { return 0; }
+};
+
+ReplayConfig background_config() {
+  ReplayConfig config;
+  config.profile_iterations = 2;
+  config.max_slab_bytes = 16 << 20;
+  config.max_threads = 4;
+  config.huge_pages = false;
+  config.planner = "greedy_by_size";
+  config.plan_in_background = true;
+  return config;
+}
+
+// One iteration: blocks of `sizes`, each filled with a cookie, freed in a
+// staggered order; returns false if a cookie was overwritten (two live blocks
+// sharing bytes).
+bool run_iteration(ReplayAllocator& a, const std::vector<size_t>& sizes) {
+  std::vector<unsigned char*> live;
+  bool intact = true;
+  auto release = [&](size_t k) {
+    for (size_t i = 0; i < sizes[k]; ++i) intact &= live[k][i] == static_cast<unsigned char>(k);
+    a.deallocate(live[k]);
+  };
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    live.push_back(static_cast<unsigned char*>(a.allocate(sizes[k])));
+    std::memset(live[k], static_cast<int>(k), sizes[k]);
+    if (k >= 2) release(k - 2);
+  }
+  for (size_t k = sizes.size() >= 2 ? sizes.size() - 2 : 0; k < sizes.size(); ++k) release(k);
+  return intact;
+}
+
+// Iterates (one mark after each) until the calling thread replays; false if it
+// never does within about two seconds.
+bool iterate_until_replaying(ReplayAllocator& a, const std::vector<size_t>& sizes) {
+  for (int i = 0; i < 2000; ++i) {
+    if (a.phase_of_calling_thread() == ReplayPhase::kReplaying) return true;
+    if (!run_iteration(a, sizes)) return false;
+    a.mark();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+const std::vector<size_t> kPatternA = {64, 4096, 256, 100000, 32, 8192, 512, 48};
+const std::vector<size_t> kPatternB = {128, 2048, 70000, 16, 1024, 96};
+
+TEST(ReplayBackgroundTest, BoundaryThatAgreesKeepsProfilingAndALaterOneAdoptsThePlan) {
+  HeapBacking backing;
+  ReplayAllocator a(background_config(), backing);
+  ASSERT_TRUE(run_iteration(a, kPatternA));
+  a.mark();
+  ASSERT_TRUE(run_iteration(a, kPatternA));
+  a.mark();  // two iterations agree: the plan is queued, not waited for
+  EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kProfiling);
+  EXPECT_EQ(a.stats().plans, 0u);
+
+  ASSERT_TRUE(iterate_until_replaying(a, kPatternA));
+  const ReplayStats adopted = a.stats();
+  EXPECT_EQ(adopted.plans, 1u);
+  EXPECT_GT(adopted.max_plan_stall_ns, 0u);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(run_iteration(a, kPatternA));
+    a.mark();
+  }
+  const ReplayStats replayed = a.stats();
+  EXPECT_EQ(replayed.served - adopted.served, 3 * kPatternA.size());
+  EXPECT_EQ(replayed.deviations, 0u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+TEST(ReplayBackgroundTest, PlanOfAProfileThatChangedMeanwhileIsNeverAdopted) {
+  HeapBacking backing;
+  ReplayAllocator a(background_config(), backing);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(run_iteration(a, kPatternA));
+    a.mark();
+  }
+  // The job for pattern A is queued; the program now runs pattern B.
+  ASSERT_TRUE(iterate_until_replaying(a, kPatternB));
+  EXPECT_EQ(a.stats().plans, 1u);
+  const uint64_t served = a.stats().served;
+  ASSERT_TRUE(run_iteration(a, kPatternB));
+  a.mark();
+  EXPECT_EQ(a.stats().served - served, kPatternB.size()) << "the plan adopted is not pattern B's";
+  EXPECT_EQ(a.stats().deviations, 0u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+TEST(ReplayBackgroundTest, DestroyingTheAllocatorWhileAPlanIsQueuedWaitsForThePlanner) {
+  HeapBacking backing;
+  ReplayConfig config = background_config();
+  config.planner = "portfolio";
+  config.plan_time_limit_seconds = 0.05;
+  std::vector<size_t> sizes;
+  for (size_t k = 0; k < 600; ++k) sizes.push_back(16 + (k * 7919) % 5000);
+  {
+    ReplayAllocator a(config, backing);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(run_iteration(a, sizes));
+      a.mark();
+    }
+    EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kProfiling);
+  }  // the planner may still be running: the destructor stops and joins it
+  SUCCEED();
+}
+
+TEST(ReplayBackgroundTest, ForkChildPlansAtItsBoundaryWithoutAThread) {
+  HeapBacking backing;
+  ReplayAllocator a(background_config(), backing);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(run_iteration(a, kPatternA));
+    a.mark();
+  }
+  // A job is queued for the parent's planner thread, which the child lacks:
+  // the child drops it and plans at its next boundary that agrees.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const bool replaying = iterate_until_replaying(a, kPatternA);
+    const bool planned_at_once = a.stats().iterations <= 4;  // 2 in the parent, then 1 to agree again, or 2
+    bool intact = true;
+    for (int i = 0; i < 3; ++i) {
+      intact &= run_iteration(a, kPatternA);
+      a.mark();
+    }
+    const ReplayStats s = a.stats();
+    _exit(replaying && planned_at_once && intact && s.served > 0 && s.deviations == 0 && a.check_invariants().ok() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child did not replay cleanly";
+  ASSERT_TRUE(iterate_until_replaying(a, kPatternA));
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+TEST(ReplayBackgroundTest, KnobTurnsItOn) {
+  auto config = replay_config_from_environment(
+      [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "1" : nullptr; });
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(config->plan_in_background);
+  EXPECT_FALSE(ReplayConfig{}.plan_in_background);
+  auto bad = replay_config_from_environment(
+      [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "maybe" : nullptr; });
+  EXPECT_FALSE(bad.ok());
+}
+
+}  // namespace
+}  // namespace memplan
