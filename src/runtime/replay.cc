@@ -601,6 +601,9 @@ void ReplayAllocator::Impl::run_planner(PlannerState& p) {
       std::vector<uint32_t> tick_of, color_of;
       const Problem problem = problem_of(j->profile, &tick_of, &color_of);
       j->plan.emplace(plan_of(problem, config));
+      // Note [Trim before the slab], off the owner's boundary: by now the
+      // planner's memory and the profiled blocks are free.
+      if (config.trim_backing) backing.release_free_memory();
     } catch (...) {
       j->plan.emplace(Internal("out of memory while planning in the background"));
     }
@@ -684,7 +687,8 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r, StatusOr<Plan>* planned) {
   // Note [Trim before the slab]. The planner's working memory is freed by now,
   // and so are the profiled iterations' blocks; the backing allocator would
   // keep both resident under the slab that takes their place.
-  if (config.trim_backing) backing.release_free_memory();
+  // A plan made in the background was followed by its trim there.
+  if (config.trim_backing && !planned) backing.release_free_memory();
   // offset16 holds offsets below 64 GiB.
   const bool fits = plan.ok() && static_cast<uint64_t>(plan->arena) <= window_bytes &&
                     static_cast<uint64_t>(plan->arena) < (uint64_t{1} << 36);
