@@ -117,6 +117,9 @@ struct PlanJob {
   Profile profile;          // a copy: the owner keeps profiling meanwhile
   uint64_t generation = 0;  // the owner's ThreadRecord::generation it plans
   int64_t process = 0;      // the process that started the thread
+  // Set by the planner thread: the problem of `profile` and its plan.
+  Problem problem;
+  std::vector<uint32_t> tick_of, color_of;  // as problem_of returns them
   std::optional<StatusOr<Plan>> plan;
   std::atomic<bool> done{false};
 };
@@ -274,11 +277,11 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   void reset_for_new_thread(ThreadRecord& r);
   void boundary(ThreadRecord& r, uint64_t e);
   void finish_profile(ThreadRecord& r);
-  // Plans r's agreed profile, or adopts `planned`, a plan of it made in the
-  // background, and commits the slab.
-  void try_plan(ThreadRecord& r, StatusOr<Plan>* planned = nullptr);
+  // Plans r's agreed profile, or adopts the problem and plan of it that `job`
+  // made in the background, and commits the slab.
+  void try_plan(ThreadRecord& r, PlanJob* job = nullptr);
   // try_plan, with the time it takes added to the thread's plan stall.
-  void plan_now(ThreadRecord& r, StatusOr<Plan>* planned = nullptr);
+  void plan_now(ThreadRecord& r, PlanJob* job = nullptr);
   // At a boundary where the last K iterations agree, with plan_in_background:
   // adopts a finished job's plan of this very profile, or starts a job.
   void plan_in_background(ThreadRecord& r);
@@ -526,9 +529,9 @@ void ReplayAllocator::Impl::finish_profile(ThreadRecord& r) {
   }
 }
 
-void ReplayAllocator::Impl::plan_now(ThreadRecord& r, StatusOr<Plan>* planned) {
+void ReplayAllocator::Impl::plan_now(ThreadRecord& r, PlanJob* job) {
   const auto start = std::chrono::steady_clock::now();
-  try_plan(r, planned);
+  try_plan(r, job);
   const auto stall = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   r.plan_stall_ns.set(r.plan_stall_ns.get() + stall);
@@ -544,8 +547,9 @@ void ReplayAllocator::Impl::plan_now(ThreadRecord& r, StatusOr<Plan>* planned) {
 //   2. a job not done: keep profiling;
 //   3. a job done: if it planned the current agreed profile (same generation:
 //      the same sequence and lifetimes since it was queued), adopt its plan
-//      with try_plan, which builds the same problem again (O(n)) and commits
-//      the slab — the only stall; else drop it and go to 1;
+//      (and the problem the planner thread built) with try_plan, which
+//      builds the plan's arrays (O(n log n)) and commits the slab — the only
+//      stall; else drop it and go to 1;
 //   4. a job queued by another process (this is a fork child; the planner
 //      thread stayed in the parent, and may be using it there): leave it,
 //      never destroyed, and go to 1.
@@ -565,7 +569,7 @@ void ReplayAllocator::Impl::plan_in_background(ThreadRecord& r) {
         return;
       }
       std::unique_ptr<PlanJob> finished = std::move(r.job);
-      plan_now(r, &*finished->plan);
+      plan_now(r, finished.get());
       return;
     } else {
       r.job.reset();
@@ -598,9 +602,9 @@ void ReplayAllocator::Impl::run_planner(PlannerState& p) {
     p.queue.erase(p.queue.begin());
     lock.unlock();
     try {
-      std::vector<uint32_t> tick_of, color_of;
-      const Problem problem = problem_of(j->profile, &tick_of, &color_of);
-      j->plan.emplace(plan_of(problem, config));
+      j->problem = problem_of(j->profile, &j->tick_of, &j->color_of);
+      j->profile = Profile{};
+      j->plan.emplace(plan_of(j->problem, config));
       // Note [Trim before the slab], off the owner's boundary: by now the
       // planner's memory and the profiled blocks are free.
       if (config.trim_backing) backing.release_free_memory();
@@ -671,7 +675,7 @@ Problem ReplayAllocator::Impl::problem_of(const Profile& a, std::vector<uint32_t
   return problem;
 }
 
-void ReplayAllocator::Impl::try_plan(ThreadRecord& r, StatusOr<Plan>* planned) {
+void ReplayAllocator::Impl::try_plan(ThreadRecord& r, PlanJob* job) {
   if (r.plan && r.plan->any_live()) {
     r.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
     return;
@@ -680,15 +684,21 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r, StatusOr<Plan>* planned) {
   const Profile& a = r.agreed;
   std::vector<uint32_t> tick_of;  // buffer index -> tick
   std::vector<uint32_t> color_of;  // buffer index -> colour shift (Note [Address colouring])
-  served->problem = problem_of(a, &tick_of, &color_of);
-  // A plan made in the background was made for this very problem: a job is
-  // adopted only while the agreed profile is the one it was given.
-  StatusOr<Plan> plan = planned ? std::move(*planned) : plan_of(served->problem, config);
+  if (job) {
+    // Made in the background from this very profile: a job is adopted only
+    // while the agreed profile is the one it was given.
+    served->problem = std::move(job->problem);
+    tick_of = std::move(job->tick_of);
+    color_of = std::move(job->color_of);
+  } else {
+    served->problem = problem_of(a, &tick_of, &color_of);
+  }
+  StatusOr<Plan> plan = job ? std::move(*job->plan) : plan_of(served->problem, config);
   // Note [Trim before the slab]. The planner's working memory is freed by now,
   // and so are the profiled iterations' blocks; the backing allocator would
   // keep both resident under the slab that takes their place.
   // A plan made in the background was followed by its trim there.
-  if (config.trim_backing && !planned) backing.release_free_memory();
+  if (config.trim_backing && !job) backing.release_free_memory();
   // offset16 holds offsets below 64 GiB.
   const bool fits = plan.ok() && static_cast<uint64_t>(plan->arena) <= window_bytes &&
                     static_cast<uint64_t>(plan->arena) < (uint64_t{1} << 36);
