@@ -110,19 +110,7 @@ using fast::TickEntry;
 // stays aligned.
 uint64_t header_bytes(uint64_t alignment) { return std::max(kHeaderBytes, alignment); }
 
-// A planner run on a thread of its own (ReplayConfig::plan_in_background): a
-// copy of the agreed profile, and its plan once `done` is set (release; the
-// owner reads the plan after an acquire load of `done`, then joins).
-struct PlanJob {
-  Profile profile;          // a copy: the owner keeps profiling meanwhile
-  uint64_t generation = 0;  // the owner's ThreadRecord::generation it plans
-  int64_t process = 0;      // the process that started the thread
-  // Set by the planner thread: the problem of `profile` and its plan.
-  Problem problem;
-  std::vector<uint32_t> tick_of, color_of;  // as problem_of returns them
-  std::optional<StatusOr<Plan>> plan;
-  std::atomic<bool> done{false};
-};
+struct PlanJob;
 
 // The planner thread of one allocator in one process. It runs queued jobs one
 // at a time; a job stays owned by its record, which drops it only once done.
@@ -169,6 +157,17 @@ struct ServedPlan : fast::PlanView {
     tick_count = static_cast<uint32_t>(ticks.size() - 1);
     header_span = arena >= kHeaderBytes ? arena - kHeaderBytes + 1 : 0;
   }
+};
+
+// A planner run on the planner thread (ReplayConfig::plan_in_background): a
+// copy of the agreed profile, and the plan prepared from it once `done` is
+// set (release; the owner reads it after an acquire load of `done`).
+struct PlanJob {
+  Profile profile;          // a copy: the owner keeps profiling meanwhile
+  uint64_t generation = 0;  // the owner's ThreadRecord::generation it plans
+  int64_t process = 0;      // the process that queued it
+  std::optional<StatusOr<std::unique_ptr<ServedPlan>>> prepared;  // set by the planner thread
+  std::atomic<bool> done{false};
 };
 
 struct ThreadRecord : fast::ThreadFast {
@@ -277,9 +276,13 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   void reset_for_new_thread(ThreadRecord& r);
   void boundary(ThreadRecord& r, uint64_t e);
   void finish_profile(ThreadRecord& r);
-  // Plans r's agreed profile, or adopts the problem and plan of it that `job`
-  // made in the background, and commits the slab.
+  // Plans r's agreed profile, or adopts the plan of it that `job` prepared in
+  // the background, and commits the slab.
   void try_plan(ThreadRecord& r, PlanJob* job = nullptr);
+  // The plan of an agreed profile, ready to publish: problem, plan and the
+  // arrays the fast paths read; an error when the planner fails or the
+  // arena cannot be held. Touches no thread state: the planner thread runs it.
+  StatusOr<std::unique_ptr<ServedPlan>> prepare(const Profile& a) const;
   // try_plan, with the time it takes added to the thread's plan stall.
   void plan_now(ThreadRecord& r, PlanJob* job = nullptr);
   // At a boundary where the last K iterations agree, with plan_in_background:
@@ -546,10 +549,10 @@ void ReplayAllocator::Impl::plan_now(ThreadRecord& r, PlanJob* job) {
 //      fork child, or when none could be started), plan at the boundary;
 //   2. a job not done: keep profiling;
 //   3. a job done: if it planned the current agreed profile (same generation:
-//      the same sequence and lifetimes since it was queued), adopt its plan
-//      (and the problem the planner thread built) with try_plan, which
-//      builds the plan's arrays (O(n log n)) and commits the slab — the only
-//      stall; else drop it and go to 1;
+//      the same sequence and lifetimes since it was queued), adopt the plan
+//      the planner thread prepared (problem, plan, arrays) with try_plan,
+//      which commits the slab and publishes — the only stall; else drop it
+//      and go to 1;
 //   4. a job queued by another process (this is a fork child; the planner
 //      thread stayed in the parent, and may be using it there): leave it,
 //      never destroyed, and go to 1.
@@ -602,14 +605,13 @@ void ReplayAllocator::Impl::run_planner(PlannerState& p) {
     p.queue.erase(p.queue.begin());
     lock.unlock();
     try {
-      j->problem = problem_of(j->profile, &j->tick_of, &j->color_of);
+      j->prepared.emplace(prepare(j->profile));
       j->profile = Profile{};
-      j->plan.emplace(plan_of(j->problem, config));
       // Note [Trim before the slab], off the owner's boundary: by now the
       // planner's memory and the profiled blocks are free.
       if (config.trim_backing) backing.release_free_memory();
     } catch (...) {
-      j->plan.emplace(Internal("out of memory while planning in the background"));
+      j->prepared.emplace(Internal("out of memory while planning in the background"));
     }
     j->done.store(true, std::memory_order_release);
     lock.lock();
@@ -675,43 +677,16 @@ Problem ReplayAllocator::Impl::problem_of(const Profile& a, std::vector<uint32_t
   return problem;
 }
 
-void ReplayAllocator::Impl::try_plan(ThreadRecord& r, PlanJob* job) {
-  if (r.plan && r.plan->any_live()) {
-    r.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
-    return;
-  }
+StatusOr<std::unique_ptr<ServedPlan>> ReplayAllocator::Impl::prepare(const Profile& a) const {
   auto served = std::make_unique<ServedPlan>();
-  const Profile& a = r.agreed;
   std::vector<uint32_t> tick_of;  // buffer index -> tick
   std::vector<uint32_t> color_of;  // buffer index -> colour shift (Note [Address colouring])
-  if (job) {
-    // Made in the background from this very profile: a job is adopted only
-    // while the agreed profile is the one it was given.
-    served->problem = std::move(job->problem);
-    tick_of = std::move(job->tick_of);
-    color_of = std::move(job->color_of);
-  } else {
-    served->problem = problem_of(a, &tick_of, &color_of);
-  }
-  StatusOr<Plan> plan = job ? std::move(*job->plan) : plan_of(served->problem, config);
-  // Note [Trim before the slab]. The planner's working memory is freed by now,
-  // and so are the profiled iterations' blocks; the backing allocator would
-  // keep both resident under the slab that takes their place.
-  // A plan made in the background was followed by its trim there.
-  if (config.trim_backing && !job) backing.release_free_memory();
+  served->problem = problem_of(a, &tick_of, &color_of);
+  StatusOr<Plan> plan = plan_of(served->problem, config);
+  if (!plan.ok()) return plan.status();
   // offset16 holds offsets below 64 GiB.
-  const bool fits = plan.ok() && static_cast<uint64_t>(plan->arena) <= window_bytes &&
-                    static_cast<uint64_t>(plan->arena) < (uint64_t{1} << 36);
-  // Stale frees must not read headers while the mapping changes under them.
-  if (r.plan) publish(r, nullptr);
-  if (!fits || !r.slab.commit(static_cast<size_t>(plan->arena), config.huge_pages).ok()) {
-    // No plan, or one this thread cannot hold: stay with the backing allocator for good.
-    r.plan_failures.bump();
-    r.slab_bytes.set(r.slab.mapped_bytes());  // a failed commit leaves nothing mapped
-    r.planned_buffers.set(0);
-    r.phase = ReplayPhase::kBackingOnly;
-    r.update_serving();
-    return;
+  if (static_cast<uint64_t>(plan->arena) > window_bytes || static_cast<uint64_t>(plan->arena) >= (uint64_t{1} << 36)) {
+    return CapacityExceeded("the plan's arena does not fit a slab window");
   }
   served->plan = std::move(plan).value();
   served->arena = static_cast<uint64_t>(served->plan.arena);
@@ -740,9 +715,35 @@ void ReplayAllocator::Impl::try_plan(ThreadRecord& r, PlanJob* job) {
   for (const auto& end : ends) served->end_ticks.push_back(end.second);
   served->occupants = std::make_unique<std::atomic<uint32_t>[]>(served->ticks.size());
   served->finish_view();
+  return served;
+}
 
-  ServedPlan* published = served.get();
-  r.plans.push_back(std::move(served));
+void ReplayAllocator::Impl::try_plan(ThreadRecord& r, PlanJob* job) {
+  if (r.plan && r.plan->any_live()) {
+    r.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
+    return;
+  }
+  // A job was prepared in the background from this very profile: it is
+  // adopted only while the agreed profile is the one it was given.
+  StatusOr<std::unique_ptr<ServedPlan>> prepared = job ? std::move(*job->prepared) : prepare(r.agreed);
+  // Note [Trim before the slab]. The planner's working memory is freed by now,
+  // and so are the profiled iterations' blocks; the backing allocator would
+  // keep both resident under the slab that takes their place. A plan made in
+  // the background was followed by its trim there.
+  if (config.trim_backing && !job) backing.release_free_memory();
+  // Stale frees must not read headers while the mapping changes under them.
+  if (r.plan) publish(r, nullptr);
+  if (!prepared.ok() || !r.slab.commit(static_cast<size_t>((*prepared)->arena), config.huge_pages).ok()) {
+    // No plan, or one this thread cannot hold: stay with the backing allocator for good.
+    r.plan_failures.bump();
+    r.slab_bytes.set(r.slab.mapped_bytes());  // a failed commit leaves nothing mapped
+    r.planned_buffers.set(0);
+    r.phase = ReplayPhase::kBackingOnly;
+    r.update_serving();
+    return;
+  }
+  ServedPlan* published = prepared->get();
+  r.plans.push_back(std::move(prepared).value());
   publish(r, published);
   r.phase = ReplayPhase::kReplaying;
   r.update_serving();
