@@ -1,5 +1,6 @@
 // replay.cc — the replay allocator (memplan/replay.h): per-thread profiling,
-// planning at the iteration boundary, and serving from a slab.
+// planning at the iteration boundary (or on a planner thread, adopted at a
+// later boundary: plan_in_background), and serving from a slab.
 //
 // Layout. One reservation of address space holds max_threads windows of
 // window_bytes (a power of two). Thread record w owns window w: its slab is
