@@ -7,7 +7,7 @@
 #   1. Traces: bench_replay replays each trace under the LD_PRELOADed drop-in
 #      (memplan_mark after each iteration), portfolio and greedy_by_size.
 #   2. Real programs (with --torch): `memplan run --stats --` the torchvision
-#      inference script (batch 1, 64 px, 1 thread, 12 untimed and 10 timed
+#      inference script (batch 1, 64 px, 1 thread, 30 untimed and 10 timed
 #      passes), which gives the stall and, beside it, the median pass: the
 #      fraction of one iteration the stall costs.
 #
@@ -53,7 +53,7 @@ for model in "$@"; do
   median=""
   for background in 0 1; do
     out=$(MEMPLAN_PLAN_IN_BACKGROUND=$background "$build/memplan" run --stats -- /usr/bin/python3 \
-      examples/infer_torchvision.py "$model" --size 64 --warmup 12 --iterations 10 --quiet 2>&1)
+      examples/infer_torchvision.py "$model" --size 64 --warmup 30 --iterations 10 --quiet 2>&1)
     m=$(echo "$out" | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' | head -1)
     s=$(echo "$out" | sed -n 's/.*(longest \([0-9.]*\) ms).*/\1/p' | tail -1)
     [ -z "$median" ] && median=$m && row="$row $m ms |"
