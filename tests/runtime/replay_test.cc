@@ -371,6 +371,25 @@ TEST(ReplayTest, KeepsTheBackingAllocatorsCacheWhenTrimmingIsOff) {
   EXPECT_EQ(backing.releases.load(), 0);
 }
 
+TEST(ReplayTest, APageOptimalGreedyPlanIsServedWithoutTheConfiguredPlanner) {
+  // Note [Page-optimal plans]: the chain's greedy plan needs no more pages
+  // than its load, so the configured planner (here one that does not exist,
+  // and would fail) is never asked.
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.planner = "no_such_planner";
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  EXPECT_EQ(a.stats().plans, 1u);
+  EXPECT_EQ(a.stats().plan_failures, 0u);
+  std::vector<void*> p;
+  run_iteration(a, sizes, live, &p);
+  for (void* q : p) EXPECT_TRUE(a.owns(q));
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
 TEST(ReplayTest, EscapingBlocksStayWithTheBackingAllocator) {
   MockBacking backing;
   ReplayAllocator a(test_config(), backing);
