@@ -53,6 +53,7 @@ struct MappedAllocator {
     return (n * sizeof(T) + page - 1) / page * page;
   }
   T* allocate(size_t n) {
+    if (n == 0) return nullptr;  // mmap refuses empty mappings; deallocate(nullptr, 0) unmaps nothing
     if (n > SIZE_MAX / 2 / sizeof(T)) throw std::bad_alloc();
     const size_t bytes = mapped_bytes(n);
     void* p = os::reserve(bytes);
