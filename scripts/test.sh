@@ -35,6 +35,6 @@ if [ "${MEMPLAN_SKIP_FUZZ:-0}" != 1 ]; then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_BUILD_FUZZ=ON \
     -DMEMPLAN_BUILD_TESTS=ON -DMEMPLAN_BUILD_BENCH=OFF >/dev/null
   cmake --build build-fuzz -j"$jobs" --target memplan_fuzz_targets
-  ctest --test-dir build-fuzz --output-on-failure -L fuzz
+  ctest --test-dir build-fuzz -j"$jobs" --output-on-failure -L fuzz
 fi
 stage "all tests passed"
