@@ -31,13 +31,13 @@
 // Cost: (number of heuristics + rounds) x one placement, each O(n log n) plus
 // the occupancy queries; validation once per returned plan.
 #include <algorithm>
-#include <limits>
 #include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "core/saturating.h"
 #include "memplan/bounds.h"
 #include "memplan/validate.h"
 #include "planners/occupancy_index.h"
@@ -123,10 +123,7 @@ std::vector<size_t> sorted_indices(size_t n, Less less) {
 // and contention-then-lifetime 0.26%.
 std::vector<std::vector<size_t>> portfolio_orders(const Problem& problem, const std::vector<int64_t>& contention) {
   const auto& b = problem.buffers;
-  auto length = [&](size_t i) {  // saturates: lifetimes may span more than int64
-    int64_t l = 0;
-    return __builtin_sub_overflow(b[i].upper, b[i].lower, &l) ? std::numeric_limits<int64_t>::max() : l;
-  };
+  auto length = [&](size_t i) { return saturating_sub(b[i].upper, b[i].lower); };  // lifetimes may span more than int64
   // Products can overflow int64: compare them as long double.
   auto product = [](int64_t x, int64_t y) { return static_cast<long double>(x) * static_cast<long double>(y); };
   std::vector<std::vector<size_t>> orders;

@@ -17,6 +17,8 @@
 #include <limits>
 #include <numeric>
 
+#include "core/saturating.h"
+
 namespace memplan::solver {
 namespace {
 
@@ -45,7 +47,7 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
     alignment_[b] = items[b].alignment;
     fixed_[b] = items[b].fixed_offset;
     // A ranking key only: saturate for lifetimes spanning most of int64.
-    if (__builtin_sub_overflow(upper[b], lower[b], &width_[b])) width_[b] = kInfinity;
+    width_[b] = saturating_sub(upper[b], lower[b]);
     area_[b] = static_cast<double>(size_[b]) * static_cast<double>(width_[b]);
   }
   layout_ = build_sections(lower, upper);

@@ -44,6 +44,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/saturating.h"
 #include "memplan/bounds.h"
 #include "memplan/exact.h"
 #include "memplan/validate.h"
@@ -58,18 +59,6 @@ constexpr int kLevels = 5;  // window sizes base, 2 base, ..., 16 base free buff
 bool stop_now(const ExactOptions& options, Clock::time_point deadline, bool has_deadline) {
   return (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) ||
          (has_deadline && Clock::now() >= deadline);
-}
-
-int64_t saturating_add(int64_t a, int64_t b) {
-  int64_t sum = 0;
-  if (!__builtin_add_overflow(a, b, &sum)) return sum;
-  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-}
-
-int64_t saturating_sub(int64_t a, int64_t b) {
-  int64_t difference = 0;
-  if (!__builtin_sub_overflow(a, b, &difference)) return difference;
-  return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
 
 // Number of movable buffers lying wholly inside [t0, t1).
