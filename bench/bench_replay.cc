@@ -53,31 +53,13 @@
 #include "memplan/pool.h"
 #include "memplan/problem.h"
 #include "memplan/replay.h"
+#include "replay_iteration.h"
 
 namespace {
 
-struct Event {
-  bool allocate;
-  uint32_t buffer;
-};
-
-struct Iteration {
-  std::vector<size_t> sizes;
-  std::vector<Event> events;
-};
-
-Iteration from_problem(const memplan::Problem& problem) {
-  Iteration it;
-  std::vector<std::pair<int64_t, int64_t>> keyed;  // (tick * 2 + kind, buffer): frees before allocations
-  for (size_t i = 0; i < problem.size(); ++i) {
-    it.sizes.push_back(static_cast<size_t>(std::max<int64_t>(problem.buffers[i].size, 1)));
-    keyed.push_back({problem.buffers[i].lower * 2 + 1, static_cast<int64_t>(i)});
-    keyed.push_back({problem.buffers[i].upper * 2, static_cast<int64_t>(i)});
-  }
-  std::sort(keyed.begin(), keyed.end());
-  for (const auto& [key, buffer] : keyed) it.events.push_back({(key & 1) != 0, static_cast<uint32_t>(buffer)});
-  return it;
-}
+using memplan::bench::Event;
+using memplan::bench::from_problem;
+using memplan::bench::Iteration;
 
 Iteration builtin_pattern() {
   memplan::Problem problem;

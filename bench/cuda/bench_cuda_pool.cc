@@ -10,8 +10,7 @@
 // synchronisation; memplan's own pool keeps it, and page_unit caches blocks).
 //
 // The iteration: a problem CSV (e.g. bench/data/torch/*.csv) turned into
-// requests — walking the ticks in order, the buffers that end at a tick are
-// freed before those that start there are allocated. No kernels run; the
+// requests as bench_replay does (replay_iteration.h). No kernels run; the
 // numbers are the allocators' host-side cost.
 //
 // Usage: bench_cuda_pool [--iterations N] [--page-unit BYTES] FILE.csv...
@@ -23,31 +22,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "memplan/csv.h"
 #include "memplan/pool.h"
+#include "replay_iteration.h"
 
 namespace {
-
-struct Request {
-  bool allocate;
-  size_t buffer;
-};
-
-std::vector<Request> requests_of(const memplan::Problem& problem) {
-  std::map<int64_t, std::vector<Request>> by_tick;  // per tick: frees, then allocations
-  for (size_t i = 0; i < problem.size(); ++i) by_tick[problem.buffers[i].lower].push_back({true, i});
-  std::vector<Request> out;
-  for (size_t i = 0; i < problem.size(); ++i) by_tick[problem.buffers[i].upper].push_back({false, i});
-  for (auto& [tick, list] : by_tick) {
-    std::stable_partition(list.begin(), list.end(), [](const Request& r) { return !r.allocate; });
-    out.insert(out.end(), list.begin(), list.end());
-  }
-  return out;
-}
 
 struct Allocator {
   const char* name;
@@ -101,7 +83,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_cuda_pool: %s\n", problem.status().message().c_str());
       return 1;
     }
-    const std::vector<Request> requests = requests_of(*problem);
+    const memplan::bench::Iteration iteration = memplan::bench::from_problem(*problem);
     auto no_pool = std::move(memplan::make_pool("no_pool", **device)).value();
     auto page_unit = std::move(memplan::make_pool("page_unit", **device, unit_options)).value();
     cudaMemPool_t default_pool = nullptr;
@@ -131,11 +113,11 @@ int main(int argc, char** argv) {
       std::vector<double> us_per_pair;
       for (int it = 0; it < iterations + 2; ++it) {  // two untimed warm-up iterations
         const auto start = std::chrono::steady_clock::now();
-        for (const Request& r : requests) {
-          if (r.allocate) {
-            blocks[r.buffer] = a.allocate(static_cast<size_t>(std::max<int64_t>(problem->buffers[r.buffer].size, 1)));
+        for (const memplan::bench::Event& e : iteration.events) {
+          if (e.allocate) {
+            blocks[e.buffer] = a.allocate(iteration.sizes[e.buffer]);
           } else {
-            a.free(blocks[r.buffer]);
+            a.free(blocks[e.buffer]);
           }
         }
         cudaStreamSynchronize(cudaStreamLegacy);
