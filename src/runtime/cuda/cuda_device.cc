@@ -114,21 +114,23 @@ StatusOr<int> parse_index(std::string_view device) {
   return index;
 }
 
-int device_count() {
+// The number of CUDA devices, or the runtime's error (no driver, ...), which
+// is cleared so that it does not linger for the caller's next check.
+StatusOr<int> device_count() {
   int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
     cudaGetLastError();
-    return 0;
+    return NotFound(error_text(e));
   }
   return count;
 }
 
 StatusOr<DeviceAllocator*> make_allocator(int index) {
-  int count = 0;
-  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-    cudaGetLastError();
-    return NotFound("no CUDA device cuda:" + std::to_string(index) + " (" + error_text(e) + ")");
+  const StatusOr<int> devices = device_count();
+  if (!devices.ok()) {
+    return NotFound("no CUDA device cuda:" + std::to_string(index) + " (" + devices.status().message() + ")");
   }
+  const int count = *devices;
   if (index >= count) {
     return NotFound("no CUDA device cuda:" + std::to_string(index) + " (this machine has " + std::to_string(count) +
                     ")");
@@ -169,8 +171,8 @@ StatusOr<DeviceAllocator*> device_allocator(std::string_view device) {
 
 std::vector<std::string> device_names() {
   std::vector<std::string> names;
-  const int count = device_count();
-  for (int i = 0; i < count; ++i) names.push_back("cuda:" + std::to_string(i));
+  const StatusOr<int> count = device_count();
+  for (int i = 0; count.ok() && i < *count; ++i) names.push_back("cuda:" + std::to_string(i));
   return names;
 }
 
