@@ -334,7 +334,7 @@ TEST(ReplayTest, ReprofilesAfterConsecutiveDeviatingIterations) {
 
 TEST(ReplayTest, TrimsTheBackingAllocatorOncePerPlan) {
   MockBacking backing;
-  ReplayAllocator a(test_config(), backing);  // deviations_to_reprofile = 2
+  ReplayAllocator a(test_config(), backing);
   LiveBlocks live;
   const std::vector<size_t> sizes = Iteration().sizes;
   run_iteration(a, sizes, live);
