@@ -14,6 +14,9 @@
 //                   (many tiny buffers, a few huge ones).
 //   kNested         lifetimes nested like brackets (stack discipline).
 //   kEqualSizes     random lifetimes, all buffers the same size.
+//   kPuzzle         a [0, T) x [0, max_size) rectangle cut into pieces by
+//                   guillotine cuts, a few pieces dropped: fits in max_size
+//                   bytes by construction, often not at its load.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +26,7 @@
 
 namespace memplan {
 
-enum class ProblemShape { kDnnLike, kRandomIntervals, kHeavyTailed, kNested, kEqualSizes };
+enum class ProblemShape { kDnnLike, kRandomIntervals, kHeavyTailed, kNested, kEqualSizes, kPuzzle };
 
 struct GenerateOptions {
   ProblemShape shape = ProblemShape::kDnnLike;
@@ -39,7 +42,7 @@ struct GenerateOptions {
 
 Problem generate_problem(const GenerateOptions& options);
 
-// "dnn" | "random" | "heavy" | "nested" | "equal" -> shape; false if unknown.
+// "dnn" | "random" | "heavy" | "nested" | "equal" | "puzzle" -> shape; false if unknown.
 bool parse_problem_shape(std::string_view name, ProblemShape* shape);
 std::string_view problem_shape_name(ProblemShape shape);
 

@@ -230,6 +230,62 @@ void make_dnn_like(Random& rng, int64_t max_size, std::vector<Buffer>& buffers) 
   }
 }
 
+// A packing puzzle in the style of MiniMalloc's "challenging" suite: the
+// rectangle [0, T) ticks x [0, H) bytes, H = max_size, is cut into n + r
+// pieces by guillotine cuts (a random piece is cut across time or across
+// memory at a random point, the axis drawn in proportion to the piece's
+// relative extent along it), then r = max(1, n/16) random pieces are dropped.
+// Each piece is a buffer (its time extent is the lifetime, its height the
+// size), so the problem fits in H bytes by construction and its optimum lies
+// between the load and H. T = max(8, (n + r)/2) ticks (more if H is tiny):
+// few ticks per piece, so many pieces start and end together, which makes
+// the puzzles tight the way the suite's 1024-tick instances are.
+void make_puzzle(Random& rng, int64_t max_size, std::vector<Buffer>& buffers) {
+  const int64_t n = static_cast<int64_t>(buffers.size());
+  if (n == 0) return;
+  const int64_t dropped = std::max<int64_t>(1, n / 16);
+  const int64_t pieces = n + dropped;
+  const int64_t height = max_size;
+  const int64_t span = std::max<int64_t>({8, pieces / 2, (pieces + height - 1) / height});
+  struct Piece {
+    int64_t t0, t1, y0, y1;
+  };
+  std::vector<Piece> cut{{0, span, 0, height}};
+  cut.reserve(static_cast<size_t>(pieces));
+  while (static_cast<int64_t>(cut.size()) < pieces) {
+    // span x height >= pieces cells, so some piece is wider or taller than 1
+    // until enough pieces exist; a random draw finds one quickly because
+    // cuts favour the pieces' longer relative sides.
+    Piece& p = cut[static_cast<size_t>(rng.uniform(0, static_cast<int64_t>(cut.size()) - 1))];
+    const int64_t w = p.t1 - p.t0, h = p.y1 - p.y0;
+    if (w < 2 && h < 2) continue;
+    const double rel_w = static_cast<double>(w) / static_cast<double>(span);
+    const double rel_h = static_cast<double>(h) / static_cast<double>(height);
+    const bool across_time = h < 2 || (w >= 2 && rng.unit() * (rel_w + rel_h) < rel_w);
+    Piece other = p;
+    if (across_time) {
+      const int64_t at = rng.uniform(p.t0 + 1, p.t1 - 1);
+      p.t1 = at;
+      other.t0 = at;
+    } else {
+      const int64_t at = rng.uniform(p.y0 + 1, p.y1 - 1);
+      p.y1 = at;
+      other.y0 = at;
+    }
+    cut.push_back(other);
+  }
+  for (int64_t k = 0; k < dropped; ++k) {
+    const size_t i = static_cast<size_t>(rng.uniform(0, static_cast<int64_t>(cut.size()) - 1));
+    cut[i] = cut.back();
+    cut.pop_back();
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    buffers[i].lower = cut[i].t0;
+    buffers[i].upper = cut[i].t1;
+    buffers[i].size = cut[i].y1 - cut[i].y0;
+  }
+}
+
 }  // namespace
 
 Problem generate_problem(const GenerateOptions& options) {
@@ -250,6 +306,7 @@ Problem generate_problem(const GenerateOptions& options) {
     case ProblemShape::kHeavyTailed: make_heavy_tailed(rng, max_size, problem.buffers); break;
     case ProblemShape::kNested: make_nested(rng, max_size, problem.buffers); break;
     case ProblemShape::kEqualSizes: make_equal_sizes(rng, max_size, problem.buffers); break;
+    case ProblemShape::kPuzzle: make_puzzle(rng, max_size, problem.buffers); break;
   }
 
   const int max_exponent = floor_log2(max_alignment);
@@ -268,7 +325,7 @@ Problem generate_problem(const GenerateOptions& options) {
 
 bool parse_problem_shape(std::string_view name, ProblemShape* shape) {
   for (ProblemShape s : {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals, ProblemShape::kHeavyTailed,
-                         ProblemShape::kNested, ProblemShape::kEqualSizes}) {
+                         ProblemShape::kNested, ProblemShape::kEqualSizes, ProblemShape::kPuzzle}) {
     if (problem_shape_name(s) == name) {
       *shape = s;
       return true;
@@ -284,6 +341,7 @@ std::string_view problem_shape_name(ProblemShape shape) {
     case ProblemShape::kHeavyTailed: return "heavy";
     case ProblemShape::kNested: return "nested";
     case ProblemShape::kEqualSizes: return "equal";
+    case ProblemShape::kPuzzle: return "puzzle";
   }
   return "unknown";
 }

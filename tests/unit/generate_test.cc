@@ -18,7 +18,7 @@ namespace {
 
 constexpr ProblemShape kAllShapes[] = {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals,
                                        ProblemShape::kHeavyTailed, ProblemShape::kNested,
-                                       ProblemShape::kEqualSizes};
+                                       ProblemShape::kEqualSizes, ProblemShape::kPuzzle};
 
 bool same_problem(const Problem& a, const Problem& b) {
   if (a.size() != b.size() || a.alignment != b.alignment || a.capacity != b.capacity) return false;
@@ -62,7 +62,7 @@ TEST(Generate, SeedNamesTheSameProblemAcrossBuilds) {
       fingerprint *= 1099511628211ULL;
     }
   };
-  for (ProblemShape shape : kAllShapes) {
+  auto mix_problem = [&](ProblemShape shape) {
     const Problem p = generate_problem({.shape = shape, .buffers = 64, .seed = 2024, .max_alignment = 64,
                                         .fixed_offset_probability = 0.1});
     for (const Buffer& b : p.buffers) {
@@ -72,8 +72,15 @@ TEST(Generate, SeedNamesTheSameProblemAcrossBuilds) {
       mix(b.alignment);
       mix(b.offset.value_or(-1));
     }
+  };
+  // The first five shapes, fingerprinted together before kPuzzle existed.
+  for (ProblemShape shape : kAllShapes) {
+    if (shape != ProblemShape::kPuzzle) mix_problem(shape);
   }
   EXPECT_EQ(fingerprint, 0x21aae5fdfdc8ccb5ULL) << std::hex << "fingerprint 0x" << fingerprint;
+  fingerprint = 1469598103934665603ULL;
+  mix_problem(ProblemShape::kPuzzle);
+  EXPECT_EQ(fingerprint, 0x84c365dd0b6ac25dULL) << std::hex << "puzzle fingerprint 0x" << fingerprint;
 }
 
 TEST(Generate, MakesExactlyTheRequestedNumberOfBuffers) {
@@ -273,6 +280,30 @@ TEST(Generate, DnnLikeScalesToAMillionBuffers) {
   const Problem p = generate_problem({.shape = ProblemShape::kDnnLike, .buffers = 1000000, .seed = 1});
   ASSERT_EQ(p.size(), 1000000u);
   EXPECT_TRUE(check_problem(p).ok());
+}
+
+// A puzzle is a rectangle [0, T) x [0, max_size) cut into n + r
+// pieces, r = max(1, n/16) of them dropped: every lifetime lies in the
+// rectangle, no tick holds more than max_size bytes, and the area falls short
+// of the rectangle's by the dropped pieces (on these seeds by less than half).
+TEST(Generate, PuzzlePiecesTileTheirRectangleBarTheDroppedOnes) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const size_t n = 16 * seed;
+    const int64_t height = 1000 + static_cast<int64_t>(seed);
+    const Problem p = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = n, .seed = seed, .max_size = height});
+    const int64_t dropped = std::max<int64_t>(1, static_cast<int64_t>(n) / 16);
+    const int64_t pieces = static_cast<int64_t>(n) + dropped;
+    const int64_t span = std::max<int64_t>({8, pieces / 2, (pieces + height - 1) / height});
+    int64_t area = 0;
+    for (const Buffer& b : p.buffers) {
+      EXPECT_GE(b.lower, 0);
+      EXPECT_LE(b.upper, span);
+      area += b.size * (b.upper - b.lower);
+    }
+    EXPECT_LT(area, span * height) << "seed " << seed;
+    EXPECT_GE(area, span * height / 2) << "seed " << seed;
+    EXPECT_LE(load(p), height) << "seed " << seed;
+  }
 }
 
 TEST(Generate, ShapeNamesRoundTrip) {

@@ -24,7 +24,7 @@ struct GenerateArguments {
 void run_generate(const GenerateArguments& args) {
   GenerateOptions options;
   if (!parse_problem_shape(args.shape, &options.shape)) {
-    throw CommandError("unknown shape '" + args.shape + "' (dnn, random, heavy, nested, equal)", kExitFailure);
+    throw CommandError("unknown shape '" + args.shape + "' (dnn, random, heavy, nested, equal, puzzle)", kExitFailure);
   }
   options.buffers = args.buffers;
   options.seed = args.seed;
@@ -54,9 +54,10 @@ void register_generate_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("generate", "Write a seeded random problem (same seed, same file)");
   command->add_option("-s,--shape", args->shape,
                       "dnn: layer chain with skip connections and workspaces; random: uniform lifetimes and "
-                      "sizes; heavy: heavy-tailed sizes; nested: stack-like lifetimes; equal: one size")
+                      "sizes; heavy: heavy-tailed sizes; nested: stack-like lifetimes; equal: one size; puzzle: a "
+                      "rectangle of --max-size bytes cut into pieces, a few dropped (fits in --max-size)")
       ->type_name("SHAPE")
-      ->check(CLI::IsMember({"dnn", "random", "heavy", "nested", "equal"}))
+      ->check(CLI::IsMember({"dnn", "random", "heavy", "nested", "equal", "puzzle"}))
       ->capture_default_str();
   command->add_option("-n,--buffers", args->buffers, "Number of buffers")
       ->required()
