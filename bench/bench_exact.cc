@@ -20,13 +20,13 @@
 // and decides each at the load with --nodes nodes (default 2^20, with
 // restarts): a refutation there would prove the optimum above the load.
 //
-// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|all]
+// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|all]
 //                    [--instances A,B,...] [--time-limit SECONDS] [--dir PATH]
-//                    [--scale N,N,...] [--shape dnn|random|heavy|nested|equal]
+//                    [--scale N,N,...] [--shape dnn|random|heavy|nested|equal|puzzle]
 //                    [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N]
-//                    [--no-canonical] [--no-sections]
+//                    [--no-canonical] [--no-sections] [--no-overload] [--overload-after N]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
-//                    [--no-subproblems] [--nodes N]
+//                    [--no-subproblems] [--nodes N] [--count N] [--height BYTES]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -73,11 +73,12 @@ double median(std::vector<double> v) {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|all] [--instances A,B,...]\n"
+               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|all]\n                   [--instances A,B,...]\n"
                "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--shape SHAPE]\n"
                "                   [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N] [--no-canonical]\n"
-               "                   [--no-sections] [--no-dominance] [--no-decomposition] [--no-restarts]\n"
-               "                   [--no-subproblems] [--nodes N]\n");
+               "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
+               "                   [--no-decomposition] [--no-restarts]\n"
+               "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n");
 }
 
 double peak_resident_mib() {
@@ -159,6 +160,46 @@ int run_scale(const std::string& sizes, memplan::ProblemShape shape, const mempl
   return failures;
 }
 
+// Minimises `count` generated packing puzzles (seeds 1..count) of `buffers`
+// pieces cut from a rectangle `height` bytes high: the optimum lies between
+// the load and the height, and refuting the load is where the pruning shows.
+int run_puzzles(int count, size_t buffers, int64_t height, const memplan::ExactOptions& options) {
+  std::printf("\nexact minimisation on %d generated puzzles of %zu buffers, height %lld bytes, time limit %.1f s\n",
+              count, buffers, static_cast<long long>(height), options.time_limit_seconds);
+  std::printf("%6s %8s %8s %8s %-10s %12s %9s\n", "seed", "load", "arena", "lower", "outcome", "nodes", "wall s");
+  int failures = 0, at_load = 0, above_load = 0, open = 0;
+  int64_t nodes = 0;
+  std::vector<double> seconds;
+  for (int seed = 1; seed <= count; ++seed) {
+    const memplan::Problem problem = memplan::generate_problem(
+        {.shape = memplan::ProblemShape::kPuzzle, .buffers = buffers, .seed = static_cast<uint64_t>(seed), .max_size = height});
+    const int64_t load = memplan::load(problem);
+    auto result = memplan::solve_minimize(problem, options);
+    if (!result.ok() || !result->plan || !memplan::validate(problem, *result->plan).ok()) {
+      std::printf("%6d: %s\n", seed, result.ok() ? "no valid plan" : result.status().to_string().c_str());
+      ++failures;
+      continue;
+    }
+    if (result->outcome != memplan::ExactOutcome::kOptimal) ++open;
+    else if (result->plan->arena == load) ++at_load;
+    else ++above_load;
+    nodes += result->stats.nodes;
+    seconds.push_back(result->stats.seconds);
+    std::printf("%6d %8lld %8lld %8lld %-10s %12lld %9.3f\n", seed, static_cast<long long>(load),
+                static_cast<long long>(result->plan->arena), static_cast<long long>(result->lower_bound),
+                std::string(memplan::exact_outcome_name(result->outcome)).c_str(),
+                static_cast<long long>(result->stats.nodes), result->stats.seconds);
+    std::fflush(stdout);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  double total = 0;
+  for (const double s : seconds) total += s;
+  std::printf("optimal at the load %d, optimal above it %d, open %d; nodes %lld; wall s total %.2f, median %.3f\n",
+              at_load, above_load, open, static_cast<long long>(nodes), total,
+              seconds.empty() ? 0.0 : seconds[seconds.size() / 2]);
+  return failures;
+}
+
 // Minimises problems read from CSV files (real traces, e.g. bench/data/dsa/idealloc):
 // the portfolio's arena next to exact minimisation's (windowed on large ones).
 int run_files(const std::string& paths, const memplan::ExactOptions& options) {
@@ -212,6 +253,8 @@ int main(int argc, char** argv) {
   memplan::ExactOptions options;
   options.time_limit_seconds = 60;
   int64_t relax_nodes = int64_t{1} << 20;
+  int puzzle_count = 40;
+  int64_t puzzle_height = 256;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -238,10 +281,14 @@ int main(int argc, char** argv) {
     }
     else if (arg == "--no-canonical") options.canonical_only = false;
     else if (arg == "--no-sections") options.section_inference = false;
+    else if (arg == "--no-overload") options.section_overload = false;
+    else if (arg == "--overload-after") options.overload_after_nodes = std::max<int64_t>(0, std::atoll(value().c_str()));
     else if (arg == "--no-dominance") options.dominance = false;
     else if (arg == "--no-decomposition") options.decomposition = false;
     else if (arg == "--no-restarts") options.restarts = false;
     else if (arg == "--no-subproblems") options.subproblem_bounds = false;
+    else if (arg == "--count") puzzle_count = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--height") puzzle_height = std::max<int64_t>(1, std::atoll(value().c_str()));
     else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str()));
     else {
       usage();
@@ -249,13 +296,17 @@ int main(int argc, char** argv) {
     }
   }
   if (mode != "decision" && mode != "minimize" && mode != "both" && mode != "scale" && mode != "all" &&
-      mode != "files" && mode != "relax") {
+      mode != "files" && mode != "relax" && mode != "puzzles") {
     usage();
     return 2;
   }
   if (mode == "scale") return run_scale(scale_sizes, shape, options) == 0 ? 0 : 3;
   if (mode == "files") return run_files(files, options) == 0 ? 0 : 3;
   if (mode == "relax") return run_relax(dir, only, relax_nodes, options);
+  if (mode == "puzzles") {
+    return run_puzzles(puzzle_count, static_cast<size_t>(std::max<long long>(1, std::atoll(scale_sizes.c_str()))),
+                       puzzle_height, options) == 0 ? 0 : 3;
+  }
   const bool with_scale = mode == "all";
   if (with_scale) mode = "both";
 

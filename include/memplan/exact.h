@@ -89,6 +89,14 @@ struct ExactOptions {
   // Prune when some section cannot hold its unplaced buffers: the lowest offset
   // any of them can still take, plus their total size, exceeds the capacity.
   bool section_inference = true;
+  // Stronger section check (needs section_inference): for every offset x that
+  // an unplaced member of a section can still take (at least its min offset
+  // and the last placed offset), the members that cannot go below x, plus the
+  // bytes placed members hold at or above x, must fit in [x, capacity).
+  // It costs more per node than the floor check, so a decision uses it only
+  // after its first overload_after_nodes nodes (0: from the start).
+  bool section_overload = true;
+  int64_t overload_after_nodes = int64_t{1} << 17;
   // Skip placing a buffer at an offset at or above the top that another
   // unplaced buffer would have at its lowest offset (that buffer could always
   // be moved below, so such plans are dominated).

@@ -83,6 +83,7 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
   floor_.resize(sections);
   holder_.resize(sections);
   dirty_stamp_.assign(sections, 0);
+  overload_stamp_.assign(sections, 0);
   pool_.reserve(4 * static_cast<size_t>(n_) + 16);
   candidates_.reserve(4 * static_cast<size_t>(n_) + 16);
 }
@@ -100,8 +101,19 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
       default: return SearchVerdict::kStopped;
     }
   };
+  const int64_t first_node = stats->nodes;
   if (!options_.restarts || !allow_restarts) {
     keys_ = key_orders_[0];
+    const int64_t after = std::max<int64_t>(options_.overload_after_nodes, 0);
+    overload_active_ = options_.section_overload && after == 0;
+    if (options_.section_overload && after > 0) {
+      // A first run without the overload check, then the same search again
+      // with it.
+      const int64_t end = stats->nodes > kInfinity - after ? kInfinity : stats->nodes + after;
+      const Step step = run(std::min(end, hard_end));
+      if (step != Step::kOutOfBudget || end >= hard_end) return finish(step);
+      overload_active_ = true;
+    }
     return finish(run(hard_end));
   }
   int64_t budget = std::max<int64_t>(n_, 1);
@@ -109,6 +121,9 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
     budget = budget > kInfinity / 4 ? kInfinity / 2 : budget * 2;
     for (const char* keys : key_orders_) {
       keys_ = keys;
+      // The overload check costs more per node than it saves on searches
+      // that end quickly; it is switched on once a search has resisted.
+      overload_active_ = options_.section_overload && stats->nodes - first_node >= options_.overload_after_nodes;
       const int64_t end = stats->nodes > kInfinity - budget ? kInfinity : stats->nodes + budget;
       const Step step = run(std::min(end, hard_end));
       if (step != Step::kOutOfBudget) return finish(step);
@@ -272,7 +287,7 @@ CanonicalSearch::Step CanonicalSearch::place_and_descend(Part& part, int32_t u, 
   const size_t min_offset_mark = min_offset_trail_.size();
   const size_t floor_mark = floor_trail_.size();
   bool ok = place(part, u, offset, hatless);
-  if (ok && options_.section_inference) ok = refresh_floors();
+  if (ok && options_.section_inference) ok = refresh_floors(offset);
   Step step = Step::kExhausted;
   if (ok) step = options_.decomposition ? split_and_search(part, u, offset) : search(part, offset, rank_[u]);
   unplace(part, u, min_offset_mark, floor_mark);
@@ -293,10 +308,19 @@ bool CanonicalSearch::place(Part& part, int32_t u, int64_t offset, bool* hatless
   }
   if (++stamp_ == 0) {  // wrapped: clear stale marks once every 2^32 placements
     std::fill(dirty_stamp_.begin(), dirty_stamp_.end(), 0);
+    std::fill(overload_stamp_.begin(), overload_stamp_.end(), 0);
     stamp_ = 1;
   }
   dirty_.clear();
+  overload_dirty_.clear();
   const bool track_floors = options_.section_inference;
+  const bool overload = track_floors && overload_active_;
+  auto mark_overload = [&](int32_t s) {
+    if (overload_stamp_[s] != stamp_) {
+      overload_stamp_[s] = stamp_;
+      overload_dirty_.push_back(s);
+    }
+  };
   auto mark_dirty = [&](int32_t s) {
     if (dirty_stamp_[s] != stamp_) {
       dirty_stamp_[s] = stamp_;
@@ -324,6 +348,9 @@ bool CanonicalSearch::place(Part& part, int32_t u, int64_t offset, bool* hatless
       ok = false;
       continue;
     }
+    if (overload) {
+      for (int32_t s = layout_.first_section[w]; s < layout_.end_section[w]; ++s) mark_overload(s);
+    }
     if (track_floors && holds_[w] > 0) {
       for (int32_t s = layout_.first_section[w]; s < layout_.end_section[w]; ++s) {
         if (holder_[s] == w) mark_dirty(s);
@@ -344,6 +371,7 @@ bool CanonicalSearch::place(Part& part, int32_t u, int64_t offset, bool* hatless
     // With alignments the padded bound depends on every member, so any
     // section u leaves is worth a fresh look.
     if (track_floors && (holder_[s] == u || !alignment_levels_.empty())) mark_dirty(s);
+    if (overload) mark_overload(s);
   }
   return ok;
 }
@@ -390,7 +418,65 @@ void CanonicalSearch::recompute_floor(int32_t s) {
   set_holder(s, holder, best);
 }
 
-bool CanonicalSearch::refresh_floors() {
+bool CanonicalSearch::overload_ok(int32_t s, int64_t last_offset) {
+  // Every unplaced member b of s goes at or above x_b = max(min offset, last
+  // offset), and s's members are pairwise disjoint. So for each threshold x
+  // among the x_b, the bytes of [0, x) that no placed member covers and that
+  // no unplaced member with x_b < x can fill are lost: waste(x) = x - placed
+  // bytes below x - unplaced bytes with x_b < x must stay <= the slack
+  // capacity - total size of s. (x = the lowest x_b with every member is the
+  // floor check; the other thresholds are the overload sets of the
+  // disjunctive-resource edge finding, one per section.)
+  const int32_t begin = layout_.member_start[s];
+  const int32_t live = live_members_[s];
+  const int32_t end = layout_.member_start[s + 1];
+  if (live == 0) return true;
+  const int64_t slack = capacity_ - initial_total_[s];
+  auto covered_below = [&](int64_t x) {
+    int64_t covered = 0;
+    for (int32_t i = begin + live; i < end; ++i) {
+      const int32_t p = members_[i];
+      const int64_t top = std::min(offset_[p] + size_[p], x);
+      if (top > offset_[p]) covered += top - offset_[p];
+    }
+    return covered;
+  };
+  int64_t lowest = kInfinity, highest = 0;
+  for (int32_t i = 0; i < live; ++i) {
+    const int32_t b = members_[begin + i];
+    const int64_t x = std::max(min_offset_[b], last_offset);
+    lowest = std::min(lowest, x);
+    highest = std::max(highest, x);
+  }
+  const int64_t covered_low = covered_below(lowest);
+  if (lowest - covered_low > slack) {
+    note_excess(initial_total_[s] + lowest - covered_low);
+    return false;
+  }
+  // waste(x) <= x - covered_below(lowest) for every threshold x <= highest.
+  if (highest - covered_low <= slack) return true;
+  overload_scratch_.clear();
+  for (int32_t i = 0; i < live; ++i) {
+    const int32_t b = members_[begin + i];
+    overload_scratch_.push_back({std::max(min_offset_[b], last_offset), size_[b]});
+  }
+  std::sort(overload_scratch_.begin(), overload_scratch_.end());
+  int64_t unplaced_below = 0;
+  for (size_t k = 0; k < overload_scratch_.size(); ++k) {
+    const int64_t x = overload_scratch_[k].first;
+    if (k > 0 && x != overload_scratch_[k - 1].first) {
+      const int64_t waste = x - covered_below(x) - unplaced_below;
+      if (waste > slack) {
+        note_excess(initial_total_[s] + waste);
+        return false;
+      }
+    }
+    unplaced_below += overload_scratch_[k].second;
+  }
+  return true;
+}
+
+bool CanonicalSearch::refresh_floors(int64_t last_offset) {
   for (const int32_t s : dirty_) {
     floor_trail_.push_back({s, holder_[s], floor_[s]});
     recompute_floor(s);
@@ -405,6 +491,9 @@ bool CanonicalSearch::refresh_floors() {
         return false;
       }
     }
+  }
+  for (const int32_t s : overload_dirty_) {
+    if (!overload_ok(s, last_offset)) return false;
   }
   return true;
 }

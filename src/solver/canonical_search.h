@@ -29,6 +29,18 @@
 //      sections to o + its size; so with U the largest unplaced total of a
 //      section in the part, only candidates with min offset <= C - U can
 //      succeed. Candidates are tried by offset, so (c) ends the loop.
+//      (d) Overload (options.section_overload): an unplaced member b of
+//      section s goes at or above x_b = max(its min offset, the last placed
+//      offset), and the members of s are disjoint; so for every threshold x
+//      among the x_b, the bytes of [0, x) that neither a placed member covers
+//      nor an unplaced member with x_b < x can fill are lost, and their sum
+//      must not exceed s's slack C - (total of s). Checked on the sections of
+//      the placed buffer and of every neighbour it raised, in O(k log k + k p)
+//      for k unplaced and p placed members (most sections pass a O(k + p)
+//      pre-test). (b) is a weaker form of the lowest threshold; the others
+//      are the overload sets of edge finding on a disjunctive resource, one
+//      per section. It costs more per node than it saves on quick searches,
+//      so a decision turns it on after options.overload_after_nodes nodes.
 //   5. When every buffer crossing a boundary inside the part has been placed,
 //      the unplaced buffers on each side are independent: search each side on
 //      its own (decomposition); one side failing fails the node.
@@ -141,7 +153,9 @@ class CanonicalSearch {
   Step split_and_search(Part& part, int32_t u, int64_t offset);
   bool place(Part& part, int32_t u, int64_t offset, bool* hatless);
   void unplace(Part& part, int32_t u, size_t min_offset_mark, size_t floor_mark);
-  bool refresh_floors();
+  bool refresh_floors(int64_t last_offset);
+  // The overload check of ExactOptions::section_overload on section s.
+  bool overload_ok(int32_t s, int64_t last_offset);
   void recompute_floor(int32_t s);
   // Bytes section s needs above its floors once alignment padding is counted.
   int64_t padded_need(int32_t s) const;
@@ -175,6 +189,7 @@ class CanonicalSearch {
 
   // --- search state ---
   const char* keys_ = "";        // the key order of the current run
+  bool overload_active_ = false;  // the current run uses the overload check
   std::vector<int32_t> rank_;
   std::vector<int64_t> key_total_;  // scratch for rank_part
   std::vector<int32_t> rank_scratch_;
@@ -197,11 +212,14 @@ class CanonicalSearch {
   std::vector<int32_t> pool_;    // buffer lists of the parts on the recursion stack
   std::vector<size_t> position_;  // index of each buffer in its innermost part's list
   std::vector<int32_t> candidates_;
+  std::vector<std::pair<int64_t, int64_t>> overload_scratch_;  // (lowest offset, size) of a section's unplaced members
   std::vector<int32_t> cut_boundaries_;
   std::vector<MinOffsetUndo> min_offset_trail_;
   std::vector<FloorUndo> floor_trail_;
   std::vector<int32_t> dirty_;          // sections whose floor must be recomputed
   std::vector<uint32_t> dirty_stamp_;
+  std::vector<int32_t> overload_dirty_;  // sections for the overload check (section_overload)
+  std::vector<uint32_t> overload_stamp_;
   uint32_t stamp_ = 0;
 };
 

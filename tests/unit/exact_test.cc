@@ -14,6 +14,7 @@
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/exact.h"
+#include "memplan/generate.h"
 #include "memplan/planner.h"
 #include "memplan/validate.h"
 #include "scenarios/scenarios.h"
@@ -247,6 +248,51 @@ TEST(ExactDecision, FitsAtTheOptimumAndRefutesOneByteBelow) {
   }
 }
 
+// The overload check normally starts after 2^17 nodes, which small problems
+// never reach; from the start it must keep every optimum and refutation.
+TEST(ExactDecision, OverloadCheckFromTheStartKeepsEveryOptimum) {
+  ExactOptions options;
+  options.overload_after_nodes = 0;
+  for (const uint64_t seed : kGapSeeds) {
+    expect_tight_at(gap_problem(seed), gap_optimum(seed), options, "overload, gap seed " + std::to_string(seed));
+  }
+  const SmallShape shapes[] = {
+      {.buffers = 8, .ticks = 6, .max_length = 4, .max_size = 40},
+      {.buffers = 9, .ticks = 10, .max_length = 5, .max_size = 64, .max_alignment = 8},
+      {.buffers = 10, .ticks = 8, .max_length = 6, .max_size = 100, .with_fixed_offset = true},
+  };
+  int checked = 0;
+  for (const SmallShape& shape : shapes) {
+    for (uint64_t seed = 100; seed < 160; ++seed) {
+      const Problem problem = small_problem(shape, seed);
+      const std::string context = "overload, buffers " + std::to_string(shape.buffers) + " seed " + std::to_string(seed);
+      const int64_t optimum = BruteForce(problem).optimum();
+      StatusOr<ExactResult> r = solve_minimize(problem, options);
+      ASSERT_TRUE(r.ok()) << context << ": " << r.status().to_string();
+      EXPECT_EQ(r->outcome, ExactOutcome::kOptimal) << context;
+      ASSERT_TRUE(r->plan.has_value()) << context;
+      expect_valid(problem, *r->plan, context);
+      EXPECT_EQ(r->plan->arena, optimum) << context;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 180);
+}
+
+// A generated puzzle is cut from a rectangle max_size bytes high, so it fits
+// there; the decision must find such a plan (and the validator accept it).
+TEST(ExactDecision, FitsGeneratedPuzzlesAtTheirHeight) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const Problem problem =
+        generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 40, .seed = seed, .max_size = 256});
+    const ExactResult r = decide(problem, 256);
+    ASSERT_TRUE(r.plan.has_value()) << "seed " << seed << ": " << exact_outcome_name(r.outcome);
+    Problem capped = problem;
+    capped.capacity = 256;
+    expect_valid(capped, *r.plan, "puzzle seed " + std::to_string(seed));
+  }
+}
+
 // The MIP (when built with CBC) proves the same optima above the load and
 // refutes the capacity one byte below them.
 TEST(MipPlanner, AgreesWithTheExactSearchOnOptimaAboveTheLoad) {
@@ -434,6 +480,8 @@ ExactOptions with_switches(int mask) {
   o.dominance = mask & 4;
   o.decomposition = mask & 8;
   o.restarts = mask & 16;
+  o.section_overload = mask & 32;
+  o.overload_after_nodes = 0;
   return o;
 }
 
@@ -459,7 +507,7 @@ TEST(ExactAblation, EveryCombinationOfSwitchesGivesTheSameVerdict) {
   }
   ASSERT_GE(catalogue.size(), 14u);
   for (const Entry& e : catalogue) {
-    for (int mask = 0; mask < 32; ++mask) {
+    for (int mask = 0; mask < 64; ++mask) {
       expect_tight_at(e.problem, e.optimum, with_switches(mask), e.name + " switches " + std::to_string(mask));
     }
   }
@@ -489,6 +537,34 @@ TEST(ExactAblation, DominanceCutsNodesOfARefutation) {
   ExactOptions off;
   off.dominance = false;
   EXPECT_LT(nodes_of(problem, load(problem), {}), nodes_of(problem, load(problem), off));
+}
+
+// A 51-buffer packing puzzle (a 24 x 64 rectangle cut into pieces along
+// lifetimes and sizes, some pieces removed) that fits exactly at its load of
+// 64 bytes: the floor check alone lets the search stack pieces into holes
+// that sections higher up cannot close.
+TEST(ExactAblation, SectionOverloadCutsNodesOnAPackingPuzzle) {
+  const char* csv =
+      "id,lower,upper,size\n0,9,10,1\n1,10,13,3\n2,6,7,1\n3,15,20,2\n4,0,4,4\n5,21,23,7\n6,9,15,2\n"
+      "7,0,13,3\n8,8,13,9\n9,1,2,1\n10,5,10,3\n11,20,21,8\n12,21,22,2\n13,2,3,1\n14,7,9,1\n15,10,13,5\n"
+      "16,0,1,28\n17,1,2,28\n18,0,4,3\n19,3,8,14\n20,10,12,1\n21,0,1,1\n22,9,12,3\n23,9,10,22\n24,5,10,3\n"
+      "25,10,11,9\n26,12,13,6\n27,4,8,9\n28,2,5,5\n29,9,20,4\n30,3,5,1\n31,11,12,9\n32,0,4,2\n33,10,12,9\n"
+      "34,12,20,3\n35,12,13,3\n36,5,6,1\n37,12,13,11\n38,8,13,5\n39,0,9,9\n40,22,24,2\n41,12,13,1\n"
+      "42,13,15,1\n43,13,24,54\n44,10,12,11\n45,2,5,23\n46,15,17,1\n47,12,13,9\n48,0,3,14\n49,20,21,1\n"
+      "50,5,9,22\n";
+  StatusOr<Problem> problem = parse_problem_csv(csv, "puzzle");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  ASSERT_EQ(load(*problem), 64);
+  ExactOptions on;
+  on.restarts = false;
+  on.overload_after_nodes = 0;
+  ExactOptions off = on;
+  off.section_overload = false;
+  const ExactResult with = decide(*problem, 64, on);
+  const ExactResult without = decide(*problem, 64, off);
+  ASSERT_TRUE(with.plan.has_value());
+  ASSERT_TRUE(without.plan.has_value());
+  EXPECT_LT(with.stats.nodes * 5, without.stats.nodes);
 }
 
 std::string challenging(const char* name) {
