@@ -17,7 +17,13 @@
 // working. The child (only that thread survives in it) checks and frees the
 // blocks it inherited, runs kChildIterations iterations of its own through
 // the same allocator, marking each, and exits with _exit; the parent waits
-// for it and counts a failure unless it exited with status 0.
+// for it and counts a failure unless it exited with status 0. Not under
+// AddressSanitizer: GCC 12's libasan does not hold its allocator's locks
+// across fork, so a child forked while another thread is inside ASan's
+// malloc can block forever on a lock no thread of the child will release
+// (seen under load: the child stuck in SizeClassAllocator64's mutex). glibc
+// (Release, LD_PRELOAD) and ThreadSanitizer take their locks around fork,
+// and those builds run the fork.
 //
 // Exit status 0 when every cookie held; with --expect-replay, also requires
 // that the replay allocator served some requests from its slabs.
@@ -44,6 +50,18 @@ unsigned long long memplan_replay_served(void) __attribute__((weak));
 #endif
 
 namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kForkChild = false;  // see the header: libasan is not fork-safe with threads
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kForkChild = false;
+#else
+constexpr bool kForkChild = true;
+#endif
+#else
+constexpr bool kForkChild = true;
+#endif
 
 constexpr int kRounds = 4;
 constexpr int kThreads = 3;
@@ -260,7 +278,9 @@ void run_thread(int round, int index) {
         (void)keep;
         fill(g);
       }
-      if (round == 1 && index == 0 && it == kIterations / 2 && r == requests / 3) fork_and_wait(live, kept, owner);
+      if (kForkChild && round == 1 && index == 0 && it == kIterations / 2 && r == requests / 3) {
+        fork_and_wait(live, kept, owner);
+      }
       if (r == requests / 2) {  // free what the previous iteration kept, mid-way
         for (Block& k : kept) release(k, "kept across the boundary");
         kept.clear();
