@@ -35,7 +35,12 @@ if(MEMPLAN_TSAN AND NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
   add_test(NAME runtime.stress_tsan COMMAND memplan_replay_stress_tsan --expect-replay)
   set_tests_properties(runtime.stress_tsan PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
-  add_test(NAME runtime.stress_tsan_background COMMAND memplan_replay_stress_tsan --expect-replay)
+  # With background planning the plan is adopted at a boundary after the
+  # planner thread finishes, which on a loaded machine can be after the last
+  # one (seen: served 0 with two busy loops beside the run), so the background
+  # runs check the cookies and the races, not that replay happened;
+  # replay_background_test checks adoption by waiting for the planner.
+  add_test(NAME runtime.stress_tsan_background COMMAND memplan_replay_stress_tsan)
   set_tests_properties(runtime.stress_tsan_background PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66;MEMPLAN_PLAN_IN_BACKGROUND=1")
 endif()
@@ -49,7 +54,8 @@ if(TARGET memplan_replay_preload)
   add_test(NAME runtime.stress_preloaded COMMAND memplan_replay_stress --expect-replay)
   set_tests_properties(runtime.stress_preloaded PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_STATS=1")
-  add_test(NAME runtime.stress_preloaded_background COMMAND memplan_replay_stress --expect-replay)
+  # No --expect-replay with background planning: see runtime.stress_tsan_background.
+  add_test(NAME runtime.stress_preloaded_background COMMAND memplan_replay_stress)
   set_tests_properties(runtime.stress_preloaded_background PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_PLAN_IN_BACKGROUND=1;MEMPLAN_STATS=1")
   add_test(NAME runtime.stress_preloaded_portfolio COMMAND memplan_replay_stress --expect-replay)
