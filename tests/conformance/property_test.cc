@@ -38,7 +38,7 @@ namespace {
 
 constexpr ProblemShape kAllShapes[] = {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals,
                                        ProblemShape::kHeavyTailed, ProblemShape::kNested,
-                                       ProblemShape::kEqualSizes};
+                                       ProblemShape::kEqualSizes, ProblemShape::kPuzzle};
 
 // A splitmix64 stream: the test's own choices (case options, plan mutations)
 // must not depend on the generator under test, nor on <random>'s
