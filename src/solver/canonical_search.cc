@@ -93,7 +93,7 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
   capacity_ = capacity;
   stop_ = &stop;
   stats_ = stats;
-  const int64_t hard_end = node_limit > 0 && stats->nodes < kInfinity - node_limit ? stats->nodes + node_limit : kInfinity;
+  const int64_t hard_end = node_limit > 0 ? saturating_add(stats->nodes, node_limit) : kInfinity;
   auto finish = [](Step step) {
     switch (step) {
       case Step::kFound: return SearchVerdict::kFound;
@@ -102,14 +102,14 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
     }
   };
   const int64_t first_node = stats->nodes;
+  const int64_t overload_after = std::max<int64_t>(options_.overload_after_nodes, 0);
   if (!options_.restarts || !allow_restarts) {
     keys_ = key_orders_[0];
-    const int64_t after = std::max<int64_t>(options_.overload_after_nodes, 0);
-    overload_active_ = options_.section_overload && after == 0;
-    if (options_.section_overload && after > 0) {
+    overload_active_ = options_.section_overload && overload_after == 0;
+    if (options_.section_overload && overload_after > 0) {
       // A first run without the overload check, then the same search again
       // with it.
-      const int64_t end = stats->nodes > kInfinity - after ? kInfinity : stats->nodes + after;
+      const int64_t end = saturating_add(stats->nodes, overload_after);
       const Step step = run(std::min(end, hard_end));
       if (step != Step::kOutOfBudget || end >= hard_end) return finish(step);
       overload_active_ = true;
@@ -123,8 +123,8 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
       keys_ = keys;
       // The overload check costs more per node than it saves on searches
       // that end quickly; it is switched on once a search has resisted.
-      overload_active_ = options_.section_overload && stats->nodes - first_node >= options_.overload_after_nodes;
-      const int64_t end = stats->nodes > kInfinity - budget ? kInfinity : stats->nodes + budget;
+      overload_active_ = options_.section_overload && stats->nodes - first_node >= overload_after;
+      const int64_t end = saturating_add(stats->nodes, budget);
       const Step step = run(std::min(end, hard_end));
       if (step != Step::kOutOfBudget) return finish(step);
       if (end >= hard_end) return SearchVerdict::kStopped;  // the caller's node limit, not this round's
@@ -442,11 +442,13 @@ bool CanonicalSearch::overload_ok(int32_t s, int64_t last_offset) {
     return covered;
   };
   int64_t lowest = kInfinity, highest = 0;
+  overload_scratch_.clear();
   for (int32_t i = 0; i < live; ++i) {
     const int32_t b = members_[begin + i];
     const int64_t x = std::max(min_offset_[b], last_offset);
     lowest = std::min(lowest, x);
     highest = std::max(highest, x);
+    overload_scratch_.push_back({x, size_[b]});
   }
   const int64_t covered_low = covered_below(lowest);
   if (lowest - covered_low > slack) {
@@ -455,11 +457,6 @@ bool CanonicalSearch::overload_ok(int32_t s, int64_t last_offset) {
   }
   // waste(x) <= x - covered_below(lowest) for every threshold x <= highest.
   if (highest - covered_low <= slack) return true;
-  overload_scratch_.clear();
-  for (int32_t i = 0; i < live; ++i) {
-    const int32_t b = members_[begin + i];
-    overload_scratch_.push_back({std::max(min_offset_[b], last_offset), size_[b]});
-  }
   std::sort(overload_scratch_.begin(), overload_scratch_.end());
   int64_t unplaced_below = 0;
   for (size_t k = 0; k < overload_scratch_.size(); ++k) {
