@@ -7,8 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=OFF >/dev/null
-cmake --build build -j"$(nproc)" --target memplan
+# Only the tool (and memplan-opt where MLIR 15 is installed) is built; the
+# build folder's test and benchmark options are left as they are, so that
+# scripts/test.sh, which shares build/, finds its configuration unchanged.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+targets=(memplan)
+if grep -q '^MEMPLAN_WITH_MLIR:BOOL=ON' build/CMakeCache.txt; then targets+=(memplan-opt); fi
+cmake --build build -j"$(nproc)" --target "${targets[@]}"
 mkdir -p out/heapmaps
 build/memplan bench bench/data/torch bench/data/dsa --progress --svg-dir out/heapmaps "$@"
 echo "heap maps: $(find out/heapmaps -name '*.svg' | wc -l) SVG files under out/heapmaps/"

@@ -13,9 +13,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "memplan/plan.h"
 #include "memplan/problem.h"
+#include "memplan/status.h"
 
 namespace memplan {
 
@@ -26,5 +28,12 @@ struct PlanReport {
 };
 
 std::string format_plan_json(const Problem& problem, const Plan& plan, const PlanReport& report);
+
+// Reads the offsets of a plan written by format_plan_json back, for `problem`:
+// "offsets" must list every buffer of the problem, in problem order, each with
+// the same "id" and an integer "offset" (other keys are read as written and
+// not checked); the arena is recomputed from the offsets. Errors name the
+// source, the entry's index and the key (kInvalidArgument).
+StatusOr<Plan> parse_plan_json(const Problem& problem, std::string_view text, std::string_view source = "<input>");
 
 }  // namespace memplan

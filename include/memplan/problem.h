@@ -22,7 +22,9 @@
 //
 // Invariants (checked by check_problem, which every reader and planner entry
 // point relies on): size >= 0; lower < upper; alignments are powers of two;
-// a fixed offset is >= 0, aligned, and offset + size does not overflow.
+// a fixed offset is >= 0, aligned, and offset + size does not overflow; two
+// buffers with fixed offsets that are live at the same tick do not share a
+// byte (no plan could separate them: bad input, not a planning failure).
 // All quantities are 64-bit signed; inputs that could overflow are rejected.
 #pragma once
 

@@ -1,14 +1,20 @@
-// planners.h — entry points of the registered planners (internal header).
-// Each is defined in its own file in this folder and listed in registry.cc.
+// planners.h — entry points of the heuristic planners (internal header).
+// Each is defined in its own file in this folder and listed in heuristics.cc;
+// the registry (src/planning/registry.cc) lists them beside the exact solvers.
 // Callers other than the registry and the portfolio go through
-// memplan::plan_with / memplan::planners().
+// memplan::plan_with / memplan::planners(), or memplan::plan_heuristics.
 #pragma once
 
+#include <span>
+
+#include "memplan/heuristics.h"
 #include "memplan/planner.h"
 
 namespace memplan {
 
-StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options);
+// The fast heuristics, in the order the portfolio runs them (heuristics.cc).
+std::span<const PlannerInfo> heuristic_planners();
+
 StatusOr<Plan> plan_naive(const Problem& problem, const PlanOptions& options);
 // --- offsets planners ---
 StatusOr<Plan> plan_greedy_by_size(const Problem& problem, const PlanOptions& options);
@@ -23,9 +29,5 @@ StatusOr<Plan> plan_greedy_by_breadth(const Problem& problem, const PlanOptions&
 StatusOr<Plan> plan_greedy_by_size_objects(const Problem& problem, const PlanOptions& options);
 StatusOr<Plan> plan_greedy_best(const Problem& problem, const PlanOptions& options);
 StatusOr<Plan> plan_min_cost_flow(const Problem& problem, const PlanOptions& options);
-// --- exact solvers (src/solver/) ---
-StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& options);
-// Defined only when built with CBC (MEMPLAN_WITH_CBC), in src/solver/cbc/.
-StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options);
 
 }  // namespace memplan

@@ -1,4 +1,6 @@
-// portfolio.cc — the default planner: the best valid plan of many heuristics.
+// portfolio.cc — the heuristic portfolio (plan_heuristics): the best valid
+// plan of many heuristics. The registered default planner, `portfolio`
+// (src/planning/default_planner.cc), runs it first.
 //
 // No single heuristic wins everywhere: greedy by size is best on most
 // inference graphs, lifetime-first orders on training graphs with long-lived
@@ -6,7 +8,7 @@
 // portfolio runs them all and keeps the smallest plan the validator accepts.
 //
 //   1. Bound: compute the load (the lower bound every plan must respect).
-//   2. Registry: run every fast registered planner except itself and naive,
+//   2. Heuristics: run every planner of heuristics.cc except naive,
 //      in registry order (min_cost_flow only on problems of at most 2,000
 //      buffers: above that it never won and dominated time and memory).
 //   3. Orderings: run best-fit gap placement (offset_placement.h) with each
@@ -24,7 +26,8 @@
 //      by a work budget (buffer placements), not by the clock, so the result
 //      is deterministic; the clock (options.time_limit_seconds, default 2 s)
 //      only cuts the improvement short on very slow machines.
-//   5. Stop as soon as a plan's arena equals the load: it is optimal.
+//   5. Stop as soon as a plan's arena equals the load: it is optimal. Stop
+//      at an explicit time limit or on cancel once some plan is known.
 //   6. Validate candidates best-first and return the first valid one (a
 //      heuristic bug can never leak an invalid plan; naive is the last resort).
 //
@@ -182,7 +185,7 @@ bool time_left(Clock::time_point deadline) { return Clock::now() < deadline; }
 
 }  // namespace
 
-StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options) {
+StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& options) {
   const int64_t bound = load(problem);
   const double limit = options.time_limit_seconds > 0 ? options.time_limit_seconds : kDefaultTimeLimitSeconds;
   const Clock::time_point deadline =
@@ -199,11 +202,17 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
     candidates.push_back(std::move(plan).value());
   };
   auto optimal = [&] { return best_arena <= bound; };
+  // Stages 2 and 3 stop at an explicit time limit once some plan is known
+  // (without one the 2 s default only bounds the improvement phase, so the
+  // result does not depend on the machine's speed).
+  auto out_of_time = [&] {
+    return options.time_limit_seconds > 0 && !candidates.empty() && !time_left(deadline);
+  };
 
-  // 2. Every fast registered planner (min-cost flow only up to 2,000 buffers).
-  for (const PlannerInfo& info : planners()) {
-    if (optimal() || cancelled()) break;
-    if (!info.fast || info.plan == &plan_portfolio || info.plan == &plan_naive) continue;
+  // 2. Every heuristic (min-cost flow only up to 2,000 buffers).
+  for (const PlannerInfo& info : heuristic_planners()) {
+    if (optimal() || cancelled() || out_of_time()) break;
+    if (info.plan == &plan_naive) continue;
     // Min-cost flow never won on a large instance of the benchmark set (its
     // shared objects leave 26-74% on the torch traces) but costs the most time
     // and memory of all (36 MB of the portfolio's 36 MB peak on mobilenet_v2's
@@ -221,7 +230,7 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
   size_t best_order = 0;
   FitPolicy best_policy = FitPolicy::kBestFit;
   int64_t best_order_arena = INT64_MAX;
-  for (size_t o = 0; o < orders.size() && !optimal() && !cancelled(); ++o) {
+  for (size_t o = 0; o < orders.size() && !optimal() && !cancelled() && !out_of_time(); ++o) {
     for (FitPolicy policy : kPolicies) {
       if (policy != FitPolicy::kBestFit && o != 0) continue;
       StatusOr<Plan> plan = place_in_order(problem, orders[o], policy, options);
@@ -255,7 +264,9 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
       }
     }
   }
-  if (cancelled()) return Cancelled("portfolio planning was cancelled");
+  // Cancelled: the best plan found so far, else the naive one (O(n)): the
+  // caller that cancelled knows it did, and may still want a plan (`memplan
+  // plan` on SIGINT, minimisation's start).
 
   // 6. Best valid candidate; the naive plan if every heuristic failed.
   for (auto c = candidates.rbegin(); c != candidates.rend(); ++c) {  // smallest last

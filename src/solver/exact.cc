@@ -1,5 +1,5 @@
-// exact.cc — the decision and minimisation drivers around CanonicalSearch, and
-// the registered `exact` planner.
+// exact.cc — the decision and minimisation drivers around CanonicalSearch
+// (the registered `exact` planner is src/planning/planning.cc over them).
 //
 // solve_decision:
 //   1. Check the problem; buffers of size 0 take offset 0 (or their fixed
@@ -54,7 +54,7 @@
 #include "memplan/exact.h"
 #include "memplan/planner.h"
 #include "memplan/validate.h"
-#include "planners/planners.h"
+#include "memplan/heuristics.h"
 #include "solver/canonical_search.h"
 #include "solver/subproblem_bounds.h"
 
@@ -63,8 +63,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Default budget of the registered planner when the caller gives none.
-constexpr double kDefaultPlannerSeconds = 10.0;
 // Node budget from which minimisation decides at its lower bound without
 // restarts (see solve_minimize, step 3).
 constexpr int64_t kProofBudget = int64_t{1} << 20;
@@ -162,10 +160,9 @@ std::optional<Plan> heuristic_plan(const Problem& problem, std::optional<int64_t
   Problem uncapped = problem;
   uncapped.capacity.reset();
   PlanOptions options{.time_limit_seconds = seconds, .cancel = cancel};
-  for (const std::string_view heuristic : {std::string_view("portfolio"), std::string_view("naive")}) {
-    StatusOr<Plan> plan = plan_with(heuristic, uncapped, options);
-    if (plan.ok() && validate(uncapped, *plan).ok() && (!cap || plan->arena <= *cap)) return std::move(*plan);
-  }
+  // plan_heuristics falls back to the naive plan itself.
+  StatusOr<Plan> plan = plan_heuristics(uncapped, options);
+  if (plan.ok() && validate(uncapped, *plan).ok() && (!cap || plan->arena <= *cap)) return std::move(*plan);
   return std::nullopt;
 }
 
@@ -420,33 +417,6 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   }
   result.stats.seconds = seconds_since(start);
   return result;
-}
-
-StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& plan_options) {
-  ExactOptions options;
-  options.time_limit_seconds =
-      plan_options.time_limit_seconds > 0 ? plan_options.time_limit_seconds : kDefaultPlannerSeconds;
-  options.cancel = plan_options.cancel;
-  if (problem.capacity) {
-    MEMPLAN_ASSIGN_OR_RETURN(ExactResult r, solve_decision(problem, *problem.capacity, options));
-    if (r.plan) return std::move(*r.plan);
-    if (r.outcome == ExactOutcome::kInfeasible) {
-      return Infeasible("no plan fits in capacity " + std::to_string(*problem.capacity) +
-                        " bytes; every plan needs at least " + std::to_string(r.lower_bound));
-    }
-    if (r.stats.cancelled) return Cancelled("exact search cancelled");
-    if (r.stats.too_large) {
-      return DeadlineExceeded("the problem is too large for the exact search's memory limit, and no heuristic plan "
-                              "fits in capacity " + std::to_string(*problem.capacity) + " bytes");
-    }
-    return DeadlineExceeded("exact search found no plan within capacity " + std::to_string(*problem.capacity) +
-                            " bytes in " + std::to_string(options.time_limit_seconds) + " s");
-  }
-  MEMPLAN_ASSIGN_OR_RETURN(ExactResult r, solve_minimize(problem, options));
-  if (r.stats.cancelled) return Cancelled("exact search cancelled");
-  if (r.outcome == ExactOutcome::kInfeasible) return Infeasible("no valid plan exists: the fixed buffers conflict");
-  if (!r.plan) return Internal("exact minimisation ended without a plan");
-  return std::move(*r.plan);
 }
 
 }  // namespace memplan

@@ -55,7 +55,8 @@ memplan_cli_test(plan_prints_arena_load_and_gap EXIT 0 ARGS plan ${small} --plan
   STDOUT "buffers +5\nload +7168 B \\(7.00 KiB\\)\narena +8704 B \\(8.50 KiB\\)\ngap +21.43%")
 memplan_cli_test(plan_with_default_planner_succeeds EXIT 0 ARGS plan ${small} STDOUT "planner +portfolio.*arena +[0-9]+ B")
 memplan_cli_test(plan_capacity_too_small_exits_2 EXIT 2 ARGS plan ${small} --capacity 4K
-  STDERR "memplan: .*plan needs [0-9]+ bytes, above the capacity of 4096 bytes")
+  STDOUT "capacity +4096 B \\(4.00 KiB\\), does not fit"
+  STDERR "memplan: proven: no plan fits in capacity 4096 B .*: capacity 4096 B \\(4.00 KiB\\) is below the load: the buffers live at tick 3 need 7168 B")
 memplan_cli_test(plan_capacity_that_fits_exits_0 EXIT 0 ARGS plan ${small} --planner naive --capacity 1MiB
   STDOUT "capacity +1048576 B \\(1.00 MiB\\), fits")
 memplan_cli_test(plan_rejects_malformed_byte_size EXIT 105 ARGS plan ${small} --capacity 12x
@@ -130,3 +131,29 @@ memplan_cli_test(plan_exact_proves_infeasibility_with_exit_2 EXIT 2
 memplan_cli_test(plan_portfolio_hands_remaining_time_to_exact EXIT 0
   ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --time-limit 30
   STDOUT "planner +portfolio\n.*gap +0.00%\nexact +optimal")
+
+# A capacity is a question: the default planner answers fits / does not fit
+# (with the proof) / unknown (with the best plan found), and exit 0 / 2 / 4.
+set(gap ${MEMPLAN_CLI_DATA}/gap_above_load.csv)
+set(minimalloc_a ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/A.1048576.csv)
+memplan_cli_test(plan_capacity_the_heuristics_miss_is_decided_by_exact EXIT 0 ARGS plan ${minimalloc_a} --capacity 1MiB
+  STDOUT "arena +1048576 B.*capacity +1048576 B \\(1.00 MiB\\), fits\nexact +optimal")
+memplan_cli_test(plan_capacity_refuted_by_the_exact_search_exits_2 EXIT 2 ARGS plan ${gap} --capacity 162
+  STDOUT "bound +163 B \\(163 B\\) proven\ncapacity +162 B \\(162 B\\), does not fit"
+  STDERR "proven: no plan fits in capacity 162 B .*the exact search proved that every plan needs at least 163 B")
+memplan_cli_test(plan_capacity_at_the_optimum_above_the_load_fits EXIT 0 ARGS plan ${gap} --capacity 163 --output plan.csv
+  STDOUT "arena +163 B.*capacity +163 B \\(163 B\\), fits" FILE plan.csv FILE_REGEX "b11,6,13,58,[0-9]+")
+memplan_cli_test(plan_heuristic_above_the_capacity_is_unknown_exits_4 EXIT 4 ARGS plan ${small} --planner naive --capacity 7K
+  STDOUT "arena +8704 B \\(8.50 KiB\\) \\(best found, above the capacity\\).*capacity +7168 B \\(7.00 KiB\\), unknown"
+  STDERR "unknown after .*the best plan found needs 8704 B.*a heuristic result, not a proof")
+memplan_cli_test(plan_capacity_below_a_fixed_buffer_is_proven EXIT 2 ARGS plan ${MEMPLAN_CLI_DATA}/fixed_high.csv --capacity 8K
+  STDERR "proven: no plan fits .*capacity 8192 B \\(8.00 KiB\\) is below the top of buffer 'pinned' \\(fixed at offset 8192, it ends at 9216 B")
+# The time limit covers planning and validation; reading and writing are reported apart.
+memplan_cli_test(plan_reports_planning_validation_reading_and_writing_times EXIT 0 ARGS plan ${small} --time-limit 1
+  STDOUT "time +[0-9.]+ ms \\(planning [0-9.]+ ms, validation [0-9.]+ ms; reading [0-9.]+ ms, writing [0-9.]+ ms\\)")
+# A user's mistake is a user error (exit 1), named, never an internal error.
+foreach(planner portfolio exact naive)
+  memplan_cli_test(plan_fixed_offsets_that_overlap_are_bad_input_${planner} EXIT 1
+    ARGS plan ${MEMPLAN_CLI_DATA}/fixed_clash.csv --planner ${planner}
+    STDERR "fixed_clash.csv.*buffer 'first' \\(#0\\) and buffer 'second' \\(#1\\) have fixed offsets that overlap: both hold bytes \\[512, 1024\\) at tick 2")
+endforeach()

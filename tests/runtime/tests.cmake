@@ -22,7 +22,6 @@ set_tests_properties(runtime.stress_linked PROPERTIES LABELS runtime TIMEOUT 300
 # and instrumented; memplan_core (the planner, run at boundaries on one
 # thread) stays uninstrumented, so the build costs only the runtime's few
 # files. scripts/test.sh turns it on in its Release stage.
-option(MEMPLAN_TSAN "Build and test the replay stress program under ThreadSanitizer" OFF)
 if(MEMPLAN_TSAN AND NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
   file(GLOB MEMPLAN_TSAN_RUNTIME_SOURCES CONFIGURE_DEPENDS
     ${PROJECT_SOURCE_DIR}/src/runtime/*.cc ${PROJECT_SOURCE_DIR}/src/runtime/os/*.cc)

@@ -46,6 +46,29 @@ TEST(CheckProblem, RejectsTotalSizeOverflow) {
   EXPECT_EQ(check_problem(p).code(), StatusCode::kInvalidArgument);
 }
 
+TEST(CheckProblem, RejectsFixedOffsetsThatOverlapWhileBothLive) {
+  // c overlaps a's bytes only through the predecessor in offset order.
+  Problem p{.buffers = {{.id = "a", .lower = 0, .upper = 4, .size = 8, .offset = 0},
+                        {.id = "b", .lower = 0, .upper = 9, .size = 8, .offset = 16},
+                        {.id = "c", .lower = 2, .upper = 5, .size = 4, .offset = 4}}};
+  const Status s = check_problem(p);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("buffer 'a' (#0) and buffer 'c' (#2) have fixed offsets that overlap: both hold "
+                             "bytes [4, 8) at tick 2"),
+            std::string::npos)
+      << s.message();
+  // The same bytes at different times, a zero-size buffer inside another, and
+  // ranges that only touch are fine.
+  p.buffers[2].lower = 4;
+  p.buffers.push_back({.id = "empty", .lower = 0, .upper = 9, .size = 0, .offset = 16});
+  p.buffers.push_back({.id = "touching", .lower = 0, .upper = 9, .size = 8, .offset = 24});
+  EXPECT_TRUE(check_problem(p).ok()) << check_problem(p).message();
+  // Overlap through the successor in offset order.
+  p.buffers.push_back({.id = "late", .lower = 8, .upper = 12, .size = 8, .offset = 12});
+  EXPECT_NE(check_problem(p).message().find("buffer 'b' (#1) and buffer 'late' (#5)"), std::string::npos)
+      << check_problem(p).message();
+}
+
 TEST(PlanFromObjects, StacksObjectsWithAlignment) {
   Problem p{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 10},
                         {.id = "b", .lower = 2, .upper = 4, .size = 6},

@@ -1,12 +1,16 @@
 // inputs.cc — reading the user's files and arguments (see inputs.h).
 #include "inputs.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 
 #include "commands.h"
 #include "exit_codes.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
+#include "memplan/json.h"
 #include "memplan/units.h"
 
 namespace memplan::cli {
@@ -17,20 +21,70 @@ void throw_if_error(const Status& status, const std::string& context) {
                      exit_code_for(status.code()));
 }
 
+std::string source_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+std::string read_input_or_throw(const std::string& path) {
+  if (path == "-") {
+    std::string text;
+    char chunk[1 << 16];
+    size_t n;
+    while ((n = std::fread(chunk, 1, sizeof chunk, stdin)) > 0) text.append(chunk, n);
+    if (std::ferror(stdin)) throw CommandError("<stdin>: read failed", kExitFailure);
+    return text;
+  }
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw CommandError(path + ": is a directory, not a file", kExitFailure);
+  }
+  StatusOr<std::string> text = read_text_file(path);
+  throw_if_error(text.status());
+  return std::move(text).value();
+}
+
 Problem read_problem_or_throw(const std::string& path) {
-  StatusOr<Problem> problem = read_problem_csv(path);
+  StatusOr<Problem> problem = parse_problem_csv(read_input_or_throw(path), source_name(path));
   throw_if_error(problem.status());
   return std::move(problem).value();
 }
 
 Plan read_plan_or_throw(const Problem& problem, const std::string& path) {
-  StatusOr<Plan> plan = read_plan_csv(problem, path);
+  const std::string text = read_input_or_throw(path);
+  // A plan is JSON (as `memplan plan --json` writes it) when its first
+  // non-blank character opens an object, else CSV.
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  StatusOr<Plan> plan = first != std::string::npos && text[first] == '{'
+                            ? parse_plan_json(problem, text, source_name(path))
+                            : parse_plan_csv(problem, text, source_name(path));
   throw_if_error(plan.status());
   return std::move(plan).value();
 }
 
 void write_file_or_throw(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+      throw CommandError("<stdout>: write failed", kExitFailure);
+    }
+    return;
+  }
   throw_if_error(write_text_file(path, text));
+}
+
+void check_output_path_or_throw(const std::string& path, const std::string& what) {
+  if (path.empty() || path == "-") return;
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path file(path);
+  if (fs::is_directory(file, error)) throw CommandError(what + " " + path + ": is a directory", kExitFailure);
+  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, error)) {
+    throw CommandError(what + " " + path + ": folder " + folder.string() + " does not exist", kExitFailure);
+  }
+  const bool exists = fs::exists(file, error);
+  if (access(exists ? file.c_str() : folder.c_str(), W_OK) != 0) {
+    throw CommandError(what + " " + path + ": " + (exists ? "file" : "folder " + folder.string()) +
+                           " is not writable",
+                       kExitFailure);
+  }
 }
 
 CLI::Validator byte_size_validator() {

@@ -19,9 +19,17 @@ namespace memplan::cli {
 // prefixes the message when not empty.
 void throw_if_error(const Status& status, const std::string& context = "");
 
+// Every file argument may be "-": standard input for what is read, standard
+// output for what is written. A directory given as a file is a user error.
+std::string read_input_or_throw(const std::string& path);
 Problem read_problem_or_throw(const std::string& path);
+// A plan as CSV, or as JSON (what `memplan plan --json` writes), told apart by
+// the first character.
 Plan read_plan_or_throw(const Problem& problem, const std::string& path);
 void write_file_or_throw(const std::string& path, const std::string& text);
+// Before the work starts: the folder of `path` exists and it can be written
+// ("-" and "" pass). `what` names the option in the message ("--output").
+void check_output_path_or_throw(const std::string& path, const std::string& what);
 
 // CLI11 validator for byte-size options ("4096", "64K", "1.5MiB", "2GB").
 CLI::Validator byte_size_validator();

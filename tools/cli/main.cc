@@ -28,8 +28,9 @@ int main(int argc, char** argv) {
       "Run `memplan COMMAND --help` for a command's options.\n"
       "\n"
       "Exit status: 0 success; 1 bad input or failure (including an invalid plan given to\n"
-      "`validate`); 2 the plan does not fit the capacity; 3 internal error (a planner made an\n"
-      "invalid plan); >= 100 command-line usage errors.");
+      "`validate`); 2 proven: no plan fits the capacity; 3 internal error (a planner made an\n"
+      "invalid plan); 4 unknown: no plan within the capacity found, none proven impossible;\n"
+      "130 interrupted; >= 100 command-line usage errors.");
 
   memplan::cli::register_planners_command(app);
   memplan::cli::register_plan_command(app);

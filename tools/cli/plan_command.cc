@@ -8,11 +8,13 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "inputs.h"
+#include "progress.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/exact.h"
 #include "memplan/json.h"
 #include "memplan/planner.h"
+#include "memplan/planning.h"
 #include "memplan/units.h"
 #include "memplan/validate.h"
 
@@ -35,102 +37,98 @@ bool ends_with(const std::string& text, std::string_view suffix) {
 
 void run_plan(const PlanArguments& args) {
   const PlannerInfo& planner = planner_or_throw(args.planner);
+  check_output_path_or_throw(args.output_path, "--output");
+  const auto read_start = std::chrono::steady_clock::now();
   Problem problem = read_problem_or_throw(args.problem_path);
+  const double read_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
   if (!args.capacity.empty()) problem.capacity = byte_size(args.capacity);
   if (!args.alignment.empty()) problem.alignment = power_of_two_byte_size(args.alignment, "--alignment");
 
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  // The exact solver runs directly, so that its outcome, proven lower bound
-  // and search statistics can be reported. Portfolio with an explicit time
-  // limit hands the time that is left over to it (it stops at once when the
-  // portfolio's plan already meets the load).
-  std::optional<ExactResult> exact;
-  StatusOr<Plan> result = Status(StatusCode::kInternal, "no planner ran");
-  if (planner.name == "exact") {
-    ExactOptions exact_options;
-    exact_options.time_limit_seconds = args.time_limit_seconds;
-    StatusOr<ExactResult> solved = problem.capacity ? solve_decision(problem, *problem.capacity, exact_options)
-                                                    : solve_minimize(problem, exact_options);
-    throw_if_error(solved.status(), "planner 'exact' failed on " + args.problem_path);
-    exact = *solved;
-    if (exact->outcome == ExactOutcome::kInfeasible) {
-      throw CommandError("proven: no plan fits in capacity " + bytes_with_units(*problem.capacity) + " (" +
-                             std::to_string(exact->stats.nodes) + " nodes, " + format_milliseconds(elapsed()) + ")",
-                         kExitDoesNotFit);
-    }
-    if (!exact->plan) {
-      throw CommandError("timed out after " + format_milliseconds(elapsed()) + " without a plan" +
-                             (problem.capacity ? " that fits in " + bytes_with_units(*problem.capacity) : std::string()) +
-                             "; proven lower bound " + bytes_with_units(exact->lower_bound),
-                         kExitDoesNotFit);
-    }
-    result = *exact->plan;
-  } else {
-    PlanOptions options;
-    options.time_limit_seconds = args.time_limit_seconds;
-    result = plan_with(planner.name, problem, options);
-    const double left = args.time_limit_seconds - elapsed();
-    if (result.ok() && planner.name == kDefaultPlanner && left > 0 && result->arena > load(problem)) {
-      ExactOptions exact_options;
-      exact_options.time_limit_seconds = left;
-      exact_options.capacity = result->arena;
-      exact_options.start_plan = &*result;  // improve the portfolio's plan (windowed on large problems)
-      StatusOr<ExactResult> solved = solve_minimize(problem, exact_options);
-      if (solved.ok()) {
-        exact = *solved;
-        if (exact->plan && exact->plan->arena < result->arena) result = *exact->plan;
-      }
-    }
+  // The library's one path (memplan/planning.h): the default planner decides
+  // a capacity (heuristics, then the exact solver), an explicit time limit
+  // bounds planning and validation, Ctrl-C keeps the best plan found.
+  Interrupt interrupt;
+  PlanOptions options;
+  options.time_limit_seconds = args.time_limit_seconds;
+  options.cancel = interrupt.flag();
+  StatusOr<PlanningResult> planned = Status(StatusCode::kInternal, "no planner ran");
+  {
+    ProgressLine progress("planning " + args.problem_path + " with " + std::string(planner.name),
+                          args.time_limit_seconds);
+    planned = run_planner(planner.name, problem, options);
   }
-  const double seconds = elapsed();
-  if (!result.ok() && result.status().code() == StatusCode::kInfeasible && problem.capacity) {
-    throw CommandError("no plan fits in capacity " + bytes_with_units(*problem.capacity) + ": " +
-                           result.status().message(),
-                       kExitDoesNotFit);
-  }
-  throw_if_error(result.status(), "planner '" + args.planner + "' failed on " + args.problem_path);
-  const Plan& plan = *result;
+  throw_if_error(planned.status(), "planner '" + args.planner + "' failed on " + args.problem_path);
+  const PlanningResult& result = *planned;
+  const double seconds = result.planning_seconds + result.validation_seconds;
 
-  // plan_with only returns plans within the capacity (else kCapacityExceeded,
-  // exit 2 above), so the validator checks everything, capacity included.
-  const ValidationResult validation = validate(problem, plan);
-  if (!validation.ok()) {
-    throw CommandError("internal error: planner '" + args.planner + "' made an invalid plan for " +
-                           args.problem_path + ": " + validation.message + " (please report this)",
-                       kExitInternal);
-  }
-  const int64_t load_bytes = load(problem);
-
-  if (!args.output_path.empty()) {
+  double write_seconds = 0;
+  if (result.plan && !args.output_path.empty()) {
+    const auto write_start = std::chrono::steady_clock::now();
     const bool as_json = ends_with(args.output_path, ".json");
     write_file_or_throw(args.output_path,
-                        as_json ? format_plan_json(problem, plan, {std::string(planner.name), seconds, load_bytes})
-                                : format_plan_csv(problem, plan));
+                        as_json ? format_plan_json(problem, *result.plan, {result.planner, seconds, result.load})
+                                : format_plan_csv(problem, *result.plan));
+    write_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
   }
+  const bool to_stdout = args.output_path == "-";
 
-  if (args.json) {
-    std::fputs(format_plan_json(problem, plan, {std::string(planner.name), seconds, load_bytes}).c_str(), stdout);
+  if (args.json && result.plan && !to_stdout) {
+    std::fputs(format_plan_json(problem, *result.plan, {result.planner, seconds, result.load}).c_str(), stdout);
     std::fputc('\n', stdout);
-  } else {
+  } else if (!args.json && !to_stdout) {
     std::printf("problem   %s\n", args.problem_path.c_str());
-    std::printf("planner   %s\n", std::string(planner.name).c_str());
+    std::printf("planner   %s\n", result.planner.c_str());
     std::printf("buffers   %zu\n", problem.size());
-    std::printf("load      %s\n", bytes_with_units(load_bytes).c_str());
-    std::printf("arena     %s\n", bytes_with_units(plan.arena).c_str());
-    std::printf("gap       %s\n", percent_gap(plan.arena, load_bytes).c_str());
+    std::printf("load      %s\n", bytes_with_units(result.load).c_str());
+    if (result.plan) {
+      std::printf("arena     %s%s\n", bytes_with_units(result.plan->arena).c_str(),
+                  result.verdict == PlanVerdict::kUnknown ? " (best found, above the capacity)" : "");
+      std::printf("gap       %s\n", percent_gap(result.plan->arena, result.load).c_str());
+    }
+    if (result.lower_bound > result.load) {
+      std::printf("bound     %s proven\n", bytes_with_units(result.lower_bound).c_str());
+    }
     if (problem.capacity) {
-      std::printf("capacity  %s, fits\n", bytes_with_units(*problem.capacity).c_str());
+      std::printf("capacity  %s, %s\n", bytes_with_units(*problem.capacity).c_str(),
+                  std::string(plan_verdict_name(result.verdict)).c_str());
     }
-    if (exact) {
+    if (result.exact) {
       std::printf("exact     %s, proven lower bound %s, %lld nodes, %lld backtracks\n",
-                  std::string(exact_outcome_name(exact->outcome)).c_str(), bytes_with_units(exact->lower_bound).c_str(),
-                  static_cast<long long>(exact->stats.nodes), static_cast<long long>(exact->stats.backtracks));
+                  std::string(exact_outcome_name(result.exact->outcome)).c_str(),
+                  bytes_with_units(result.exact->lower_bound).c_str(),
+                  static_cast<long long>(result.exact->stats.nodes),
+                  static_cast<long long>(result.exact->stats.backtracks));
     }
-    std::printf("time      %s\n", format_milliseconds(seconds).c_str());
-    if (!args.output_path.empty()) std::printf("wrote     %s\n", args.output_path.c_str());
+    std::printf("time      %s (planning %s, validation %s; reading %s, writing %s)\n",
+                format_milliseconds(seconds).c_str(), format_milliseconds(result.planning_seconds).c_str(),
+                format_milliseconds(result.validation_seconds).c_str(), format_milliseconds(read_seconds).c_str(),
+                format_milliseconds(write_seconds).c_str());
+    if (result.plan && !args.output_path.empty()) std::printf("wrote     %s\n", args.output_path.c_str());
   }
   std::fflush(stdout);
+
+  if (result.cancelled) {
+    throw CommandError(std::string("interrupted after ") + format_milliseconds(result.planning_seconds) +
+                           (result.plan ? (args.output_path.empty() ? "; best plan found: arena " +
+                                                                          bytes_with_units(result.plan->arena)
+                                                                    : "; wrote the best plan found to " + args.output_path)
+                                        : "; no plan was found yet"),
+                       kExitInterrupted);
+  }
+  switch (result.verdict) {
+    case PlanVerdict::kPlanned:
+    case PlanVerdict::kFits: return;
+    case PlanVerdict::kDoesNotFit:
+      throw CommandError("proven: no plan fits in capacity " + bytes_with_units(problem.capacity.value_or(0)) + ": " +
+                             result.reason,
+                         kExitDoesNotFit);
+    case PlanVerdict::kUnknown:
+      throw CommandError(result.reason + (result.plan && !args.output_path.empty()
+                                              ? "; wrote that plan to " + args.output_path
+                                              : std::string()),
+                         kExitUnknown);
+  }
 }
 
 }  // namespace
@@ -138,7 +136,7 @@ void run_plan(const PlanArguments& args) {
 void register_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArguments>();
   CLI::App* command = app.add_subcommand("plan", "Plan a problem with one planner, check the plan, report arena, load and gap");
-  command->add_option("problem", args->problem_path, "Problem CSV: id,lower,upper,size[,alignment][,offset]")
+  command->add_option("problem", args->problem_path, "Problem CSV: id,lower,upper,size[,alignment][,offset]; - for standard input")
       ->required()
       ->type_name("PROBLEM.csv");
   command->add_option("-p,--planner", args->planner, "Planner to run (see `memplan planners`)")
@@ -153,19 +151,26 @@ void register_plan_command(CLI::App& app) {
       ->type_name("BYTES")
       ->check(byte_size_validator());
   command->add_option("-t,--time-limit", args->time_limit_seconds,
-                      "Wall-clock budget for planners that can use more time (0: the planner's default);\n"
-                      "with the default planner, time left after the heuristics goes to the exact solver")
+                      "Wall-clock budget for planning and validation (reading and writing are timed apart);\n"
+                      "0: each planner's default. With the default planner, time left after the heuristics\n"
+                      "goes to the exact solver")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
   command->add_option("-o,--output", args->output_path,
-                      "Write the plan: CSV (id,lower,upper,size[,alignment],offset), or JSON if the name ends in .json")
+                      "Write the plan: CSV (id,lower,upper,size[,alignment],offset), or JSON if the name ends in .json;\n"
+                      "- for standard output")
       ->type_name("PLAN.csv");
   command->add_flag("--json", args->json, "Print the plan as JSON on stdout instead of the summary");
   command->footer(
       "Byte sizes take a unit: 4096, 64K, 64KiB, 1.5M, 2GiB (binary), 2KB, 3MB, 1GB (decimal).\n"
       "Gap = arena / load - 1: 0% means the plan is provably optimal.\n"
-      "Exit status: 0 planned; 1 bad input or planner error; 2 does not fit --capacity;\n"
-      "3 the planner made an invalid plan (a bug).\n"
+      "With --capacity the default planner decides: heuristics, then the exact solver within\n"
+      "--time-limit (10 s without one), ending in fits (plan written), does not fit (with the\n"
+      "proof), or unknown (the best plan found is reported and written).\n"
+      "Ctrl-C stops planning and writes the best plan found so far (exit status 130).\n"
+      "Exit status: 0 planned or fits; 1 bad input or planner error; 2 proven not to fit\n"
+      "--capacity; 3 the planner made an invalid plan (a bug); 4 unknown: no plan within\n"
+      "--capacity found, none proven impossible; 130 interrupted.\n"
       "\n"
       "Examples:\n"
       "  memplan plan model.csv\n"

@@ -39,7 +39,8 @@
 
 #include "memplan/bounds.h"
 #include "memplan/validate.h"
-#include "planners/planners.h"
+#include "memplan/heuristics.h"
+#include "solver/registered.h"
 
 namespace memplan {
 namespace {
@@ -76,8 +77,8 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
   uncapped.capacity.reset();
   std::optional<Plan> start;
   {
-    StatusOr<Plan> heuristic = plan_with(
-        "portfolio", uncapped, PlanOptions{.time_limit_seconds = std::max(1e-3, 0.1 * seconds), .cancel = options.cancel});
+    StatusOr<Plan> heuristic = plan_heuristics(
+        uncapped, PlanOptions{.time_limit_seconds = std::max(1e-3, 0.1 * seconds), .cancel = options.cancel});
     if (heuristic.ok() && validate(uncapped, *heuristic).ok()) start = std::move(*heuristic);
   }
   int64_t upper = start ? start->arena : 0;

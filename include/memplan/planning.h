@@ -1,0 +1,74 @@
+// planning.h — the one path from a problem to a checked plan: run a registered
+// planner, answer the problem's capacity, honour the time limit and cancel,
+// validate, and say what was proven.
+//
+// Every caller that plans takes this path (memplan plan, memplan bench, the
+// runtime's learners through plan_with, the C++ API), so they behave alike.
+//
+//   run_planner(name, problem, options)
+//     1. Checks the problem (check_problem) and finds the planner by name.
+//     2. Runs it. The default planner, `portfolio`, is itself a path:
+//          a. the heuristic portfolio (heuristics.h);
+//          b. with a capacity the heuristic plan does not fit: a capacity
+//             below the lower bound (the load, or the top of a fixed buffer)
+//             is refuted at once; otherwise the exact solver decides the
+//             capacity with the time that is left (10 s when no limit is set);
+//          c. without a capacity, with an explicit time limit and a gap left:
+//             the exact solver improves the heuristic plan with the time left
+//             (windows on large problems), keeping the better plan.
+//        `exact` runs the decision (with a capacity) or the minimisation, and
+//        reports its statistics; any other planner runs alone.
+//     3. Validates the plan (capacity included). A planner that produced an
+//        invalid plan is a bug: kInternal, naming the planner and the reason.
+//   The verdict says what the plan means:
+//     kPlanned     no capacity: the plan is the best found
+//     kFits        the plan fits the capacity
+//     kDoesNotFit  proven: no plan fits the capacity; `reason` gives the proof
+//                  (no plan)
+//     kUnknown     no plan within the capacity was found and none was proven
+//                  impossible; `plan` is the best plan found (above the
+//                  capacity), `reason` says what ran and for how long
+//   lower_bound is proven in every case (at least the load).
+//
+// Cancel (options.cancel set from another thread or a signal handler): the
+// call returns soon with cancelled = true and the best valid plan found so far,
+// if any (none when the first heuristic had not finished).
+//
+// Errors (status): unknown planner (kNotFound), invalid problem
+// (kInvalidArgument), a planner's own error, an invalid plan (kInternal).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "memplan/exact.h"
+#include "memplan/plan.h"
+#include "memplan/planner.h"
+#include "memplan/problem.h"
+#include "memplan/status.h"
+
+namespace memplan {
+
+enum class PlanVerdict { kPlanned, kFits, kDoesNotFit, kUnknown };
+
+std::string_view plan_verdict_name(PlanVerdict verdict);  // "planned", "fits", "does not fit", "unknown"
+
+struct PlanningResult {
+  PlanVerdict verdict = PlanVerdict::kUnknown;
+  std::optional<Plan> plan;       // valid for the problem; within the capacity unless kUnknown
+  std::string planner;            // the registered planner that ran
+  std::string made_by;            // what produced the plan: "heuristics", "exact", or the planner's name
+  int64_t load = 0;               // bytes
+  int64_t lower_bound = 0;        // bytes; proven: every plan's arena is at least this
+  std::string reason;             // kDoesNotFit: the proof; kUnknown: what was tried
+  std::optional<ExactResult> exact;  // when the exact solver ran (its plan is moved into `plan`)
+  bool cancelled = false;         // options.cancel stopped the work early
+  double planning_seconds = 0;    // wall time of planning (step 2)
+  double validation_seconds = 0;  // wall time of validation (step 3)
+};
+
+StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& problem, const PlanOptions& options = {});
+
+}  // namespace memplan

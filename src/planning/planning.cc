@@ -1,0 +1,278 @@
+// planning.cc — run_planner (planning.h): the default planner's path
+// (heuristics, then the exact solver for a capacity or a time limit), the
+// `exact` planner, validation, and plan_with over them.
+//
+// This layer sits above the heuristics (src/planners) and the solvers
+// (src/solver); neither of them calls into it.
+#include "memplan/planning.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "memplan/bounds.h"
+#include "memplan/heuristics.h"
+#include "memplan/units.h"
+#include "memplan/validate.h"
+
+namespace memplan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The exact solver's budget when the caller gives no time limit: for the
+// `exact` planner, and for deciding a capacity the heuristics did not fit.
+constexpr double kDefaultExactSeconds = 10.0;
+// The share of an explicit time limit kept for validating the plan.
+constexpr double kValidationShare = 0.1;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool is_cancelled(const PlanOptions& options) {
+  return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
+}
+
+std::string bytes_text(int64_t bytes) { return std::to_string(bytes) + " B (" + format_bytes(bytes) + ")"; }
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", seconds);
+  return text;
+}
+
+// The largest lower bound that needs no search: the load, and the top of
+// every buffer with a fixed offset. `why` says which one it is.
+int64_t simple_lower_bound(const Problem& problem, std::string* why) {
+  const Bounds bounds = compute_bounds(problem, /*with_positional_maximums=*/false);
+  int64_t bound = bounds.load;
+  *why = "the load: the buffers live at tick " + std::to_string(bounds.load_tick) + " need " + bytes_text(bounds.load);
+  for (const Buffer& b : problem.buffers) {
+    if (b.offset && *b.offset + b.size > bound) {
+      bound = *b.offset + b.size;
+      *why = "the top of buffer '" + b.id + "' (fixed at offset " + std::to_string(*b.offset) + ", it ends at " +
+             bytes_text(bound) + ")";
+    }
+  }
+  return bound;
+}
+
+ExactOptions exact_options_for(const PlanOptions& options, double seconds) {
+  ExactOptions exact;
+  exact.time_limit_seconds = seconds;
+  exact.cancel = options.cancel;
+  return exact;
+}
+
+// Moves an exact result's plan and bound into `result`, keeping the
+// statistics; the verdict for a capacity follows the solver's outcome.
+void take_exact(ExactResult solved, PlanningResult* result) {
+  result->lower_bound = std::max(result->lower_bound, solved.lower_bound);
+  if (solved.plan) {
+    result->plan = std::move(solved.plan);
+    result->made_by = "exact";
+  }
+  solved.plan.reset();
+  result->exact = std::move(solved);
+}
+
+// The `exact` planner: a decision at the capacity, else minimisation.
+Status run_exact(const Problem& problem, const PlanOptions& options, Clock::time_point start,
+                 PlanningResult* result) {
+  const double seconds = options.time_limit_seconds > 0 ? options.time_limit_seconds : kDefaultExactSeconds;
+  const ExactOptions exact = exact_options_for(options, seconds);
+  StatusOr<ExactResult> solved =
+      problem.capacity ? solve_decision(problem, *problem.capacity, exact) : solve_minimize(problem, exact);
+  MEMPLAN_RETURN_IF_ERROR(solved.status());
+  const ExactOutcome outcome = solved->outcome;
+  const int64_t proven = solved->lower_bound;
+  const int64_t nodes = solved->stats.nodes;
+  take_exact(std::move(*solved), result);
+  if (outcome == ExactOutcome::kInfeasible) {
+    result->reason = problem.capacity
+                         ? "the exact search proved that every plan needs at least " + bytes_text(proven) + " (" +
+                               std::to_string(nodes) + " nodes, " + seconds_text(seconds_since(start)) + ")"
+                         : "the fixed buffers conflict: no plan places them all";
+  }
+  return Status();
+}
+
+// The default planner: heuristics, then the exact solver (see planning.h).
+Status run_default(const Problem& problem, const PlanOptions& options, Clock::time_point start,
+                   PlanningResult* result) {
+  Problem uncapped = problem;
+  uncapped.capacity.reset();
+  StatusOr<Plan> heuristic = plan_heuristics(uncapped, options);
+  if (!heuristic.ok() && heuristic.status().code() != StatusCode::kCancelled) return heuristic.status();
+  if (heuristic.ok()) {
+    result->plan = std::move(*heuristic);
+    result->made_by = "heuristics";
+  }
+  if (is_cancelled(options)) return Status();
+
+  const double left = options.time_limit_seconds - seconds_since(start);
+  if (problem.capacity) {
+    const int64_t capacity = *problem.capacity;
+    if (result->plan && result->plan->arena <= capacity) return Status();
+    std::string why;
+    const int64_t bound = simple_lower_bound(problem, &why);
+    if (capacity < bound) {
+      result->reason = "capacity " + bytes_text(capacity) + " is below " + why;
+      return Status();
+    }
+    const double seconds = options.time_limit_seconds > 0 ? left : kDefaultExactSeconds - seconds_since(start);
+    if (seconds <= 0) return Status();
+    StatusOr<ExactResult> solved = solve_decision(problem, capacity, exact_options_for(options, seconds));
+    MEMPLAN_RETURN_IF_ERROR(solved.status());
+    const bool refuted = solved->outcome == ExactOutcome::kInfeasible;
+    const int64_t proven = solved->lower_bound;
+    const int64_t nodes = solved->stats.nodes;
+    if (solved->plan || refuted) {
+      take_exact(std::move(*solved), result);
+    } else {
+      result->lower_bound = std::max(result->lower_bound, proven);
+      solved->plan.reset();
+      result->exact = std::move(*solved);  // keeps the heuristic plan as the best found
+    }
+    if (refuted) {
+      result->plan.reset();
+      result->reason = "the exact search proved that every plan needs at least " + bytes_text(proven) + " (" +
+                       std::to_string(nodes) + " nodes, " + seconds_text(seconds_since(start)) + ")";
+    }
+    return Status();
+  }
+  // No capacity: an explicit time limit buys the exact solver's improvement.
+  if (options.time_limit_seconds <= 0 || left <= 0 || !result->plan) return Status();
+  if (result->plan->arena <= result->load) return Status();
+  ExactOptions exact = exact_options_for(options, left);
+  exact.capacity = result->plan->arena;
+  exact.start_plan = &*result->plan;  // improved by windows on large problems
+  StatusOr<ExactResult> solved = solve_minimize(problem, exact);
+  if (!solved.ok()) return Status();  // the heuristic plan stands
+  exact.start_plan = nullptr;
+  if (solved->plan && solved->plan->arena < result->plan->arena) {
+    take_exact(std::move(*solved), result);
+  } else {
+    result->lower_bound = std::max(result->lower_bound, solved->lower_bound);
+    solved->plan.reset();
+    result->exact = std::move(*solved);
+  }
+  return Status();
+}
+
+}  // namespace
+
+std::string_view plan_verdict_name(PlanVerdict verdict) {
+  switch (verdict) {
+    case PlanVerdict::kPlanned: return "planned";
+    case PlanVerdict::kFits: return "fits";
+    case PlanVerdict::kDoesNotFit: return "does not fit";
+    case PlanVerdict::kUnknown: return "unknown";
+  }
+  return "?";
+}
+
+StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& problem, const PlanOptions& options) {
+  const PlannerInfo* planner = find_planner(name);
+  if (planner == nullptr) return NotFound("no planner named '" + std::string(name) + "' (see `memplan planners`)");
+  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+
+  PlanningResult result;
+  result.planner = std::string(planner->name);
+  result.load = load(problem);
+  result.lower_bound = result.load;
+  const Clock::time_point start = Clock::now();
+  // The time limit covers planning and validation: the validator (n log n)
+  // gets a tenth of an explicit limit.
+  PlanOptions planning = options;
+  planning.time_limit_seconds = options.time_limit_seconds * (1 - kValidationShare);
+  if (name == kDefaultPlanner) {
+    MEMPLAN_RETURN_IF_ERROR(run_default(problem, planning, start, &result));
+  } else if (name == "exact") {
+    MEMPLAN_RETURN_IF_ERROR(run_exact(problem, planning, start, &result));
+  } else {
+    StatusOr<Plan> plan = planner->plan(problem, planning);
+    if (plan.ok()) {
+      result.plan = std::move(*plan);
+      result.made_by = result.planner;
+    } else if (plan.status().code() == StatusCode::kInfeasible) {
+      result.reason = plan.status().message();  // the planner's proof (mip)
+      result.verdict = PlanVerdict::kDoesNotFit;
+    } else if (plan.status().code() != StatusCode::kCancelled) {
+      return plan.status();
+    }
+  }
+  result.cancelled = is_cancelled(options);
+  result.planning_seconds = seconds_since(start);
+
+  const Clock::time_point validation_start = Clock::now();
+  if (result.plan) {
+    Problem uncapped = problem;  // the capacity is judged below, with a verdict
+    uncapped.capacity.reset();
+    const ValidationResult check = validate(uncapped, *result.plan);
+    if (!check.ok()) {
+      return Internal("planner '" + result.planner + "' made an invalid plan: " + check.message +
+                      " (please report this)");
+    }
+  }
+  result.validation_seconds = seconds_since(validation_start);
+
+  if (!problem.capacity) {
+    result.verdict = result.plan ? PlanVerdict::kPlanned : PlanVerdict::kUnknown;
+    if (!result.plan && result.reason.empty()) result.reason = "no plan was found before the work was cancelled";
+    if (!result.plan && !result.cancelled && result.exact && result.exact->outcome == ExactOutcome::kInfeasible) {
+      result.verdict = PlanVerdict::kDoesNotFit;
+    }
+    return result;
+  }
+  const int64_t capacity = *problem.capacity;
+  if (result.plan && result.plan->arena <= capacity) {
+    result.verdict = PlanVerdict::kFits;
+    result.reason.clear();
+    return result;
+  }
+  if (!result.reason.empty() && !result.cancelled &&
+      (result.verdict == PlanVerdict::kDoesNotFit || !result.plan)) {
+    result.verdict = PlanVerdict::kDoesNotFit;  // a proof was given
+    result.plan.reset();
+    return result;
+  }
+  std::string why;
+  const int64_t bound = simple_lower_bound(problem, &why);
+  if (capacity < bound) {
+    result.verdict = PlanVerdict::kDoesNotFit;
+    result.reason = "capacity " + bytes_text(capacity) + " is below " + why;
+    result.plan.reset();
+    return result;
+  }
+  result.verdict = PlanVerdict::kUnknown;
+  result.reason = (result.cancelled ? "cancelled after " : "unknown after ") + seconds_text(result.planning_seconds) +
+                  ": " + (result.plan ? "the best plan found needs " + bytes_text(result.plan->arena) : "no plan found") +
+                  ", above the capacity of " + bytes_text(capacity) + "; proven lower bound " +
+                  bytes_text(result.lower_bound) + (name == "exact" || name == kDefaultPlanner ? "" : " (a heuristic result, not a proof that no plan fits)");
+  return result;
+}
+
+StatusOr<Plan> plan_with(std::string_view name, const Problem& problem, const PlanOptions& options) {
+  MEMPLAN_ASSIGN_OR_RETURN(PlanningResult result, run_planner(name, problem, options));
+  if (result.cancelled) return Cancelled("planner '" + std::string(name) + "' was cancelled");
+  switch (result.verdict) {
+    case PlanVerdict::kPlanned:
+    case PlanVerdict::kFits: return std::move(*result.plan);
+    case PlanVerdict::kDoesNotFit: return Infeasible(result.reason);
+    case PlanVerdict::kUnknown: break;
+  }
+  if (!problem.capacity) return DeadlineExceeded(result.reason);
+  return CapacityExceeded(result.reason);
+}
+
+// The registry's entry points for the two planners this layer runs itself.
+StatusOr<Plan> plan_default(const Problem& problem, const PlanOptions& options) {
+  return plan_with(kDefaultPlanner, problem, options);
+}
+StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& options) {
+  return plan_with("exact", problem, options);
+}
+
+}  // namespace memplan

@@ -1,0 +1,23 @@
+# tests.cmake — the planning library's layers link on their own (label unit).
+#
+# Each program is linked from one layer's objects and the layers below it
+# only (src/CMakeLists.txt): a call from the heuristics into the solvers or
+# the registry, or from the solvers into the registry, is an undefined symbol
+# and fails the build. Running each program then checks that the layer works
+# alone (a valid plan of the expected size).
+function(memplan_layer_program name source)
+  add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${source})
+  foreach(layer ${ARGN})
+    target_sources(${name} PRIVATE $<TARGET_OBJECTS:${layer}>)
+  endforeach()
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  target_link_libraries(${name} PRIVATE ${LEMON_LIBRARY} Threads::Threads)
+  if(MEMPLAN_WITH_CBC AND "memplan_solvers" IN_LIST ARGN)
+    target_link_libraries(${name} PRIVATE PkgConfig::CBC)
+  endif()
+  add_test(NAME layering.${name} COMMAND ${name})
+  set_tests_properties(layering.${name} PROPERTIES LABELS unit TIMEOUT 60)
+endfunction()
+
+memplan_layer_program(heuristics_link_alone heuristics_alone.cc memplan_heuristics)
+memplan_layer_program(solvers_link_without_the_registry solvers_alone.cc memplan_heuristics memplan_solvers)

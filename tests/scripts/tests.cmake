@@ -1,0 +1,26 @@
+# tests.cmake — tests of the project's own scripts (label scripts).
+#
+# scripts/run-ctest.sh is how scripts/test.sh runs every stage; it must fail
+# when no test ran (a build folder configured without tests, or a label filter
+# that selects nothing) and when fewer tests ran than the stage expects.
+set(_memplan_ctest_fixtures ${CMAKE_CURRENT_BINARY_DIR}/scripts)
+# A build folder with no tests at all, and one with a single passing test.
+file(WRITE ${_memplan_ctest_fixtures}/empty/CTestTestfile.cmake "# no tests\n")
+file(WRITE ${_memplan_ctest_fixtures}/one/CTestTestfile.cmake
+  "add_test(one_passing_test \"${CMAKE_COMMAND}\" -E true)\nset_tests_properties(one_passing_test PROPERTIES LABELS fast)\n")
+
+# Each test passes only on the script's own verdict line (the exit status alone
+# would also be non-zero if the script were missing or broken).
+function(memplan_script_test name verdict)
+  add_test(NAME scripts.${name} COMMAND ${PROJECT_SOURCE_DIR}/scripts/run-ctest.sh ${ARGN})
+  set_tests_properties(scripts.${name} PROPERTIES LABELS scripts TIMEOUT 60 PASS_REGULAR_EXPRESSION "${verdict}")
+endfunction()
+
+memplan_script_test(run_ctest_fails_when_no_test_exists "run-ctest: ctest failed in .*empty"
+  ${_memplan_ctest_fixtures}/empty 0)
+memplan_script_test(run_ctest_fails_when_the_label_selects_nothing "run-ctest: ctest failed in .*one"
+  ${_memplan_ctest_fixtures}/one 0 -L no_such_label)
+memplan_script_test(run_ctest_fails_below_the_expected_count "run-ctest: only 1 tests ran in .*one, expected at least 2"
+  ${_memplan_ctest_fixtures}/one 2)
+memplan_script_test(run_ctest_passes_when_enough_tests_pass "run-ctest: 1 tests ran and passed in .*one"
+  ${_memplan_ctest_fixtures}/one 1)
