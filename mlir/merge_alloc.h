@@ -18,10 +18,14 @@
 //   mutation (merge_alloc_pass.cc): plan, rewrite, report, extract.
 //
 // Vocabulary:
-//   alloc scope  a func.func body, or the body of scf.parallel / scf.foreach_thread
-//                (MLIR 15's scf.forall). scf.for, scf.while, scf.if and other
-//                region ops are not scopes: their allocations merge into the
-//                nearest enclosing scope.
+//   alloc scope  a func.func body, or the body of scf.parallel, scf.foreach_thread
+//                (MLIR 15's scf.forall), affine.parallel or async.execute.
+//                scf.for, scf.while, scf.if, scf.execute_region, affine.for,
+//                affine.if and memref.alloca_scope are transparent: their
+//                allocations merge into the nearest enclosing scope. Any other
+//                region op is opaque: allocations inside it are kept, never
+//                hoisted across it (Note [Scopes and barriers] in
+//                merge_alloc_analysis.cc).
 //   tick         position of an operation in a pre-order walk of its function.
 //   lifetime     [first use, last use] in ticks (inclusive) over the allocation
 //                and every alias derived from it; memplan's Problem wants the
@@ -83,7 +87,7 @@ struct KeptAlloc {
 };
 
 struct AllocScope {
-  mlir::Operation* op = nullptr;  // func.func, scf.parallel or scf.foreach_thread
+  mlir::Operation* op = nullptr;  // func.func, scf.parallel, scf.foreach_thread, affine.parallel, async.execute
   std::string name;               // "@f", "@f/scf.parallel#0" — for reports and file names
   std::vector<MergeableAlloc> mergeable;  // in pre-order of the allocs
   std::vector<KeptAlloc> kept;
@@ -114,7 +118,7 @@ void register_merge_alloc_pass();
 
 // The dialects memplan-opt understands: those that appear in bufferized
 // programs and their lowering (func, memref, arith, scf, linalg, affine,
-// tensor, bufferization, math, cf, vector, llvm).
+// tensor, bufferization, math, cf, vector, llvm, async).
 void register_dialects(mlir::DialectRegistry& registry);
 
 }  // namespace memplan::merge_alloc

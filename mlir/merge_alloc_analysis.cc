@@ -5,9 +5,10 @@
 //   1. Number every operation by a pre-order walk (its tick) and record, for
 //      each operation, the last tick inside it (its end), so that an op's
 //      subtree is the tick range [tick, end].
-//   2. Walk the function in pre-order. Every func.func, scf.parallel and
-//      scf.foreach_thread opens an alloc scope; every memref.alloc belongs to
-//      its nearest enclosing scope.
+//   2. Walk the function in pre-order. Every scope op (Note [Scopes and
+//      barriers]) opens an alloc scope; every memref.alloc belongs to its
+//      nearest enclosing scope, unless an opaque region op lies between them
+//      (then it is kept).
 //   3. For each memref.alloc, check its type: static shape, identity layout,
 //      default memory space, an element type of known byte size; and that its
 //      alignment attribute, if any, is a power of two.
@@ -16,14 +17,17 @@
 //      a worklist. Each use either
 //        - escapes (return, yield or branch operand, call operand, stored as a
 //          value, captured by an op that produces a memref/tensor or has no
-//          declared memory effects): the alloc is kept, with the reason; or
+//          declared memory effects, or its address carried out by a result
+//          that is neither a memref nor data read through it): the alloc is
+//          kept, with the reason; or
 //        - is a dealloc: remembered, not a use (the pass removes it); or
 //        - is an access: its tick joins the lifetime. If the user sits inside
 //          a region op (other than scf.if) that does not contain the alloc,
 //          the whole region op joins the lifetime: a loop may run the use
 //          again, so the buffer stays live until the loop ends (and from the
 //          loop's start, since a later iteration may read what an earlier
-//          one wrote).
+//          one wrote). If one of those region ops may run the use after it
+//          returns (async.execute, opaque ops), the alloc is kept.
 //   5. The lifetime is [min tick, max tick] over the accesses (the alloc's own
 //      tick when there are none); to_problem makes it half-open.
 // Complexity: O(ops + uses · depth) per function, where depth is the region
@@ -33,7 +37,9 @@
 
 #include "merge_alloc.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -49,8 +55,49 @@ namespace {
 using mlir::Operation;
 using mlir::Value;
 
-bool is_scope_op(Operation* op) {
-  return mlir::isa<mlir::func::FuncOp, mlir::scf::ParallelOp, mlir::scf::ForeachThreadOp>(op);
+// Note [Scopes and barriers]. Every region op is one of three kinds for the
+// pass, and only ops it knows by name are anything but opaque:
+//   scope        its body gets its own merged buffer, allocated at the start
+//                of the body: func.func; the parallel ops scf.parallel,
+//                scf.foreach_thread and affine.parallel (one buffer per
+//                iteration, so concurrent iterations never share one); and
+//                async.execute (its body runs once, at a time of its own).
+//   transparent  runs its regions inline, in program order, on the thread
+//                that reached it: scf.for, scf.while, scf.if,
+//                scf.execute_region, affine.for, affine.if,
+//                memref.alloca_scope. Its allocations merge into the nearest
+//                enclosing scope.
+//   opaque       everything else: unregistered ops, linalg bodies, ops of
+//                dialects the pass does not know. An allocation is never
+//                hoisted across one (it is kept), whatever its traits say
+//                (AutomaticAllocationScope is on scf.for too, and on ops that
+//                run their body concurrently, so the trait proves nothing).
+// Separately, a use of a buffer inside a region op that does not contain the
+// buffer's allocation is timed by that op: only ops known to run their regions
+// before they return (synchronous_region_op) allow that; inside any other
+// (async.execute, opaque ops) the use may happen at any time and the buffer
+// is kept.
+enum class RegionKind { kScope, kTransparent, kOpaque };
+
+RegionKind region_kind(Operation* op) {
+  if (mlir::isa<mlir::func::FuncOp, mlir::scf::ParallelOp, mlir::scf::ForeachThreadOp, mlir::AffineParallelOp,
+                mlir::async::ExecuteOp>(op))
+    return RegionKind::kScope;
+  if (mlir::isa<mlir::scf::ForOp, mlir::scf::WhileOp, mlir::scf::IfOp, mlir::scf::ExecuteRegionOp,
+                mlir::AffineForOp, mlir::AffineIfOp, mlir::memref::AllocaScopeOp>(op))
+    return RegionKind::kTransparent;
+  return RegionKind::kOpaque;
+}
+
+bool is_scope_op(Operation* op) { return region_kind(op) == RegionKind::kScope; }
+
+// Whether every region of `op` has finished running when `op` returns, on the
+// thread that reached it (so a use inside it happens within op's ticks).
+bool synchronous_region_op(Operation* op) {
+  if (mlir::isa<mlir::async::ExecuteOp>(op)) return false;
+  if (region_kind(op) != RegionKind::kOpaque) return true;
+  // Bodies of structured linalg ops (per element) and reductions of parallel loops.
+  return mlir::isa<mlir::linalg::LinalgOp, mlir::scf::ReduceOp, mlir::scf::PerformConcurrentlyOp>(op);
 }
 
 struct Ticks {
@@ -118,6 +165,15 @@ bool holds_reference(mlir::Type type) {
   return type.isa<mlir::BaseMemRefType, mlir::TensorType>();
 }
 
+// Whether `op` declares a read or write of `value` itself.
+bool has_effect_on(Operation* op, Value value) {
+  auto effects = mlir::dyn_cast<mlir::MemoryEffectOpInterface>(op);
+  if (!effects) return false;
+  llvm::SmallVector<mlir::MemoryEffects::EffectInstance, 4> on_value;
+  effects.getEffectsOnValue(value, on_value);
+  return !on_value.empty();
+}
+
 // Step 4 for one use that is not a view and not a dealloc: why it escapes, or nullopt.
 std::optional<std::string> escape_reason(mlir::OpOperand& use) {
   Operation* user = use.getOwner();
@@ -144,6 +200,15 @@ std::optional<std::string> escape_reason(mlir::OpOperand& use) {
   if (!mlir::isa<mlir::MemoryEffectOpInterface>(user) &&
       !user->hasTrait<mlir::OpTrait::HasRecursiveSideEffects>())
     return "captured by '" + user->getName().getStringRef().str() + "'";
+  // Results that are not memrefs are either data read through the buffer
+  // (memref.load, vector.transfer_read: the op declares an effect on it) or
+  // facts of its type (memref.dim, memref.rank). Anything else computed from
+  // the operand carries its address out of the memref, where no later use can
+  // be seen: builtin.unrealized_conversion_cast to an LLVM descriptor, for
+  // one (its pointer can be extracted and used anywhere later).
+  if (user->getNumResults() > 0 && !mlir::isa<mlir::memref::DimOp, mlir::memref::RankOp>(user) &&
+      !has_effect_on(user, use.get()))
+    return "address escapes through '" + user->getName().getStringRef().str() + "'";
   return std::nullopt;
 }
 
@@ -210,9 +275,15 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
       const int64_t t = ticks.tick.lookup(user);
       cover(t, t);
       // Step 4, loops: every region op between the use and the alloc's block
-      // runs the use possibly many times; scf.if runs it at most once.
+      // runs the use possibly many times; scf.if runs it at most once. An op
+      // that may run the use after it returns hides when the use happens.
       for (Operation* ancestor = user->getParentOp(); ancestor != nullptr && !ancestor->isProperAncestor(alloc);
            ancestor = ancestor->getParentOp()) {
+        if (!synchronous_region_op(ancestor)) {
+          verdict.kept_reason = "used inside '" + ancestor->getName().getStringRef().str() +
+                                "', which may run the use at a time the pass cannot see";
+          return verdict;
+        }
         if (mlir::isa<mlir::scf::IfOp, mlir::AffineIfOp>(ancestor)) continue;
         cover(ticks.tick.lookup(ancestor), ticks.end.lookup(ancestor));
       }
@@ -263,9 +334,18 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
     }
     auto alloc = mlir::dyn_cast<mlir::memref::AllocOp>(op);
     if (!alloc) return;
+    // The nearest enclosing scope; the first opaque op on the way up, if any,
+    // is a barrier (Note [Scopes and barriers]).
     Operation* owner = op->getParentOp();
-    while (!is_scope_op(owner)) owner = owner->getParentOp();
+    Operation* barrier = nullptr;
+    for (; !is_scope_op(owner); owner = owner->getParentOp())
+      if (barrier == nullptr && region_kind(owner) == RegionKind::kOpaque) barrier = owner;
     AllocScope& scope = scopes[scope_index.lookup(owner)];
+    if (barrier != nullptr) {
+      scope.kept.push_back({alloc, "inside '" + barrier->getName().getStringRef().str() +
+                                       "', a region op the pass does not hoist across"});
+      return;
+    }
     AllocVerdict verdict = analyze_alloc(alloc, owner, ticks);
     if (verdict.kept_reason) {
       scope.kept.push_back({alloc, std::move(*verdict.kept_reason)});

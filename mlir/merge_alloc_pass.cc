@@ -27,6 +27,7 @@
 #include "merge_alloc.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
+#include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -215,7 +216,7 @@ void register_dialects(mlir::DialectRegistry& registry) {
                   mlir::scf::SCFDialect, mlir::linalg::LinalgDialect, mlir::AffineDialect,
                   mlir::tensor::TensorDialect, mlir::bufferization::BufferizationDialect,
                   mlir::math::MathDialect, mlir::cf::ControlFlowDialect, mlir::vector::VectorDialect,
-                  mlir::LLVM::LLVMDialect>();
+                  mlir::LLVM::LLVMDialect, mlir::async::AsyncDialect>();
 }
 
 }  // namespace memplan::merge_alloc
