@@ -77,6 +77,7 @@ struct MergeableAlloc {
   int64_t last_use = 0;   // tick, inclusive
   int64_t size = 0;       // bytes
   int64_t alignment = 1;  // the alloc's own alignment attribute (the scope's is applied on top)
+  mlir::Attribute memory_space;  // the alloc's memory space; null for the default one
   std::vector<mlir::Operation*> deallocs;  // memref.dealloc of the alloc or an alias; removed by the pass
 };
 
@@ -88,13 +89,16 @@ struct KeptAlloc {
 
 struct AllocScope {
   mlir::Operation* op = nullptr;  // func.func, scf.parallel, scf.foreach_thread, affine.parallel, async.execute
-  std::string name;               // "@f", "@f/scf.parallel#0" — for reports and file names
+  std::string name;               // "@f", "@f/scf.parallel#0", "@f memory space 3" — for reports and file names
+  mlir::Attribute memory_space;   // of every mergeable alloc and of the merged buffer; null for the default
   std::vector<MergeableAlloc> mergeable;  // in pre-order of the allocs
   std::vector<KeptAlloc> kept;
 };
 
 // Analyses one function: its scopes in pre-order (the function's own first),
-// each with its mergeable and kept allocations. Never modifies the IR.
+// each with its mergeable and kept allocations. A scope with allocations in
+// other memory spaces than the default is followed by one entry per space
+// (same op, its own merged buffer). Never modifies the IR.
 std::vector<AllocScope> analyze_function(mlir::func::FuncOp function);
 
 // The scope's planning problem: buffer i is scope.mergeable[i], id "b<i>@<line>"

@@ -14,13 +14,18 @@
 //      alignment attribute, if any, is a power of two.
 //   4. Follow its aliases (results of view-like ops: subview, view, cast,
 //      reinterpret_cast, expand_shape, collapse_shape, transpose, reshape) with
-//      a worklist. Each use either
+//      a worklist, and its joins: values that may hold it or another buffer
+//      (arith.select and other effect-free ops returning memrefs; scf.if and
+//      scf.for results and scf.for iteration arguments it is yielded or passed
+//      to). A join's uses count for every buffer that reaches it (the union
+//      of lifetimes). Each use either
 //        - escapes (return, yield or branch operand, call operand, stored as a
 //          value, captured by an op that produces a memref/tensor or has no
 //          declared memory effects, or its address carried out by a result
 //          that is neither a memref nor data read through it): the alloc is
 //          kept, with the reason; or
-//        - is a dealloc: remembered, not a use (the pass removes it); or
+//        - is a dealloc: remembered, not a use (the pass removes it); a
+//          dealloc of a join keeps the alloc (it may free another buffer); or
 //        - is an access: its tick joins the lifetime. If the user sits inside
 //          a region op (other than scf.if) that does not contain the alloc,
 //          the whole region op joins the lifetime: a loop may run the use
@@ -37,6 +42,7 @@
 
 #include "merge_alloc.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
 #include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -47,7 +53,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace memplan::merge_alloc {
 namespace {
@@ -139,7 +147,6 @@ std::optional<int64_t> element_bytes(mlir::Type type) {
 std::optional<std::string> type_reason(mlir::MemRefType type, int64_t* bytes) {
   if (!type.hasStaticShape()) return "dynamic shape";
   if (!type.getLayout().isIdentity()) return "non-identity layout";
-  if (type.getMemorySpace()) return "non-default memory space";
   const std::optional<int64_t> element = element_bytes(type.getElementType());
   if (!element) return "element type without a fixed byte size";
   int64_t size = *element;
@@ -163,6 +170,20 @@ bool is_alias_producer(Operation* user, Value value) {
 
 bool holds_reference(mlir::Type type) {
   return type.isa<mlir::BaseMemRefType, mlir::TensorType>();
+}
+
+// Whether `user` returns one of its memref operands, chosen at run time, so
+// that its results may alias `value` or another buffer (a join): arith.select
+// on its true/false operands, and any registered op without regions that
+// declares no memory effects and returns only memrefs (it cannot allocate, so
+// its results can only be views or copies of the handle).
+bool is_join(Operation* user, Value value) {
+  if (auto select = mlir::dyn_cast<mlir::arith::SelectOp>(user))
+    return select.getCondition() != value && select.getType().isa<mlir::BaseMemRefType>();
+  if (user->getNumRegions() != 0 || user->getNumResults() == 0) return false;
+  auto effects = mlir::dyn_cast<mlir::MemoryEffectOpInterface>(user);
+  if (!effects || !effects.hasNoEffect()) return false;
+  return llvm::all_of(user->getResultTypes(), [](mlir::Type t) { return t.isa<mlir::BaseMemRefType>(); });
 }
 
 // Whether `op` declares a read or write of `value` itself.
@@ -233,6 +254,7 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
   AllocVerdict verdict;
   MergeableAlloc& m = verdict.mergeable;
   m.alloc = alloc;
+  m.memory_space = alloc.getType().getMemorySpace();
   if (auto reason = type_reason(alloc.getType(), &m.size)) {
     verdict.kept_reason = std::move(reason);
     return verdict;
@@ -257,17 +279,59 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
     first = std::min(first, lo);
     last = std::max(last, hi);
   };
-  llvm::SmallVector<Value, 8> worklist{alloc.getResult()};
+  // Each value that may refer to the buffer, once; `joined` when it may refer
+  // to another buffer as well (it came through a select or a yield), so that
+  // freeing it is not freeing this buffer.
+  struct Alias {
+    Value value;
+    bool joined = false;
+  };
+  llvm::SmallVector<Alias, 8> worklist{{alloc.getResult(), false}};
+  llvm::DenseSet<Value> seen{alloc.getResult()};
+  auto follow = [&](Value alias, bool joined) {
+    if (seen.insert(alias).second) worklist.push_back({alias, joined});
+  };
   while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
+    const Alias current = worklist.pop_back_val();
+    const Value value = current.value;
     for (mlir::OpOperand& use : value.getUses()) {
       Operation* user = use.getOwner();
       if (mlir::isa<mlir::memref::DeallocOp>(user)) {
+        if (current.joined) {
+          verdict.kept_reason = "deallocated through a value that may hold another buffer";
+          return verdict;
+        }
         m.deallocs.push_back(user);
         continue;
       }
       if (is_alias_producer(user, value)) {
-        for (Value result : user->getResults()) worklist.push_back(result);
+        for (Value result : user->getResults()) follow(result, current.joined);
+      } else if (is_join(user, value)) {
+        for (Value result : user->getResults()) follow(result, true);
+      } else if (auto yield = mlir::dyn_cast<mlir::scf::YieldOp>(user);
+                 yield && mlir::isa<mlir::scf::IfOp, mlir::scf::ForOp>(user->getParentOp())) {
+        // Step 4, yields: the parent's result carries the buffer on; in
+        // scf.for so does the iteration argument of the next iteration.
+        Operation* parent = user->getParentOp();
+        const unsigned index = use.getOperandNumber();
+        follow(parent->getResult(index), true);
+        if (auto loop = mlir::dyn_cast<mlir::scf::ForOp>(parent)) {
+          Value carried = loop.getRegionIterArgs()[index];
+          // A buffer allocated in the loop body and read by the next
+          // iteration has two instances alive at once; one offset cannot
+          // hold both.
+          if (loop->isProperAncestor(alloc) && !carried.use_empty()) {
+            verdict.kept_reason = "carried into the next iteration of 'scf.for'";
+            return verdict;
+          }
+          follow(carried, true);
+        }
+      } else if (auto loop = mlir::dyn_cast<mlir::scf::ForOp>(user);
+                 loop && use.getOperandNumber() >= loop.getNumControlOperands()) {
+        // An initial iteration argument: the region argument and the result.
+        const unsigned index = use.getOperandNumber() - loop.getNumControlOperands();
+        follow(loop.getRegionIterArgs()[index], true);
+        follow(loop->getResult(index), true);
       } else if (auto reason = escape_reason(use)) {
         verdict.kept_reason = std::move(reason);
         return verdict;
@@ -306,6 +370,48 @@ std::string scope_name(mlir::func::FuncOp function, Operation* scope, size_t nes
     name += std::to_string(nested_index);
   }
   return name;
+}
+
+// Step 6: each memory space of a scope gets a merged buffer of its own
+// (bytes of GPU workgroup memory cannot hold a global-memory buffer). The
+// default space stays in the scope's entry, with the kept allocs; every other
+// space follows it as one more entry, in order of first appearance.
+std::vector<AllocScope> split_by_memory_space(std::vector<AllocScope> scopes) {
+  std::vector<AllocScope> out;
+  out.reserve(scopes.size());
+  for (AllocScope& scope : scopes) {
+    std::vector<AllocScope> spaces;
+    std::vector<MergeableAlloc> default_space;
+    for (MergeableAlloc& m : scope.mergeable) {
+      if (!m.memory_space) {
+        default_space.push_back(std::move(m));
+        continue;
+      }
+      auto same = std::find_if(spaces.begin(), spaces.end(),
+                               [&](const AllocScope& s) { return s.memory_space == m.memory_space; });
+      if (same == spaces.end()) {
+        AllocScope space;
+        space.op = scope.op;
+        space.memory_space = m.memory_space;
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        if (auto number = m.memory_space.dyn_cast<mlir::IntegerAttr>())
+          os << number.getInt();  // "3", not "3 : i64"
+        else
+          m.memory_space.print(os);
+        space.name = scope.name;
+        space.name += " memory space ";
+        space.name += os.str();
+        spaces.push_back(std::move(space));
+        same = spaces.end() - 1;
+      }
+      same->mergeable.push_back(std::move(m));
+    }
+    scope.mergeable = std::move(default_space);
+    out.push_back(std::move(scope));
+    for (AllocScope& space : spaces) out.push_back(std::move(space));
+  }
+  return out;
 }
 
 }  // namespace
@@ -355,7 +461,7 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
       scope.mergeable.push_back(std::move(verdict.mergeable));
     }
   });
-  return scopes;
+  return split_by_memory_space(std::move(scopes));
 }
 
 std::string source_line(Operation* op) {

@@ -54,7 +54,8 @@ void rewrite_scope(AllocScope& scope, const Problem& problem, const Plan& plan) 
   mlir::Block& body = scope.op->getRegion(0).front();
   mlir::OpBuilder builder = mlir::OpBuilder::atBlockBegin(&body);
   const mlir::Location loc = scope.op->getLoc();
-  auto merged_type = mlir::MemRefType::get({plan.arena}, builder.getI8Type());
+  auto merged_type =
+      mlir::MemRefType::get({plan.arena}, builder.getI8Type(), mlir::MemRefLayoutAttrInterface{}, scope.memory_space);
   // Offsets are multiples of each buffer's alignment, so the base must be
   // aligned to the largest of them (an alloc may ask for more than the option).
   int64_t alignment = 1;
