@@ -45,7 +45,8 @@
 
 namespace memplan::merge_alloc {
 
-// The pass's options (also its textual options: planner=, alignment=, report, extract=).
+// The pass's options (also its textual options: planner=, alignment=, report,
+// extract=, hoist-parallel, strict).
 struct MergeAllocOptions {
   // Any name of memplan's planner registry (`memplan planners`).
   std::string planner = "portfolio";
@@ -56,6 +57,15 @@ struct MergeAllocOptions {
   // If not empty: write each scope's planning problem as memplan problem CSV
   // (see extract_path_for_scope for the file names).
   std::string extract;
+  // Hoist the merged buffer of each scf.parallel / affine.parallel body with a
+  // constant trip count into the enclosing scope, as one block of
+  // (body arena, rounded up to its alignment) x (trip count) bytes planned
+  // with the enclosing scope's buffers; iteration k uses the k-th slice.
+  // One allocation per kernel instead of one per iteration, but more bytes.
+  bool hoist_parallel = false;
+  // Fail (with a diagnostic on the op) on a region op the pass does not know
+  // that is not a RegionBranchOpInterface, instead of keeping its buffers.
+  bool strict = false;
 };
 
 // The one place where the pass's inclusive tick ranges become memplan's
@@ -93,7 +103,36 @@ struct AllocScope {
   mlir::Attribute memory_space;   // of every mergeable alloc and of the merged buffer; null for the default
   std::vector<MergeableAlloc> mergeable;  // in pre-order of the allocs
   std::vector<KeptAlloc> kept;
+  int64_t op_tick = 0;  // the scope op's subtree, [op_tick, op_end] in ticks
+  int64_t op_end = 0;
+  // The nearest enclosing scope op of `op` when only transparent ops lie
+  // between them (where hoist_parallel may move its buffer); else null.
+  mlir::Operation* parent = nullptr;
+  // Blocks of parallel bodies hoisted into this scope (hoist_parallel); set
+  // by the pass, planned after `mergeable` as buffers "h<i>@L<line>".
+  struct Hoisted {
+    mlir::Operation* parallel = nullptr;
+    int64_t first_use = 0;  // the parallel op's ticks, inclusive
+    int64_t last_use = 0;
+    int64_t size = 0;
+    int64_t alignment = 1;
+  };
+  std::vector<Hoisted> hoisted;
 };
+
+// Whether the pass understands when `op`'s regions run: a scope, a
+// transparent op, an op that runs its regions before it returns (linalg,
+// reductions), or a RegionBranchOpInterface. `strict` rejects the others.
+bool is_understood_region_op(mlir::Operation* op);
+
+// Test-only: a deliberately wrong rule, so that the property test can show it
+// catches one (merge_alloc_test.cc). Never set outside tests.
+enum class AnalysisMutation {
+  kNone,
+  kSelectIsPlainUse,        // arith.select's result is not followed
+  kAffineParallelIsTransparent,  // affine.parallel allocs hoisted into the enclosing scope
+};
+void set_analysis_mutation_for_testing(AnalysisMutation mutation);
 
 // Analyses one function: its scopes in pre-order (the function's own first),
 // each with its mergeable and kept allocations. A scope with allocations in
@@ -103,7 +142,8 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function);
 
 // The scope's planning problem: buffer i is scope.mergeable[i], id "b<i>@<line>"
 // (the alloc's source line when known), with the half-open lifetime, the size,
-// and alignment max(alloc alignment, options alignment).
+// and alignment max(alloc alignment, options alignment); then one buffer per
+// scope.hoisted block, live over its parallel op.
 Problem to_problem(const AllocScope& scope, int64_t alignment);
 
 // The alloc's source line ("?" when its location has none), for ids and reports.

@@ -87,7 +87,12 @@ using mlir::Value;
 // is kept.
 enum class RegionKind { kScope, kTransparent, kOpaque };
 
+// Test-only (set_analysis_mutation_for_testing); kNone in every real run.
+AnalysisMutation g_mutation = AnalysisMutation::kNone;
+
 RegionKind region_kind(Operation* op) {
+  if (g_mutation == AnalysisMutation::kAffineParallelIsTransparent && mlir::isa<mlir::AffineParallelOp>(op))
+    return RegionKind::kTransparent;
   if (mlir::isa<mlir::func::FuncOp, mlir::scf::ParallelOp, mlir::scf::ForeachThreadOp, mlir::AffineParallelOp,
                 mlir::async::ExecuteOp>(op))
     return RegionKind::kScope;
@@ -178,6 +183,7 @@ bool holds_reference(mlir::Type type) {
 // declares no memory effects and returns only memrefs (it cannot allocate, so
 // its results can only be views or copies of the handle).
 bool is_join(Operation* user, Value value) {
+  if (g_mutation == AnalysisMutation::kSelectIsPlainUse && mlir::isa<mlir::arith::SelectOp>(user)) return false;
   if (auto select = mlir::dyn_cast<mlir::arith::SelectOp>(user))
     return select.getCondition() != value && select.getType().isa<mlir::BaseMemRefType>();
   if (user->getNumRegions() != 0 || user->getNumResults() == 0) return false;
@@ -308,6 +314,8 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
         for (Value result : user->getResults()) follow(result, current.joined);
       } else if (is_join(user, value)) {
         for (Value result : user->getResults()) follow(result, true);
+      } else if (g_mutation == AnalysisMutation::kSelectIsPlainUse && mlir::isa<mlir::arith::SelectOp>(user)) {
+        // The wrong rule: the select counts as one access, its result is not followed.
       } else if (auto yield = mlir::dyn_cast<mlir::scf::YieldOp>(user);
                  yield && mlir::isa<mlir::scf::IfOp, mlir::scf::ForOp>(user->getParentOp())) {
         // Step 4, yields: the parent's result carries the buffer on; in
@@ -416,6 +424,13 @@ std::vector<AllocScope> split_by_memory_space(std::vector<AllocScope> scopes) {
 
 }  // namespace
 
+bool is_understood_region_op(Operation* op) {
+  return region_kind(op) != RegionKind::kOpaque || synchronous_region_op(op) ||
+         mlir::isa<mlir::RegionBranchOpInterface>(op);
+}
+
+void set_analysis_mutation_for_testing(AnalysisMutation mutation) { g_mutation = mutation; }
+
 std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
   std::vector<AllocScope> scopes;
   if (function.isExternal()) return scopes;
@@ -434,6 +449,13 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
       scope_index[op] = scopes.size();
       AllocScope scope;
       scope.op = op;
+      scope.op_tick = ticks.tick.lookup(op);
+      scope.op_end = ticks.end.lookup(op);
+      if (op != function.getOperation()) {
+        Operation* up = op->getParentOp();
+        while (up != nullptr && region_kind(up) == RegionKind::kTransparent) up = up->getParentOp();
+        if (up != nullptr && is_scope_op(up)) scope.parent = up;
+      }
       scope.name = scope_name(function, op, op == function.getOperation() ? 0 : nested++);
       scopes.push_back(std::move(scope));
       return;
@@ -484,6 +506,20 @@ Problem to_problem(const AllocScope& scope, int64_t alignment) {
     buffer.upper = life.upper;
     buffer.size = m.size;
     buffer.alignment = std::max(m.alignment, alignment);
+    problem.buffers.push_back(std::move(buffer));
+  }
+  for (size_t i = 0; i < scope.hoisted.size(); ++i) {
+    const AllocScope::Hoisted& h = scope.hoisted[i];
+    Buffer buffer;
+    buffer.id = "h";
+    buffer.id += std::to_string(i);
+    buffer.id += "@L";
+    buffer.id += source_line(h.parallel);
+    const HalfOpenLifetime life = to_half_open(h.first_use, h.last_use);
+    buffer.lower = life.lower;
+    buffer.upper = life.upper;
+    buffer.size = h.size;
+    buffer.alignment = std::max(h.alignment, alignment);
     problem.buffers.push_back(std::move(buffer));
   }
   return problem;

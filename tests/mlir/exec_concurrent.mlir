@@ -1,4 +1,4 @@
-// Execution: per-iteration buffers of affine.parallel with the iterations run
+// Execution: per-iteration buffers of a 4 x 4 affine.parallel with the iterations run
 // concurrently (affine.parallel -> scf.parallel -> -async-parallel-for, one
 // task per iteration on 8 workers), and a buffer written inside async.execute
 // while the function goes on. Before the pass learnt Note [Scopes and
@@ -13,6 +13,12 @@
 // RUN: %mlir-opt %t.after.mlir | %run-async > %t.after3 && diff %t.before %t.after3
 // RUN: %mlir-opt %t.after.mlir | %run-async > %t.after4 && diff %t.before %t.after4
 // RUN: %mlir-opt %t.after.mlir | %run-async > %t.after5 && diff %t.before %t.after5
+// With hoist-parallel the 16 iterations take 16 disjoint slices of the
+// function's buffer, concurrently.
+// RUN: %memplan-opt %s --memplan-merge-alloc=hoist-parallel | %mlir-opt %lower-async > %t.hoisted.mlir
+// RUN: %mlir-opt %t.hoisted.mlir | %run-async > %t.hoisted1 && diff %t.before %t.hoisted1
+// RUN: %mlir-opt %t.hoisted.mlir | %run-async > %t.hoisted2 && diff %t.before %t.hoisted2
+// RUN: %mlir-opt %t.hoisted.mlir | %run-async > %t.hoisted3 && diff %t.before %t.hoisted3
 // RUN: %memplan-opt %s --memplan-merge-alloc=report 2>&1 >/dev/null | %FileCheck %s --check-prefix=REPORT
 
 // out[i] = 256 * i for i < 16 (the sum of a buffer filled with i); out[16] = 5 * 256
@@ -40,7 +46,10 @@ func.func @rows(%out: memref<18xf32>) {
   %scratch = memref.alloc() : memref<16xf32>
   linalg.fill ins(%zero : f32) outs(%scratch : memref<16xf32>)
   memref.dealloc %scratch : memref<16xf32>
-  affine.parallel (%i) = (0) to (16) {
+  %c4 = arith.constant 4 : index
+  affine.parallel (%r, %q) = (0, 0) to (4, 4) {
+    %r4 = arith.muli %r, %c4 : index
+    %i = arith.addi %r4, %q : index
     %ii = arith.index_cast %i : index to i64
     %fi = arith.sitofp %ii : i64 to f32
     %p = memref.alloc() : memref<256xf32>
