@@ -209,3 +209,30 @@ func.func @memory_spaces_peer_sizes(%v: f32) {
   memref.store %v, %d1[%c0, %c0] : memref<8x64xf32>
   return
 }
+
+// The shape of the peer's "escape from for" case: %f enters the loop as its
+// iteration argument, %g is allocated per iteration and yielded (through an
+// scf.if) to the next one. The peer keeps both; memplan follows %f (merged,
+// live over the loop and until %out's last use) and keeps only %g, whose two
+// instances (this iteration's and the previous one's) are alive at once.
+// REPORT-LABEL: memplan-merge-alloc @escape_from_for: 1 merged, 1 kept
+// REPORT:         kept @L{{[0-9]+}}  memref<8x64xf32>: carried into the next iteration of 'scf.for'
+func.func @escape_from_for(%pred: i1, %v: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %f = memref.alloc() : memref<8x64xf32>
+  %out = scf.for %i = %c0 to %c5 step %c1 iter_args(%buf = %f) -> (memref<8x64xf32>) {
+    memref.store %v, %buf[%c0, %c0] : memref<8x64xf32>
+    %g = memref.alloc() : memref<8x64xf32>
+    memref.store %v, %g[%c0, %c0] : memref<8x64xf32>
+    %c = scf.if %pred -> memref<8x64xf32> {
+      scf.yield %g : memref<8x64xf32>
+    } else {
+      scf.yield %buf : memref<8x64xf32>
+    }
+    scf.yield %c : memref<8x64xf32>
+  }
+  %x = memref.load %out[%c0, %c0] : memref<8x64xf32>
+  return %x : f32
+}
