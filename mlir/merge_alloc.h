@@ -18,10 +18,14 @@
 //   mutation (merge_alloc_pass.cc): plan, rewrite, report, extract.
 //
 // Vocabulary:
-//   alloc scope  a func.func body, or the body of scf.parallel / scf.foreach_thread
-//                (MLIR 15's scf.forall). scf.for, scf.while, scf.if and other
-//                region ops are not scopes: their allocations merge into the
-//                nearest enclosing scope.
+//   alloc scope  a func.func body, or the body of scf.parallel, scf.foreach_thread
+//                (MLIR 15's scf.forall), affine.parallel or async.execute.
+//                scf.for, scf.while, scf.if, scf.execute_region, affine.for,
+//                affine.if and memref.alloca_scope are transparent: their
+//                allocations merge into the nearest enclosing scope. Any other
+//                region op is opaque: allocations inside it are kept, never
+//                hoisted across it (Note [Scopes and barriers] in
+//                merge_alloc_analysis.cc).
 //   tick         position of an operation in a pre-order walk of its function.
 //   lifetime     [first use, last use] in ticks (inclusive) over the allocation
 //                and every alias derived from it; memplan's Problem wants the
@@ -41,7 +45,8 @@
 
 namespace memplan::merge_alloc {
 
-// The pass's options (also its textual options: planner=, alignment=, report, extract=).
+// The pass's options (also its textual options: planner=, alignment=, report,
+// extract=, hoist-parallel, strict).
 struct MergeAllocOptions {
   // Any name of memplan's planner registry (`memplan planners`).
   std::string planner = "portfolio";
@@ -52,6 +57,15 @@ struct MergeAllocOptions {
   // If not empty: write each scope's planning problem as memplan problem CSV
   // (see extract_path_for_scope for the file names).
   std::string extract;
+  // Hoist the merged buffer of each scf.parallel / affine.parallel body with a
+  // constant trip count into the enclosing scope, as one block of
+  // (body arena, rounded up to its alignment) x (trip count) bytes planned
+  // with the enclosing scope's buffers; iteration k uses the k-th slice.
+  // One allocation per kernel instead of one per iteration, but more bytes.
+  bool hoist_parallel = false;
+  // Fail (with a diagnostic on the op) on a region op the pass does not know
+  // that is not a RegionBranchOpInterface, instead of keeping its buffers.
+  bool strict = false;
 };
 
 // The one place where the pass's inclusive tick ranges become memplan's
@@ -73,6 +87,7 @@ struct MergeableAlloc {
   int64_t last_use = 0;   // tick, inclusive
   int64_t size = 0;       // bytes
   int64_t alignment = 1;  // the alloc's own alignment attribute (the scope's is applied on top)
+  mlir::Attribute memory_space;  // the alloc's memory space; null for the default one
   std::vector<mlir::Operation*> deallocs;  // memref.dealloc of the alloc or an alias; removed by the pass
 };
 
@@ -83,19 +98,52 @@ struct KeptAlloc {
 };
 
 struct AllocScope {
-  mlir::Operation* op = nullptr;  // func.func, scf.parallel or scf.foreach_thread
-  std::string name;               // "@f", "@f/scf.parallel#0" — for reports and file names
+  mlir::Operation* op = nullptr;  // func.func, scf.parallel, scf.foreach_thread, affine.parallel, async.execute
+  std::string name;               // "@f", "@f/scf.parallel#0", "@f memory space 3" — for reports and file names
+  mlir::Attribute memory_space;   // of every mergeable alloc and of the merged buffer; null for the default
   std::vector<MergeableAlloc> mergeable;  // in pre-order of the allocs
   std::vector<KeptAlloc> kept;
+  int64_t op_tick = 0;  // the scope op's subtree, [op_tick, op_end] in ticks
+  int64_t op_end = 0;
+  // The nearest enclosing scope op of `op` when only transparent ops lie
+  // between them (where hoist_parallel may move its buffer); else null.
+  mlir::Operation* parent = nullptr;
+  // Blocks of parallel bodies hoisted into this scope (hoist_parallel); set
+  // by the pass, planned after `mergeable` as buffers "h<i>@L<line>".
+  struct Hoisted {
+    mlir::Operation* parallel = nullptr;
+    int64_t first_use = 0;  // the parallel op's ticks, inclusive
+    int64_t last_use = 0;
+    int64_t size = 0;
+    int64_t alignment = 1;
+  };
+  std::vector<Hoisted> hoisted;
 };
 
+// Whether the pass understands when `op`'s regions run: a scope, a
+// transparent op, an op that runs its regions before it returns (linalg,
+// reductions), or a RegionBranchOpInterface. `strict` rejects the others.
+bool is_understood_region_op(mlir::Operation* op);
+
+// Test-only: a deliberately wrong rule, so that the property test can show it
+// catches one (merge_alloc_test.cc). Never set outside tests.
+enum class AnalysisMutation {
+  kNone,
+  kSelectIsPlainUse,        // arith.select's result is not followed
+  kAffineParallelIsTransparent,  // affine.parallel allocs hoisted into the enclosing scope
+};
+void set_analysis_mutation_for_testing(AnalysisMutation mutation);
+
 // Analyses one function: its scopes in pre-order (the function's own first),
-// each with its mergeable and kept allocations. Never modifies the IR.
+// each with its mergeable and kept allocations. A scope with allocations in
+// other memory spaces than the default is followed by one entry per space
+// (same op, its own merged buffer). Never modifies the IR.
 std::vector<AllocScope> analyze_function(mlir::func::FuncOp function);
 
 // The scope's planning problem: buffer i is scope.mergeable[i], id "b<i>@<line>"
 // (the alloc's source line when known), with the half-open lifetime, the size,
-// and alignment max(alloc alignment, options alignment).
+// and alignment max(alloc alignment, options alignment); then one buffer per
+// scope.hoisted block, live over its parallel op.
 Problem to_problem(const AllocScope& scope, int64_t alignment);
 
 // The alloc's source line ("?" when its location has none), for ids and reports.
@@ -114,7 +162,7 @@ void register_merge_alloc_pass();
 
 // The dialects memplan-opt understands: those that appear in bufferized
 // programs and their lowering (func, memref, arith, scf, linalg, affine,
-// tensor, bufferization, math, cf, vector, llvm).
+// tensor, bufferization, math, cf, vector, llvm, async).
 void register_dialects(mlir::DialectRegistry& registry);
 
 }  // namespace memplan::merge_alloc

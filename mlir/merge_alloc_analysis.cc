@@ -5,25 +5,34 @@
 //   1. Number every operation by a pre-order walk (its tick) and record, for
 //      each operation, the last tick inside it (its end), so that an op's
 //      subtree is the tick range [tick, end].
-//   2. Walk the function in pre-order. Every func.func, scf.parallel and
-//      scf.foreach_thread opens an alloc scope; every memref.alloc belongs to
-//      its nearest enclosing scope.
+//   2. Walk the function in pre-order. Every scope op (Note [Scopes and
+//      barriers]) opens an alloc scope; every memref.alloc belongs to its
+//      nearest enclosing scope, unless an opaque region op lies between them
+//      (then it is kept).
 //   3. For each memref.alloc, check its type: static shape, identity layout,
 //      default memory space, an element type of known byte size; and that its
 //      alignment attribute, if any, is a power of two.
 //   4. Follow its aliases (results of view-like ops: subview, view, cast,
 //      reinterpret_cast, expand_shape, collapse_shape, transpose, reshape) with
-//      a worklist. Each use either
+//      a worklist, and its joins: values that may hold it or another buffer
+//      (arith.select and other effect-free ops returning memrefs; scf.if and
+//      scf.for results and scf.for iteration arguments it is yielded or passed
+//      to). A join's uses count for every buffer that reaches it (the union
+//      of lifetimes). Each use either
 //        - escapes (return, yield or branch operand, call operand, stored as a
 //          value, captured by an op that produces a memref/tensor or has no
-//          declared memory effects): the alloc is kept, with the reason; or
-//        - is a dealloc: remembered, not a use (the pass removes it); or
+//          declared memory effects, or its address carried out by a result
+//          that is neither a memref nor data read through it): the alloc is
+//          kept, with the reason; or
+//        - is a dealloc: remembered, not a use (the pass removes it); a
+//          dealloc of a join keeps the alloc (it may free another buffer); or
 //        - is an access: its tick joins the lifetime. If the user sits inside
 //          a region op (other than scf.if) that does not contain the alloc,
 //          the whole region op joins the lifetime: a loop may run the use
 //          again, so the buffer stays live until the loop ends (and from the
 //          loop's start, since a later iteration may read what an earlier
-//          one wrote).
+//          one wrote). If one of those region ops may run the use after it
+//          returns (async.execute, opaque ops), the alloc is kept.
 //   5. The lifetime is [min tick, max tick] over the accesses (the alloc's own
 //      tick when there are none); to_problem makes it half-open.
 // Complexity: O(ops + uses · depth) per function, where depth is the region
@@ -33,7 +42,10 @@
 
 #include "merge_alloc.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
+#include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -41,7 +53,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace memplan::merge_alloc {
 namespace {
@@ -49,8 +63,54 @@ namespace {
 using mlir::Operation;
 using mlir::Value;
 
-bool is_scope_op(Operation* op) {
-  return mlir::isa<mlir::func::FuncOp, mlir::scf::ParallelOp, mlir::scf::ForeachThreadOp>(op);
+// Note [Scopes and barriers]. Every region op is one of three kinds for the
+// pass, and only ops it knows by name are anything but opaque:
+//   scope        its body gets its own merged buffer, allocated at the start
+//                of the body: func.func; the parallel ops scf.parallel,
+//                scf.foreach_thread and affine.parallel (one buffer per
+//                iteration, so concurrent iterations never share one); and
+//                async.execute (its body runs once, at a time of its own).
+//   transparent  runs its regions inline, in program order, on the thread
+//                that reached it: scf.for, scf.while, scf.if,
+//                scf.execute_region, affine.for, affine.if,
+//                memref.alloca_scope. Its allocations merge into the nearest
+//                enclosing scope.
+//   opaque       everything else: unregistered ops, linalg bodies, ops of
+//                dialects the pass does not know. An allocation is never
+//                hoisted across one (it is kept), whatever its traits say
+//                (AutomaticAllocationScope is on scf.for too, and on ops that
+//                run their body concurrently, so the trait proves nothing).
+// Separately, a use of a buffer inside a region op that does not contain the
+// buffer's allocation is timed by that op: only ops known to run their regions
+// before they return (synchronous_region_op) allow that; inside any other
+// (async.execute, opaque ops) the use may happen at any time and the buffer
+// is kept.
+enum class RegionKind { kScope, kTransparent, kOpaque };
+
+// Test-only (set_analysis_mutation_for_testing); kNone in every real run.
+AnalysisMutation g_mutation = AnalysisMutation::kNone;
+
+RegionKind region_kind(Operation* op) {
+  if (g_mutation == AnalysisMutation::kAffineParallelIsTransparent && mlir::isa<mlir::AffineParallelOp>(op))
+    return RegionKind::kTransparent;
+  if (mlir::isa<mlir::func::FuncOp, mlir::scf::ParallelOp, mlir::scf::ForeachThreadOp, mlir::AffineParallelOp,
+                mlir::async::ExecuteOp>(op))
+    return RegionKind::kScope;
+  if (mlir::isa<mlir::scf::ForOp, mlir::scf::WhileOp, mlir::scf::IfOp, mlir::scf::ExecuteRegionOp,
+                mlir::AffineForOp, mlir::AffineIfOp, mlir::memref::AllocaScopeOp>(op))
+    return RegionKind::kTransparent;
+  return RegionKind::kOpaque;
+}
+
+bool is_scope_op(Operation* op) { return region_kind(op) == RegionKind::kScope; }
+
+// Whether every region of `op` has finished running when `op` returns, on the
+// thread that reached it (so a use inside it happens within op's ticks).
+bool synchronous_region_op(Operation* op) {
+  if (mlir::isa<mlir::async::ExecuteOp>(op)) return false;
+  if (region_kind(op) != RegionKind::kOpaque) return true;
+  // Bodies of structured linalg ops (per element) and reductions of parallel loops.
+  return mlir::isa<mlir::linalg::LinalgOp, mlir::scf::ReduceOp, mlir::scf::PerformConcurrentlyOp>(op);
 }
 
 struct Ticks {
@@ -92,7 +152,6 @@ std::optional<int64_t> element_bytes(mlir::Type type) {
 std::optional<std::string> type_reason(mlir::MemRefType type, int64_t* bytes) {
   if (!type.hasStaticShape()) return "dynamic shape";
   if (!type.getLayout().isIdentity()) return "non-identity layout";
-  if (type.getMemorySpace()) return "non-default memory space";
   const std::optional<int64_t> element = element_bytes(type.getElementType());
   if (!element) return "element type without a fixed byte size";
   int64_t size = *element;
@@ -116,6 +175,30 @@ bool is_alias_producer(Operation* user, Value value) {
 
 bool holds_reference(mlir::Type type) {
   return type.isa<mlir::BaseMemRefType, mlir::TensorType>();
+}
+
+// Whether `user` returns one of its memref operands, chosen at run time, so
+// that its results may alias `value` or another buffer (a join): arith.select
+// on its true/false operands, and any registered op without regions that
+// declares no memory effects and returns only memrefs (it cannot allocate, so
+// its results can only be views or copies of the handle).
+bool is_join(Operation* user, Value value) {
+  if (g_mutation == AnalysisMutation::kSelectIsPlainUse && mlir::isa<mlir::arith::SelectOp>(user)) return false;
+  if (auto select = mlir::dyn_cast<mlir::arith::SelectOp>(user))
+    return select.getCondition() != value && select.getType().isa<mlir::BaseMemRefType>();
+  if (user->getNumRegions() != 0 || user->getNumResults() == 0) return false;
+  auto effects = mlir::dyn_cast<mlir::MemoryEffectOpInterface>(user);
+  if (!effects || !effects.hasNoEffect()) return false;
+  return llvm::all_of(user->getResultTypes(), [](mlir::Type t) { return t.isa<mlir::BaseMemRefType>(); });
+}
+
+// Whether `op` declares a read or write of `value` itself.
+bool has_effect_on(Operation* op, Value value) {
+  auto effects = mlir::dyn_cast<mlir::MemoryEffectOpInterface>(op);
+  if (!effects) return false;
+  llvm::SmallVector<mlir::MemoryEffects::EffectInstance, 4> on_value;
+  effects.getEffectsOnValue(value, on_value);
+  return !on_value.empty();
 }
 
 // Step 4 for one use that is not a view and not a dealloc: why it escapes, or nullopt.
@@ -144,6 +227,15 @@ std::optional<std::string> escape_reason(mlir::OpOperand& use) {
   if (!mlir::isa<mlir::MemoryEffectOpInterface>(user) &&
       !user->hasTrait<mlir::OpTrait::HasRecursiveSideEffects>())
     return "captured by '" + user->getName().getStringRef().str() + "'";
+  // Results that are not memrefs are either data read through the buffer
+  // (memref.load, vector.transfer_read: the op declares an effect on it) or
+  // facts of its type (memref.dim, memref.rank). Anything else computed from
+  // the operand carries its address out of the memref, where no later use can
+  // be seen: builtin.unrealized_conversion_cast to an LLVM descriptor, for
+  // one (its pointer can be extracted and used anywhere later).
+  if (user->getNumResults() > 0 && !mlir::isa<mlir::memref::DimOp, mlir::memref::RankOp>(user) &&
+      !has_effect_on(user, use.get()))
+    return "address escapes through '" + user->getName().getStringRef().str() + "'";
   return std::nullopt;
 }
 
@@ -168,6 +260,7 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
   AllocVerdict verdict;
   MergeableAlloc& m = verdict.mergeable;
   m.alloc = alloc;
+  m.memory_space = alloc.getType().getMemorySpace();
   if (auto reason = type_reason(alloc.getType(), &m.size)) {
     verdict.kept_reason = std::move(reason);
     return verdict;
@@ -192,17 +285,61 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
     first = std::min(first, lo);
     last = std::max(last, hi);
   };
-  llvm::SmallVector<Value, 8> worklist{alloc.getResult()};
+  // Each value that may refer to the buffer, once; `joined` when it may refer
+  // to another buffer as well (it came through a select or a yield), so that
+  // freeing it is not freeing this buffer.
+  struct Alias {
+    Value value;
+    bool joined = false;
+  };
+  llvm::SmallVector<Alias, 8> worklist{{alloc.getResult(), false}};
+  llvm::DenseSet<Value> seen{alloc.getResult()};
+  auto follow = [&](Value alias, bool joined) {
+    if (seen.insert(alias).second) worklist.push_back({alias, joined});
+  };
   while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
+    const Alias current = worklist.pop_back_val();
+    const Value value = current.value;
     for (mlir::OpOperand& use : value.getUses()) {
       Operation* user = use.getOwner();
       if (mlir::isa<mlir::memref::DeallocOp>(user)) {
+        if (current.joined) {
+          verdict.kept_reason = "deallocated through a value that may hold another buffer";
+          return verdict;
+        }
         m.deallocs.push_back(user);
         continue;
       }
       if (is_alias_producer(user, value)) {
-        for (Value result : user->getResults()) worklist.push_back(result);
+        for (Value result : user->getResults()) follow(result, current.joined);
+      } else if (is_join(user, value)) {
+        for (Value result : user->getResults()) follow(result, true);
+      } else if (g_mutation == AnalysisMutation::kSelectIsPlainUse && mlir::isa<mlir::arith::SelectOp>(user)) {
+        // The wrong rule: the select counts as one access, its result is not followed.
+      } else if (auto yield = mlir::dyn_cast<mlir::scf::YieldOp>(user);
+                 yield && mlir::isa<mlir::scf::IfOp, mlir::scf::ForOp>(user->getParentOp())) {
+        // Step 4, yields: the parent's result carries the buffer on; in
+        // scf.for so does the iteration argument of the next iteration.
+        Operation* parent = user->getParentOp();
+        const unsigned index = use.getOperandNumber();
+        follow(parent->getResult(index), true);
+        if (auto loop = mlir::dyn_cast<mlir::scf::ForOp>(parent)) {
+          Value carried = loop.getRegionIterArgs()[index];
+          // A buffer allocated in the loop body and read by the next
+          // iteration has two instances alive at once; one offset cannot
+          // hold both.
+          if (loop->isProperAncestor(alloc) && !carried.use_empty()) {
+            verdict.kept_reason = "carried into the next iteration of 'scf.for'";
+            return verdict;
+          }
+          follow(carried, true);
+        }
+      } else if (auto loop = mlir::dyn_cast<mlir::scf::ForOp>(user);
+                 loop && use.getOperandNumber() >= loop.getNumControlOperands()) {
+        // An initial iteration argument: the region argument and the result.
+        const unsigned index = use.getOperandNumber() - loop.getNumControlOperands();
+        follow(loop.getRegionIterArgs()[index], true);
+        follow(loop->getResult(index), true);
       } else if (auto reason = escape_reason(use)) {
         verdict.kept_reason = std::move(reason);
         return verdict;
@@ -210,9 +347,15 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
       const int64_t t = ticks.tick.lookup(user);
       cover(t, t);
       // Step 4, loops: every region op between the use and the alloc's block
-      // runs the use possibly many times; scf.if runs it at most once.
+      // runs the use possibly many times; scf.if runs it at most once. An op
+      // that may run the use after it returns hides when the use happens.
       for (Operation* ancestor = user->getParentOp(); ancestor != nullptr && !ancestor->isProperAncestor(alloc);
            ancestor = ancestor->getParentOp()) {
+        if (!synchronous_region_op(ancestor)) {
+          verdict.kept_reason = "used inside '" + ancestor->getName().getStringRef().str() +
+                                "', which may run the use at a time the pass cannot see";
+          return verdict;
+        }
         if (mlir::isa<mlir::scf::IfOp, mlir::AffineIfOp>(ancestor)) continue;
         cover(ticks.tick.lookup(ancestor), ticks.end.lookup(ancestor));
       }
@@ -237,7 +380,56 @@ std::string scope_name(mlir::func::FuncOp function, Operation* scope, size_t nes
   return name;
 }
 
+// Step 6: each memory space of a scope gets a merged buffer of its own
+// (bytes of GPU workgroup memory cannot hold a global-memory buffer). The
+// default space stays in the scope's entry, with the kept allocs; every other
+// space follows it as one more entry, in order of first appearance.
+std::vector<AllocScope> split_by_memory_space(std::vector<AllocScope> scopes) {
+  std::vector<AllocScope> out;
+  out.reserve(scopes.size());
+  for (AllocScope& scope : scopes) {
+    std::vector<AllocScope> spaces;
+    std::vector<MergeableAlloc> default_space;
+    for (MergeableAlloc& m : scope.mergeable) {
+      if (!m.memory_space) {
+        default_space.push_back(std::move(m));
+        continue;
+      }
+      auto same = std::find_if(spaces.begin(), spaces.end(),
+                               [&](const AllocScope& s) { return s.memory_space == m.memory_space; });
+      if (same == spaces.end()) {
+        AllocScope space;
+        space.op = scope.op;
+        space.memory_space = m.memory_space;
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        if (auto number = m.memory_space.dyn_cast<mlir::IntegerAttr>())
+          os << number.getInt();  // "3", not "3 : i64"
+        else
+          m.memory_space.print(os);
+        space.name = scope.name;
+        space.name += " memory space ";
+        space.name += os.str();
+        spaces.push_back(std::move(space));
+        same = spaces.end() - 1;
+      }
+      same->mergeable.push_back(std::move(m));
+    }
+    scope.mergeable = std::move(default_space);
+    out.push_back(std::move(scope));
+    for (AllocScope& space : spaces) out.push_back(std::move(space));
+  }
+  return out;
+}
+
 }  // namespace
+
+bool is_understood_region_op(Operation* op) {
+  return region_kind(op) != RegionKind::kOpaque || synchronous_region_op(op) ||
+         mlir::isa<mlir::RegionBranchOpInterface>(op);
+}
+
+void set_analysis_mutation_for_testing(AnalysisMutation mutation) { g_mutation = mutation; }
 
 std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
   std::vector<AllocScope> scopes;
@@ -257,15 +449,31 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
       scope_index[op] = scopes.size();
       AllocScope scope;
       scope.op = op;
+      scope.op_tick = ticks.tick.lookup(op);
+      scope.op_end = ticks.end.lookup(op);
+      if (op != function.getOperation()) {
+        Operation* up = op->getParentOp();
+        while (up != nullptr && region_kind(up) == RegionKind::kTransparent) up = up->getParentOp();
+        if (up != nullptr && is_scope_op(up)) scope.parent = up;
+      }
       scope.name = scope_name(function, op, op == function.getOperation() ? 0 : nested++);
       scopes.push_back(std::move(scope));
       return;
     }
     auto alloc = mlir::dyn_cast<mlir::memref::AllocOp>(op);
     if (!alloc) return;
+    // The nearest enclosing scope; the first opaque op on the way up, if any,
+    // is a barrier (Note [Scopes and barriers]).
     Operation* owner = op->getParentOp();
-    while (!is_scope_op(owner)) owner = owner->getParentOp();
+    Operation* barrier = nullptr;
+    for (; !is_scope_op(owner); owner = owner->getParentOp())
+      if (barrier == nullptr && region_kind(owner) == RegionKind::kOpaque) barrier = owner;
     AllocScope& scope = scopes[scope_index.lookup(owner)];
+    if (barrier != nullptr) {
+      scope.kept.push_back({alloc, "inside '" + barrier->getName().getStringRef().str() +
+                                       "', a region op the pass does not hoist across"});
+      return;
+    }
     AllocVerdict verdict = analyze_alloc(alloc, owner, ticks);
     if (verdict.kept_reason) {
       scope.kept.push_back({alloc, std::move(*verdict.kept_reason)});
@@ -275,7 +483,7 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
       scope.mergeable.push_back(std::move(verdict.mergeable));
     }
   });
-  return scopes;
+  return split_by_memory_space(std::move(scopes));
 }
 
 std::string source_line(Operation* op) {
@@ -298,6 +506,20 @@ Problem to_problem(const AllocScope& scope, int64_t alignment) {
     buffer.upper = life.upper;
     buffer.size = m.size;
     buffer.alignment = std::max(m.alignment, alignment);
+    problem.buffers.push_back(std::move(buffer));
+  }
+  for (size_t i = 0; i < scope.hoisted.size(); ++i) {
+    const AllocScope::Hoisted& h = scope.hoisted[i];
+    Buffer buffer;
+    buffer.id = "h";
+    buffer.id += std::to_string(i);
+    buffer.id += "@L";
+    buffer.id += source_line(h.parallel);
+    const HalfOpenLifetime life = to_half_open(h.first_use, h.last_use);
+    buffer.lower = life.lower;
+    buffer.upper = life.upper;
+    buffer.size = h.size;
+    buffer.alignment = std::max(h.alignment, alignment);
     problem.buffers.push_back(std::move(buffer));
   }
   return problem;

@@ -4,6 +4,8 @@
 // RUN: %mlir-opt %s %lower | %run > %t.before
 // RUN: %memplan-opt %s --memplan-merge-alloc | %mlir-opt %lower | %run > %t.after
 // RUN: diff %t.before %t.after
+// RUN: %memplan-opt %s --memplan-merge-alloc=hoist-parallel | %mlir-opt %lower | %run > %t.hoisted
+// RUN: diff %t.before %t.hoisted
 // RUN: %FileCheck %s --check-prefix=OUT --input-file %t.after
 // RUN: %memplan-opt %s --memplan-merge-alloc=report 2>&1 >/dev/null | %FileCheck %s --check-prefix=REPORT
 

@@ -85,22 +85,25 @@ func.func @stored(%slots: memref<2xmemref<16xf32>>, %v: f32) {
   return
 }
 
+// scf.if and scf.for yields are followed (joins_and_spaces.mlir); other
+// region ops' yields are not.
 // CHECK-LABEL: func.func @yielded
-// CHECK:         scf.if
+// CHECK:         scf.while
 // CHECK-NEXT:      %[[Y:.*]] = memref.alloc() : memref<16xf32>
-// CHECK:           scf.yield %[[Y]]
+// CHECK:           scf.condition(%{{.*}}) %[[Y]]
 // REPORT-LABEL: memplan-merge-alloc @yielded: 1 merged, 1 kept
 // REPORT:         kept @L{{[0-9]+}}  memref<16xf32>: yielded out of its region
-func.func @yielded(%c: i1, %other: memref<16xf32>, %v: f32) -> f32 {
+func.func @yielded(%c: i1, %v: f32) -> f32 {
   %c0 = arith.constant 0 : index
   %t = memref.alloc() : memref<16xf32>
   memref.store %v, %t[%c0] : memref<16xf32>
-  %r = scf.if %c -> memref<16xf32> {
+  %r = scf.while (%i = %c0) : (index) -> memref<16xf32> {
     %y = memref.alloc() : memref<16xf32>
     memref.store %v, %y[%c0] : memref<16xf32>
-    scf.yield %y : memref<16xf32>
-  } else {
-    scf.yield %other : memref<16xf32>
+    scf.condition(%c) %y : memref<16xf32>
+  } do {
+  ^bb0(%m: memref<16xf32>):
+    scf.yield %c0 : index
   }
   %x = memref.load %r[%c0] : memref<16xf32>
   return %x : f32
