@@ -425,6 +425,12 @@ StatusOr<Problem> parse_problem_csv(std::string_view text, std::string_view sour
     split_fields(line, &fields);
     MEMPLAN_RETURN_IF_ERROR(parse_row(header, fields, at, &row));
     if (row.size > kMaxTotalBytes - total - row.alignment) {
+      // Blame the field that tipped it: an alignment that alone takes a
+      // quarter of the range is the alignment's fault, not the size's.
+      if (row.alignment >= kMaxTotalBytes / 4) {
+        return at.field_error("alignment", "alignment " + std::to_string(row.alignment) +
+                                               " leaves no room: the padded total of all buffers exceeds 2^62 bytes");
+      }
       return at.field_error("size", "the total size of all buffers exceeds 2^62 bytes");
     }
     total += align_up(row.size, row.alignment);

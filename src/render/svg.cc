@@ -3,8 +3,9 @@
 // 1. Scale: x maps [min lower, max upper] to the plot's width; y maps
 //    [0, 1.04 · max(arena, load, capacity if near)] to its height, upwards.
 // 2. Every buffer of size > 0 with an offset becomes a <rect> with a <title>,
-//    unless it is smaller than merge_below_px in both dimensions; those mark
-//    cells of a plot-sized pixel grid instead.
+//    at least one pixel wide and high, unless it is smaller than
+//    merge_below_px in both dimensions; those mark cells of a plot-sized pixel
+//    grid instead.
 // 3. The marked cells are emitted row by row as runs of one grey <path>.
 // 4. Lines for load, arena (and capacity), axes with ticks, caption.
 // Cost O(n + plot width · plot height); output about 150–200 bytes per drawn
@@ -22,6 +23,9 @@
 
 namespace memplan {
 namespace {
+
+// The smallest width and height of a drawn rectangle, in pixels.
+constexpr double kMinMarkPx = 1.0;
 
 // Margins around the plot, in pixels: room for byte labels on the left, tick
 // labels and the axis name below, title and caption above.
@@ -223,13 +227,19 @@ class SvgWriter {
       if (b.size <= 0) continue;
       const int64_t offset = plan_.offsets[i];
       const double x0 = x_of(b.lower);
-      const double x1 = x_of(b.upper);
+      double x1 = x_of(b.upper);
       const double y_low = y_of(static_cast<double>(offset));
-      const double y_high = y_of(static_cast<double>(offset) + static_cast<double>(b.size));
+      double y_high = y_of(static_cast<double>(offset) + static_cast<double>(b.size));
       if (x1 - x0 < options_.merge_below_px && y_low - y_high < options_.merge_below_px) {
         mark_merged(x0, x1, y_high, y_low);
         continue;
       }
+      // A rectangle thinner than a pixel in one direction would be drawn
+      // invisibly (and its tooltip unreachable): it is widened to one pixel
+      // from its start / its offset, which may cover a neighbour by less
+      // than a pixel.
+      x1 = std::max(x1, x0 + kMinMarkPx);
+      y_high = std::min(y_high, y_low - kMinMarkPx);
       out_ += "<rect x=\"";
       append_number(out_, x0);
       out_ += "\" y=\"";

@@ -7,11 +7,12 @@ set(MEMPLAN_CLI_DATA ${CMAKE_CURRENT_LIST_DIR}/data)
 set(MEMPLAN_CLI_RUNNER ${CMAKE_CURRENT_LIST_DIR}/runner/run_cli.cmake)
 
 # memplan_cli_test(<name> EXIT <code> ARGS <arg>... [STDOUT <regex>] [STDERR <regex>]
-#                  [FILE <name written in the work dir> [FILE_REGEX <regex>]] [WORKDIR <dir>])
+#                  [FILE <name written in the work dir> [FILE_REGEX <regex>]] [WORKDIR <dir>]
+#                  [STDIN <file fed to standard input>])
 # Each test runs in its own work dir under the build tree unless WORKDIR names
 # one shared with a fixture.
 function(memplan_cli_test name)
-  cmake_parse_arguments(T "" "EXIT;STDOUT;STDERR;FILE;FILE_REGEX;WORKDIR" "ARGS;FIXTURES_SETUP;FIXTURES_REQUIRED" ${ARGN})
+  cmake_parse_arguments(T "" "EXIT;STDOUT;STDERR;FILE;FILE_REGEX;WORKDIR;STDIN" "ARGS;FIXTURES_SETUP;FIXTURES_REQUIRED" ${ARGN})
   if(NOT T_WORKDIR)
     set(T_WORKDIR ${CMAKE_CURRENT_BINARY_DIR}/cli/${name})
   endif()
@@ -28,6 +29,9 @@ function(memplan_cli_test name)
   endforeach()
   if(T_FILE)
     list(APPEND defines -DOUTPUT_FILE=${T_FILE})
+  endif()
+  if(T_STDIN)
+    list(APPEND defines -DSTDIN_FILE=${T_STDIN})
   endif()
   add_test(NAME cli_${name} COMMAND ${CMAKE_COMMAND} ${defines} -P ${MEMPLAN_CLI_RUNNER})
   set_tests_properties(cli_${name} PROPERTIES LABELS cli TIMEOUT 120)
@@ -157,3 +161,47 @@ foreach(planner portfolio exact naive)
     ARGS plan ${MEMPLAN_CLI_DATA}/fixed_clash.csv --planner ${planner}
     STDERR "fixed_clash.csv.*buffer 'first' \\(#0\\) and buffer 'second' \\(#1\\) have fixed offsets that overlap: both hold bytes \\[512, 1024\\) at tick 2")
 endforeach()
+
+# Conventions: --version, unknown commands and planners with a suggestion,
+# - for standard input and output, JSON plans read back, --json everywhere.
+memplan_cli_test(version_prints_the_version EXIT 0 ARGS --version STDOUT "^memplan [0-9]+\\.[0-9]+\\.[0-9]+")
+memplan_cli_test(unknown_command_suggests_the_nearest EXIT 109 ARGS plna ${small}
+  STDERR "unknown command 'plna'; did you mean 'plan'\\?")
+memplan_cli_test(unknown_planner_suggests_the_nearest EXIT 1 ARGS plan ${small} --planner greedy_by_siz
+  STDERR "unknown planner 'greedy_by_siz'; did you mean 'greedy_by_size'\\?")
+memplan_cli_test(plan_reads_stdin_and_writes_stdout EXIT 0 ARGS plan - --planner naive --output - STDIN ${small}
+  STDOUT "^id,lower,upper,size,offset\na,0,2,1024,0\n")
+memplan_cli_test(plan_json_fixture EXIT 0 ARGS plan ${small} --output plan.json
+  WORKDIR ${CMAKE_CURRENT_BINARY_DIR}/cli/json_plans FIXTURES_SETUP json_plan)
+memplan_cli_test(validate_reads_a_json_plan EXIT 0 ARGS validate ${small} plan.json --json
+  WORKDIR ${CMAKE_CURRENT_BINARY_DIR}/cli/json_plans FIXTURES_REQUIRED json_plan
+  STDOUT "^\\{\"valid\":true,\"buffers\":5,\"arena\":7168,\"load\":7168,\"gap\":0\\.0\\}")
+memplan_cli_test(render_reads_a_json_plan EXIT 0 ARGS render ${small} plan.json --svg heap.svg
+  WORKDIR ${CMAKE_CURRENT_BINARY_DIR}/cli/json_plans FIXTURES_REQUIRED json_plan FILE heap.svg FILE_REGEX "<svg")
+memplan_cli_test(validate_json_reports_the_reason EXIT 1 ARGS validate ${small} ${MEMPLAN_CLI_DATA}/small_plan_overlap.csv --json
+  STDOUT "\"valid\":false.*\"reason\":\".*'b'.*'e'.*tick 3")
+memplan_cli_test(bound_json EXIT 0 ARGS bound ${small} --json
+  STDOUT "\"buffers\":5,\"total_size\":8704,\"max_live_buffers\":3,\"load\":7168,\"load_tick\":3")
+memplan_cli_test(bench_json EXIT 0 ARGS bench ${small} --planners naive,greedy_by_size --json
+  STDOUT "\"planners\": \\[.*\"naive\",.*\"greedy_by_size\".*\"load\": 7168,.*\"naive\": \\{.*\"outcome\": \"valid\",.*\"arena\": 8704")
+memplan_cli_test(bench_reports_a_bad_file_and_goes_on EXIT 1
+  ARGS bench ${small} ${MEMPLAN_CLI_DATA}/bad_size.csv --planners naive
+  STDOUT "small +5 +7168 +8704"
+  STDERR "skipping .*bad_size.csv:3: field 'size'.*1 input\\(s\\) could not be read")
+
+# User mistakes are user errors (exit 1) with the file and field, checked
+# before any work starts.
+memplan_cli_test(trace_info_on_a_directory_is_a_user_error EXIT 1 ARGS trace-info ${MEMPLAN_CLI_DATA}
+  STDERR "data: is a directory, not a trace file")
+memplan_cli_test(extract_on_a_directory_is_a_user_error EXIT 1 ARGS extract ${MEMPLAN_CLI_DATA} --iteration 1 --output x.csv
+  STDERR "data: is a directory, not a trace file")
+memplan_cli_test(trace_into_a_missing_folder_is_refused_first EXIT 1 ARGS trace --output no/such/dir/run.trace -- true
+  STDERR "--output no/such/dir/run.trace: folder no/such/dir does not exist")
+memplan_cli_test(trace_unknown_mark_signal_is_refused EXIT 1 ARGS trace --mark-signal FOO -- true
+  STDERR "--mark-signal FOO: not a signal this tracer can use")
+memplan_cli_test(plan_output_into_a_missing_folder_is_refused_first EXIT 1 ARGS plan ${small} --output no/such/plan.csv
+  STDERR "--output no/such/plan.csv: folder no/such does not exist")
+memplan_cli_test(render_output_into_a_missing_folder_is_refused_first EXIT 1 ARGS render ${small} --svg no/such/heap.svg
+  STDERR "--svg no/such/heap.svg: folder no/such does not exist")
+memplan_cli_test(huge_alignment_blames_the_alignment_field EXIT 1 ARGS plan ${MEMPLAN_CLI_DATA}/huge_alignment.csv
+  STDERR "huge_alignment.csv:2: field 'alignment': alignment 4611686018427387904 leaves no room")

@@ -3,8 +3,9 @@
 // every plan checked by the validator.
 //
 // 1. Collect the instances: files as given, directories scanned recursively
-//    for *.csv in sorted order; read them all first, so that a bad file stops
-//    the run before any time is spent planning.
+//    for *.csv in sorted order; read them all first. A file that cannot be
+//    read is reported (file, line, field) and left out; the run goes on and
+//    exits 1 at the end.
 // 2. For each instance and planner: plan (timed), validate, record the arena.
 //    An invalid plan is shown as INVALID and makes the exit status 3; a planner
 //    error as ERROR (exit 1); kUnimplemented as n/a and kDeadlineExceeded as
@@ -20,6 +21,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "exit_codes.h"
@@ -40,6 +43,7 @@ struct BenchArguments {
   std::vector<std::string> inputs;
   std::string planners;  // comma-separated; empty: every fast registered planner
   bool csv = false;
+  bool json = false;
   bool progress = false;
   double time_limit_seconds = 0;
   std::string svg_dir;
@@ -60,7 +64,12 @@ struct Run {
   double seconds = 0;
 };
 
-std::vector<Instance> collect_instances(const std::vector<std::string>& inputs) {
+struct Unreadable {
+  std::string path;
+  std::string error;
+};
+
+std::vector<Instance> collect_instances(const std::vector<std::string>& inputs, std::vector<Unreadable>* unreadable) {
   std::vector<std::pair<std::string, std::string>> files;  // (name, path)
   for (const std::string& input : inputs) {
     std::error_code error;
@@ -79,18 +88,24 @@ std::vector<Instance> collect_instances(const std::vector<std::string>& inputs) 
     } else if (fs::is_regular_file(status)) {
       files.emplace_back(fs::path(input).stem().string(), input);
     } else {
-      throw CommandError(input + ": no such file or directory", kExitFailure);
+      std::fprintf(stderr, "memplan: %s: no such file or directory\n", input.c_str());
+      unreadable->push_back({input, "no such file or directory"});
     }
   }
-  if (files.empty()) throw CommandError("no problem files to benchmark", kExitFailure);
 
   std::vector<Instance> instances;
   instances.reserve(files.size());
   for (auto& [name, path] : files) {
-    Instance instance{.name = std::move(name), .path = path, .problem = read_problem_or_throw(path)};
-    instance.load = load(instance.problem);
-    instances.push_back(std::move(instance));
+    try {
+      Instance instance{.name = std::move(name), .path = path, .problem = read_problem_or_throw(path)};
+      instance.load = load(instance.problem);
+      instances.push_back(std::move(instance));
+    } catch (const CommandError& e) {
+      std::fprintf(stderr, "memplan: skipping %s\n", e.what());
+      unreadable->push_back({path, e.what()});
+    }
   }
+  if (instances.empty()) throw CommandError("no readable problem files to benchmark", kExitFailure);
   return instances;
 }
 
@@ -101,6 +116,17 @@ void write_heap_map(const std::string& svg_dir, const Instance& instance, const 
   if (error) throw CommandError(path.parent_path().string() + ": " + error.message(), kExitFailure);
   write_file_or_throw(path.string(), render_svg(instance.problem, plan,
                                                 {.planner = std::string(planner), .title = instance.name}));
+}
+
+std::string_view outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kValid: return "valid";
+    case Outcome::kInvalid: return "invalid";
+    case Outcome::kError: return "error";
+    case Outcome::kUnsupported: return "unsupported";
+    case Outcome::kTimeout: return "timeout";
+  }
+  return "?";
 }
 
 std::string arena_cell(const Run& run) {
@@ -138,7 +164,9 @@ void run_bench(const BenchArguments& args) {
   } else {
     selected = planner_list_or_throw(args.planners);
   }
-  const std::vector<Instance> instances = collect_instances(args.inputs);
+  std::vector<Unreadable> unreadable;
+  const std::vector<Instance> instances = collect_instances(args.inputs, &unreadable);
+  std::vector<std::vector<Run>> all_runs;  // per instance, per planner: for --json
   const bool progress = args.progress || isatty(STDERR_FILENO);
 
   std::vector<TextTable::Column> columns = {{.header = "instance"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true}};
@@ -212,13 +240,59 @@ void run_bench(const BenchArguments& args) {
     }
     for (const Run& run : runs) row.push_back(milliseconds_cell(run.seconds));
     table.add_row(std::move(row));
+    all_runs.push_back(runs);
     if (progress) {
       std::fprintf(stderr, "[%zu/%zu] %s: %zu buffers, %s\n", i + 1, instances.size(), instance.name.c_str(),
                    instance.problem.size(), format_milliseconds(instance_seconds).c_str());
     }
   }
 
-  if (args.csv) {
+  auto geomean_gap = [&](size_t k) {
+    return solved[k] == 0 ? std::nan("") : std::exp(log_ratio_sum[k] / static_cast<double>(solved[k])) - 1.0;
+  };
+  if (args.json) {
+    using Json = nlohmann::ordered_json;
+    Json doc;
+    Json names = Json::array();
+    for (const PlannerInfo* p : selected) names.push_back(std::string(p->name));
+    doc["planners"] = names;
+    Json rows = Json::array();
+    for (size_t i = 0; i < instances.size(); ++i) {
+      Json row;
+      row["name"] = instances[i].name;
+      row["path"] = instances[i].path;
+      row["buffers"] = instances[i].problem.size();
+      row["load"] = instances[i].load;
+      Json cells = Json::object();
+      for (size_t k = 0; k < selected.size(); ++k) {
+        const Run& run = all_runs[i][k];
+        Json cell;
+        cell["outcome"] = outcome_name(run.outcome);
+        if (run.outcome == Outcome::kValid) {
+          cell["arena"] = run.arena;
+          cell["gap"] = instances[i].load > 0 ? Json(gap(run.arena, instances[i].load)) : Json(nullptr);
+        }
+        cell["seconds"] = run.seconds;
+        cells[std::string(selected[k]->name)] = std::move(cell);
+      }
+      row["runs"] = std::move(cells);
+      rows.push_back(std::move(row));
+    }
+    doc["instances"] = std::move(rows);
+    Json summary = Json::object();
+    for (size_t k = 0; k < selected.size(); ++k) {
+      const double g = geomean_gap(k);
+      summary[std::string(selected[k]->name)] = {{"solved", solved[k]},
+                                                 {"geomean_gap", std::isnan(g) ? Json(nullptr) : Json(g)},
+                                                 {"total_seconds", total_seconds[k]}};
+    }
+    doc["summary"] = std::move(summary);
+    Json bad = Json::array();
+    for (const Unreadable& u : unreadable) bad.push_back({{"path", u.path}, {"error", u.error}});
+    doc["unreadable"] = std::move(bad);
+    std::fputs(doc.dump(2, ' ', false, Json::error_handler_t::replace).c_str(), stdout);
+    std::fputc('\n', stdout);
+  } else if (args.csv) {
     table.print_csv(stdout);
   } else {
     std::vector<std::string> summary = {"geomean gap, total time", std::to_string(total_buffers), ""};
@@ -228,7 +302,7 @@ void run_bench(const BenchArguments& args) {
         summary.push_back("-");
       } else {
         char text[32];
-        std::snprintf(text, sizeof text, "%.2f%%", 100.0 * (std::exp(log_ratio_sum[k] / solved[k]) - 1.0));
+        std::snprintf(text, sizeof text, "%.2f%%", 100.0 * geomean_gap(k));
         summary.push_back(text);
       }
     }
@@ -244,6 +318,10 @@ void run_bench(const BenchArguments& args) {
 
   if (any_invalid) throw CommandError("some plans were INVALID (see above): this is a memplan bug", kExitInternal);
   if (any_error) throw CommandError("some planners failed (see above)", kExitFailure);
+  if (!unreadable.empty()) {
+    throw CommandError(std::to_string(unreadable.size()) + " input(s) could not be read and were left out (see above)",
+                       kExitFailure);
+  }
 }
 
 }  // namespace
@@ -259,6 +337,9 @@ void register_bench_command(CLI::App& app) {
       ->type_name("A,B,...");
   command->add_flag("--csv", args->csv,
                     "Print CSV (gap as a fraction, no summary row) instead of an aligned table");
+  command->add_flag("--json", args->json,
+                    "Print JSON: planners, per instance the outcome, arena, gap and seconds per planner,\n"
+                    "the summary per planner, and the inputs that could not be read");
   command->add_flag("--progress", args->progress,
                     "One progress line per instance on stderr (the default when stderr is a terminal)");
   command->add_option("-t,--time-limit", args->time_limit_seconds,
@@ -269,6 +350,7 @@ void register_bench_command(CLI::App& app) {
                       "Write a heap map of the first planner's plan per instance to DIR/<instance>.svg")
       ->type_name("DIR");
   command->footer(
+      "A file that cannot be read is reported and left out; the run goes on and exits 1.\n"
       "Every plan is checked by the validator. Cells: arena in bytes, INVALID (exit status 3),\n"
       "ERROR (planner failed, exit status 1), n/a (planner does not support the problem),\n"
       "timeout. The last row gives each planner's geometric-mean gap and total time.\n"

@@ -23,30 +23,32 @@ struct ExtractArguments {
 };
 
 void run_extract(const ExtractArguments& args) {
-  StatusOr<Trace> trace = read_trace(args.trace_path);
-  throw_if_error(trace.status());
+  check_output_path_or_throw(args.output_path, "--output");
+  const Trace trace = read_trace_or_throw(args.trace_path);
   ExtractOptions options;
   if (!args.min_size.empty()) options.min_size = static_cast<uint64_t>(byte_size(args.min_size));
   options.alignment = power_of_two_byte_size(args.alignment, "--alignment");
-  StatusOr<Extraction> extraction = extract_iteration(*trace, args.iteration, options);
+  StatusOr<Extraction> extraction = extract_iteration(trace, args.iteration, options);
   throw_if_error(extraction.status(), args.trace_path);
   const Extraction& x = *extraction;
   write_file_or_throw(args.output_path, format_problem_csv(x.problem));
 
+  // With --output - the problem goes to stdout and this report to stderr.
+  std::FILE* report = args.output_path == "-" ? stderr : stdout;
   int64_t total = 0;
   for (const Buffer& b : x.problem.buffers) total += b.size;
-  std::printf("iteration    %lld of %s: %zu events (ticks 0..%zu)\n", static_cast<long long>(args.iteration),
+  std::fprintf(report, "iteration    %lld of %s: %zu events (ticks 0..%zu)\n", static_cast<long long>(args.iteration),
               args.trace_path.c_str(), x.events, x.events == 0 ? 0 : x.events - 1);
-  std::printf("buffers      %zu, %s in all, load %s\n", x.problem.size(), format_bytes(total).c_str(),
+  std::fprintf(report, "buffers      %zu, %s in all, load %s\n", x.problem.size(), format_bytes(total).c_str(),
               format_bytes(load(x.problem)).c_str());
-  std::printf("left out     %zu escaping the iteration (%s), %zu allocated before it, %zu below --min-size (%s)\n",
+  std::fprintf(report, "left out     %zu escaping the iteration (%s), %zu allocated before it, %zu below --min-size (%s)\n",
               x.escaped, format_bytes(static_cast<int64_t>(x.escaped_bytes)).c_str(), x.inherited, x.below_min_size,
               format_bytes(static_cast<int64_t>(x.below_min_size_bytes)).c_str());
   if (x.failed > 0 || x.reused_live > 0) {
-    std::printf("anomalies    %zu allocation calls returned null, %zu pointers were allocated while still live\n",
+    std::fprintf(report, "anomalies    %zu allocation calls returned null, %zu pointers were allocated while still live\n",
                 x.failed, x.reused_live);
   }
-  std::printf("wrote        %s\n", args.output_path.c_str());
+  std::fprintf(report, "wrote        %s\n", args.output_path.c_str());
 }
 
 }  // namespace
@@ -66,7 +68,7 @@ void register_extract_command(CLI::App& app) {
                       "Alignment every buffer gets at least (default 16: malloc's; aligned calls keep theirs)")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("-o,--output", args->output_path, "Problem CSV to write")->required()->type_name("PROBLEM.csv");
+  command->add_option("-o,--output", args->output_path, "Problem CSV to write; - for standard output")->required()->type_name("PROBLEM.csv");
   command->footer(
       "Lifetimes are in event ticks: the k-th event after the iteration's mark is tick k; a buffer\n"
       "allocated at tick a and freed at tick f lives [a, f); a realloc at tick r keeps the old buffer\n"

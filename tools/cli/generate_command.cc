@@ -22,6 +22,7 @@ struct GenerateArguments {
 };
 
 void run_generate(const GenerateArguments& args) {
+  check_output_path_or_throw(args.output_path, "--output");
   GenerateOptions options;
   if (!parse_problem_shape(args.shape, &options.shape)) {
     throw CommandError("unknown shape '" + args.shape + "' (dnn, random, heavy, nested, equal, puzzle)", kExitFailure);

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -11,6 +12,7 @@
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/json.h"
+#include "memplan/trace.h"
 #include "memplan/units.h"
 
 namespace memplan::cli {
@@ -39,6 +41,22 @@ std::string read_input_or_throw(const std::string& path) {
   StatusOr<std::string> text = read_text_file(path);
   throw_if_error(text.status());
   return std::move(text).value();
+}
+
+Trace read_trace_or_throw(const std::string& path) {
+  StatusOr<Trace> trace = Status();
+  if (path == "-") {
+    const std::string bytes = read_input_or_throw(path);
+    trace = parse_trace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "<stdin>");
+  } else {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) {
+      throw CommandError(path + ": is a directory, not a trace file", kExitFailure);
+    }
+    trace = read_trace(path);
+  }
+  throw_if_error(trace.status());
+  return std::move(trace).value();
 }
 
 Problem read_problem_or_throw(const std::string& path) {
@@ -118,7 +136,12 @@ const PlannerInfo& planner_or_throw(const std::string& name) {
     if (!known.empty()) known += ", ";
     known += p.name;
   }
-  throw CommandError("unknown planner '" + name + "' (registered: " + known + ")", kExitFailure);
+  std::vector<std::string> names;
+  for (const PlannerInfo& p : planners()) names.emplace_back(p.name);
+  const std::string nearest = nearest_name(name, names);
+  throw CommandError("unknown planner '" + name + "'" + (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") +
+                         " (registered: " + known + ")",
+                     kExitFailure);
 }
 
 std::vector<const PlannerInfo*> planner_list_or_throw(const std::string& names) {
@@ -133,6 +156,32 @@ std::vector<const PlannerInfo*> planner_list_or_throw(const std::string& names) 
   }
   if (list.empty()) throw CommandError("no planner named in '" + names + "'", kExitFailure);
   return list;
+}
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& names) {
+  // Levenshtein distance with transpositions counted as one edit (plna -> plan).
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      for (size_t j = 1; j <= b.size(); ++j) {
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
+  for (const std::string& name : names) {
+    const size_t dist = distance(word, name);
+    if (dist < best_distance) {
+      best_distance = dist;
+      best = name;
+    }
+  }
+  return best;
 }
 
 std::string percent_gap(int64_t arena, int64_t load) {

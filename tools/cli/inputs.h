@@ -12,6 +12,7 @@
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/status.h"
+#include "memplan/trace.h"
 
 namespace memplan::cli {
 
@@ -23,6 +24,7 @@ void throw_if_error(const Status& status, const std::string& context = "");
 // output for what is written. A directory given as a file is a user error.
 std::string read_input_or_throw(const std::string& path);
 Problem read_problem_or_throw(const std::string& path);
+Trace read_trace_or_throw(const std::string& path);
 // A plan as CSV, or as JSON (what `memplan plan --json` writes), told apart by
 // the first character.
 Plan read_plan_or_throw(const Problem& problem, const std::string& path);
@@ -43,6 +45,11 @@ int64_t power_of_two_byte_size(const std::string& text, const std::string& flag)
 const PlannerInfo& planner_or_throw(const std::string& name);
 // "a,b,c" -> planners, in the given order, each checked as above.
 std::vector<const PlannerInfo*> planner_list_or_throw(const std::string& names);
+
+// The name in `names` nearest to `word` by edit distance, if it is close
+// enough to be a likely typo (at most a third of the word's letters off);
+// else "". For "did you mean" hints.
+std::string nearest_name(const std::string& word, const std::vector<std::string>& names);
 
 // "12.34%" (gap as a percentage with two decimals; "n/a" when load is 0 and
 // arena is not).

@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "inputs.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -43,6 +46,21 @@ int main(int argc, char** argv) {
   memplan::cli::register_trace_info_command(app);
   memplan::cli::register_extract_command(app);
   memplan::cli::register_run_command(app);
+
+  app.set_version_flag("--version", std::string("memplan ") + MEMPLAN_VERSION);
+
+  // A first word that is no subcommand: say so, and suggest the nearest one
+  // (CLI11 alone would report it as an unexpected extra argument).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::string nearest = memplan::cli::nearest_name(argv[1], names);
+      std::fprintf(stderr, "memplan: unknown command '%s'%s; run `memplan --help` for the list\n", argv[1],
+                   nearest.empty() ? "" : ("; did you mean '" + nearest + "'?").c_str());
+      return static_cast<int>(CLI::ExitCodes::ExtrasError);
+    }
+  }
 
   try {
     app.parse(argc, argv);

@@ -25,6 +25,7 @@ struct RenderArguments {
 };
 
 void run_render(const RenderArguments& args) {
+  check_output_path_or_throw(args.svg_path, "--svg");
   const Problem problem = read_problem_or_throw(args.problem_path);
   RenderOptions options;
   options.width = args.width;

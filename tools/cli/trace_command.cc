@@ -6,6 +6,7 @@
 // in the build tree memplan was built in.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,8 +35,26 @@ struct TraceArguments {
   std::vector<std::string> command;
 };
 
+// The signals the tracer accepts (src/trace/preload/interpose.cc, parse_signal):
+// a number, or USR1, USR2, HUP, WINCH with or without SIG. Checked here so
+// that a typo is refused before the command runs, not ignored inside it.
+void check_mark_signal_or_throw(const std::string& name) {
+  if (name.empty()) return;
+  if (name.find_first_not_of("0123456789") == std::string::npos) {
+    if (name.size() < 4 && std::stoi(name) > 0 && std::stoi(name) < NSIG) return;
+  } else {
+    const std::string bare = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
+    if (bare == "USR1" || bare == "USR2" || bare == "HUP" || bare == "WINCH") return;
+  }
+  throw CommandError("--mark-signal " + name + ": not a signal this tracer can use (USR1, USR2, HUP, WINCH, "
+                     "or a number from 1 to " + std::to_string(NSIG - 1) + ")",
+                     kExitFailure);
+}
+
 int run_trace(const TraceArguments& args) {
   if (args.command.empty()) throw CommandError("no command to trace: memplan trace [--output FILE] -- COMMAND ARGS...");
+  check_mark_signal_or_throw(args.mark_signal);
+  check_output_path_or_throw(args.output_path, "--output");
 #ifdef MEMPLAN_TRACE_PRELOAD_BUILD_PATH
   const char* build_path = MEMPLAN_TRACE_PRELOAD_BUILD_PATH;
 #else

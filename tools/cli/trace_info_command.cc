@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "inputs.h"
 #include "memplan/trace.h"
@@ -61,10 +63,42 @@ void print_top_operators(const Trace& trace, const std::vector<size_t>& marks, s
   table.print(stdout);
 }
 
-void run_trace_info(const std::string& path, size_t top_operators) {
-  StatusOr<Trace> read = read_trace(path);
-  throw_if_error(read.status());
-  const Trace& trace = *read;
+void print_trace_json(const std::string& path, const Trace& trace) {
+  using Json = nlohmann::ordered_json;
+  const std::vector<size_t> marks = trace.mark_indices();
+  Json doc;
+  doc["trace"] = path;
+  doc["pid"] = trace.pid;
+  doc["complete"] = trace.complete;
+  doc["events"] = trace.events.size() - marks.size();
+  doc["threads"] = trace.threads.size();
+  doc["marks"] = marks.size();
+  doc["file_bytes"] = trace.file_bytes;
+  doc["missed_events"] = trace.missed_events;
+  doc["dropped_marks"] = trace.dropped_marks;
+  Json iterations = Json::array();
+  for (const IterationSummary& s : summarize_iterations(trace)) {
+    iterations.push_back({{"iteration", s.iteration},
+                          {"closed", s.closed},
+                          {"events", s.events},
+                          {"allocations", s.allocations},
+                          {"frees", s.frees},
+                          {"allocated_bytes", s.allocated_bytes},
+                          {"peak_live_bytes", s.peak_live_bytes},
+                          {"peak_own_bytes", s.peak_iteration_bytes},
+                          {"threads", s.threads},
+                          {"repeats_previous", s.repeats_previous}});
+  }
+  doc["iterations"] = std::move(iterations);
+  std::puts(doc.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
+}
+
+void run_trace_info(const std::string& path, size_t top_operators, bool json) {
+  const Trace trace = read_trace_or_throw(path);
+  if (json) {
+    print_trace_json(path, trace);
+    return;
+  }
   const std::vector<size_t> marks = trace.mark_indices();
   const size_t events = trace.events.size() - marks.size();
   std::printf("trace        %s\n", path.c_str());
@@ -155,17 +189,21 @@ void run_trace_info(const std::string& path, size_t top_operators) {
 void register_trace_info_command(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto top = std::make_shared<size_t>(10);
+  auto json = std::make_shared<bool>(false);
   CLI::App* command = app.add_subcommand("trace-info", "Describe a trace iteration by iteration");
   command->add_option("trace", *path, "Trace file (from memplan trace)")->required()->type_name("FILE");
   command->add_option("--operators", *top, "Operators to list, for a trace with operator records (default 10)")
       ->type_name("N");
+  command->add_flag("--json", *json,
+                    "Print the trace's header and one object per iteration (events, allocations, frees,\n"
+                    "bytes allocated, peak live and own bytes, threads, repeats) as JSON");
   command->footer(
       "Iteration 0 is everything before the first mark; iteration N the span from the N-th mark to\n"
       "the next (the last one, 'open', runs to the end of the trace and includes the teardown).\n"
       "\n"
       "Example:\n"
       "  memplan trace-info run.trace");
-  command->callback([path, top] { run_trace_info(*path, *top); });
+  command->callback([path, top, json] { run_trace_info(*path, *top, *json); });
 }
 
 }  // namespace memplan::cli

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "exit_codes.h"
 #include "inputs.h"
@@ -16,6 +18,7 @@ struct ValidateArguments {
   std::string problem_path;
   std::string plan_path;
   std::string capacity;
+  bool json = false;
 };
 
 void run_validate(const ValidateArguments& args) {
@@ -23,10 +26,23 @@ void run_validate(const ValidateArguments& args) {
   if (!args.capacity.empty()) problem.capacity = byte_size(args.capacity);
   const Plan plan = read_plan_or_throw(problem, args.plan_path);
   const ValidationResult result = validate(problem, plan);
+  const int64_t load_bytes = load(problem);
+  if (args.json) {
+    nlohmann::ordered_json doc;
+    doc["valid"] = result.ok();
+    doc["buffers"] = problem.size();
+    doc["arena"] = plan.arena;
+    doc["load"] = load_bytes;
+    doc["gap"] = gap(plan.arena, load_bytes);
+    if (problem.capacity) doc["capacity"] = *problem.capacity;
+    if (!result.ok()) doc["reason"] = result.message;
+    std::puts(doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+    std::fflush(stdout);
+  }
   if (!result.ok()) {
     throw CommandError("invalid plan " + args.plan_path + ": " + result.message, kExitFailure);
   }
-  const int64_t load_bytes = load(problem);
+  if (args.json) return;
   std::printf("valid: %zu buffers, arena %s, load %s, gap %s\n", problem.size(), bytes_with_units(plan.arena).c_str(),
               bytes_with_units(load_bytes).c_str(), percent_gap(plan.arena, load_bytes).c_str());
 }
@@ -37,9 +53,13 @@ void register_validate_command(CLI::App& app) {
   auto args = std::make_shared<ValidateArguments>();
   CLI::App* command = app.add_subcommand("validate", "Check that a plan is valid for a problem; say why if it is not");
   command->add_option("problem", args->problem_path, "Problem CSV")->required()->type_name("PROBLEM.csv");
-  command->add_option("plan", args->plan_path, "Plan CSV: the problem's rows with an offset column, matched by id")
+  command->add_option("plan", args->plan_path,
+                      "Plan: CSV (the problem's rows with an offset column, matched by id) or the JSON\n"
+                      "that `memplan plan --json` writes; - for standard input")
       ->required()
-      ->type_name("PLAN.csv");
+      ->type_name("PLAN");
+  command->add_flag("--json", args->json,
+                    "Print {\"valid\", \"buffers\", \"arena\", \"load\", \"gap\"[, \"capacity\"][, \"reason\"]} on stdout");
   command->add_option("-c,--capacity", args->capacity, "Also require the arena to fit in this many bytes")
       ->type_name("BYTES")
       ->check(byte_size_validator());
@@ -51,7 +71,8 @@ void register_validate_command(CLI::App& app) {
       "and the tick) or unreadable input.\n"
       "\n"
       "Example:\n"
-      "  memplan validate model.csv plan.csv");
+      "  memplan validate model.csv plan.csv\n"
+      "  memplan plan model.csv --json | memplan validate model.csv - --json");
   command->callback([args] { run_validate(*args); });
 }
 

@@ -2,7 +2,7 @@
 # status, stdout, stderr and (optionally) a file it writes. Called by CTest as
 #   cmake -DMEMPLAN=<binary> -DARGS=<args separated by |> -DWORKDIR=<dir>
 #         -DEXPECT_EXIT=<code> [-DSTDOUT_REGEX=..] [-DSTDERR_REGEX=..]
-#         [-DOUTPUT_FILE=<path> -DFILE_REGEX=..] -P run_cli.cmake
+#         [-DOUTPUT_FILE=<path> -DFILE_REGEX=..] [-DSTDIN_FILE=<path>] -P run_cli.cmake
 # A plain CTest test can only tell zero from non-zero; the CLI promises
 # specific codes (exit_codes.h), so each test checks the exact one.
 string(REPLACE "|" ";" arguments "${ARGS}")
@@ -10,8 +10,12 @@ file(MAKE_DIRECTORY "${WORKDIR}")
 if(DEFINED OUTPUT_FILE)
   file(REMOVE "${WORKDIR}/${OUTPUT_FILE}")
 endif()
+set(stdin_option)
+if(DEFINED STDIN_FILE)
+  set(stdin_option INPUT_FILE "${STDIN_FILE}")
+endif()
 execute_process(COMMAND "${MEMPLAN}" ${arguments}
-                WORKING_DIRECTORY "${WORKDIR}"
+                WORKING_DIRECTORY "${WORKDIR}" ${stdin_option}
                 RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(JOIN " " command_line ${arguments})
 set(report "command: memplan ${command_line}\nexit status: ${exit_code}\n--- stdout ---\n${out}\n--- stderr ---\n${err}")
