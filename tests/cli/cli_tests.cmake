@@ -205,3 +205,5 @@ memplan_cli_test(render_output_into_a_missing_folder_is_refused_first EXIT 1 ARG
   STDERR "--svg no/such/heap.svg: folder no/such does not exist")
 memplan_cli_test(huge_alignment_blames_the_alignment_field EXIT 1 ARGS plan ${MEMPLAN_CLI_DATA}/huge_alignment.csv
   STDERR "huge_alignment.csv:2: field 'alignment': alignment 4611686018427387904 leaves no room")
+memplan_cli_test(run_unknown_planner_is_refused EXIT 1 ARGS run --planner foo -- true
+  STDERR "unknown planner 'foo'")

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "inputs.h"
 #include "preload_launch.h"
 
 namespace memplan::cli {
@@ -66,6 +67,15 @@ void register_run_command(CLI::App& app) {
       "  memplan run --profile-iterations 3 --stats -- ./train");
   command->callback([args] {
     if (args->command.empty()) throw CommandError("no command to run: memplan run [--profile-iterations K] -- COMMAND ARGS...");
+    if (!args->planner.empty()) {
+      planner_or_throw(args->planner);  // unknown names are refused here, with a suggestion
+      // The drop-in's own registry leaves out `mip` (src/runtime/preload/CMakeLists.txt).
+      if (args->planner == "mip") {
+        throw CommandError("--planner mip: not available to the replay library (an exact MIP has no place at an "
+                           "iteration boundary); use exact or a heuristic",
+                           kExitFailure);
+      }
+    }
 #ifdef MEMPLAN_REPLAY_PRELOAD_BUILD_PATH
     const char* build_path = MEMPLAN_REPLAY_PRELOAD_BUILD_PATH;
 #else
