@@ -207,3 +207,9 @@ memplan_cli_test(huge_alignment_blames_the_alignment_field EXIT 1 ARGS plan ${ME
   STDERR "huge_alignment.csv:2: field 'alignment': alignment 4611686018427387904 leaves no room")
 memplan_cli_test(run_unknown_planner_is_refused EXIT 1 ARGS run --planner foo -- true
   STDERR "unknown planner 'foo'")
+# Ctrl-C keeps the best plan found so far (exit 130).
+add_test(NAME cli_plan_sigint_writes_the_best_plan_found
+  COMMAND ${CMAKE_CURRENT_LIST_DIR}/sigint_keeps_the_best_plan.sh $<TARGET_FILE:memplan>
+    ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/D.1048576.csv ${CMAKE_CURRENT_BINARY_DIR}/cli/sigint)
+set_tests_properties(cli_plan_sigint_writes_the_best_plan_found PROPERTIES LABELS cli TIMEOUT 90
+  PASS_REGULAR_EXPRESSION "PASS: exit 130")
