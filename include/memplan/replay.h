@@ -48,8 +48,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "memplan/status.h"
 
@@ -118,9 +120,17 @@ struct ReplayKnob {
 std::span<const ReplayKnob> replay_knobs();
 
 // Reads every MEMPLAN_* knob through `lookup` (getenv by default); unset
-// variables keep their default. Fails on a malformed value, naming it.
+// variables keep their default. A malformed value (or MEMPLAN_PLANNER naming
+// no registered planner) rejects that knob alone: it keeps its default, the
+// others still apply, and `rejected` (if given) gets one line naming the
+// variable, its value and what was expected.
 using EnvironmentLookup = const char* (*)(const char*);
+ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::string>* rejected);
+// The same, strict: fails on the first rejected knob, naming it.
 StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup = nullptr);
+// An on/off knob's value: 1/0, on/off, true/false, yes/no (any case);
+// nullopt for anything else.
+std::optional<bool> parse_switch(const char* text);
 
 // The allocator that requests go to when they are not served from a slab.
 // Alignments are powers of two >= 16. Every function may be called from any

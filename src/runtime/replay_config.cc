@@ -1,9 +1,13 @@
 // replay_config.cc — the runtime's knob table and its reading from MEMPLAN_*
 // environment variables (the replay allocator's, and the pools').
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "memplan/planner.h"
 #include "memplan/pool.h"
 #include "memplan/replay.h"
 
@@ -44,14 +48,40 @@ Status parse_integer(const char* name, const char* text, int64_t min, int64_t* o
 }
 
 Status parse_flag(const char* name, const char* text, bool* out) {
-  const std::string value(text);
-  if (value == "1" || value == "on" || value == "true" || value == "yes") {
-    *out = true;
-  } else if (value == "0" || value == "off" || value == "false" || value == "no") {
-    *out = false;
-  } else {
-    return InvalidArgument(std::string(name) + "='" + text + "': expected 0 or 1");
+  const std::optional<bool> value = parse_switch(text);
+  if (!value) return InvalidArgument(std::string(name) + "='" + text + "': expected 1/0, on/off, true/false or yes/no");
+  *out = *value;
+  return Status::Ok();
+}
+
+Status parse_seconds(const char* name, const char* text, double* out) {
+  errno = 0;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(seconds >= 0)) {
+    return InvalidArgument(std::string(name) + "='" + text + "': expected seconds >= 0");
   }
+  *out = seconds;
+  return Status::Ok();
+}
+
+Status parse_color_span(const char* name, const char* text, int64_t* out) {
+  int64_t span = 0;
+  MEMPLAN_RETURN_IF_ERROR(parse_integer(name, text, 0, &span));
+  if (span % 64 != 0 || span > (int64_t{1} << 20)) {
+    return InvalidArgument(std::string(name) + "='" + text + "': expected a multiple of 64 up to 1 MiB");
+  }
+  *out = span;
+  return Status::Ok();
+}
+
+Status parse_planner(const char* name, const char* text, std::string* out) {
+  if (find_planner(text) == nullptr) {
+    std::string known;
+    for (const PlannerInfo& p : planners()) known += (known.empty() ? "" : ", ") + std::string(p.name);
+    return InvalidArgument(std::string(name) + "='" + text + "': no such planner (registered: " + known + ")");
+  }
+  *out = text;
   return Status::Ok();
 }
 
@@ -59,54 +89,58 @@ Status parse_flag(const char* name, const char* text, bool* out) {
 
 std::span<const ReplayKnob> replay_knobs() { return kKnobs; }
 
-StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup) {
+std::optional<bool> parse_switch(const char* text) {
+  if (text == nullptr) return std::nullopt;
+  std::string value(text);
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (value == "1" || value == "on" || value == "true" || value == "yes") return true;
+  if (value == "0" || value == "off" || value == "false" || value == "no") return false;
+  return std::nullopt;
+}
+
+ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::string>* rejected) {
   if (!lookup) lookup = [](const char* name) -> const char* { return std::getenv(name); };
   ReplayConfig config;
-  const char* v = nullptr;
-  if ((v = lookup("MEMPLAN_PROFILE_ITERATIONS"))) {
-    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_PROFILE_ITERATIONS", v, 1, &config.profile_iterations));
-  }
-  if ((v = lookup("MEMPLAN_DEVIATIONS_TO_REPROFILE"))) {
-    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_DEVIATIONS_TO_REPROFILE", v, 1, &config.deviations_to_reprofile));
-  }
-  if ((v = lookup("MEMPLAN_MIN_PLANNED_SIZE"))) {
-    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_MIN_PLANNED_SIZE", v, 0, &config.min_planned_size));
-  }
-  if ((v = lookup("MEMPLAN_MAX_SLAB_BYTES"))) {
-    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_MAX_SLAB_BYTES", v, 4096, &config.max_slab_bytes));
-  }
-  if ((v = lookup("MEMPLAN_MAX_THREADS"))) {
-    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_MAX_THREADS", v, 0, &config.max_threads));
-  }
-  if ((v = lookup("MEMPLAN_MAX_REQUESTS"))) {
-    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_MAX_REQUESTS", v, 1, &config.max_requests));
-  }
-  if ((v = lookup("MEMPLAN_HUGE_PAGES"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_HUGE_PAGES", v, &config.huge_pages));
-  if ((v = lookup("MEMPLAN_SLAB_KEEP"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_SLAB_KEEP", v, &config.keep_slab));
-  if ((v = lookup("MEMPLAN_PLANNER"))) config.planner = v;
-  if ((v = lookup("MEMPLAN_PROFILE_BEFORE_FIRST_MARK"))) {
-    MEMPLAN_RETURN_IF_ERROR(
-        parse_flag("MEMPLAN_PROFILE_BEFORE_FIRST_MARK", v, &config.profile_before_first_mark));
-  }
-  if ((v = lookup("MEMPLAN_TRIM_BACKING"))) MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_TRIM_BACKING", v, &config.trim_backing));
-  if ((v = lookup("MEMPLAN_PLAN_IN_BACKGROUND"))) {
-    MEMPLAN_RETURN_IF_ERROR(parse_flag("MEMPLAN_PLAN_IN_BACKGROUND", v, &config.plan_in_background));
-  }
-  if ((v = lookup("MEMPLAN_COLOR_SPAN"))) {
-    MEMPLAN_RETURN_IF_ERROR(parse_integer("MEMPLAN_COLOR_SPAN", v, 0, &config.color_span_bytes));
-    if (config.color_span_bytes % 64 != 0 || config.color_span_bytes > (int64_t{1} << 20)) {
-      return InvalidArgument(std::string("MEMPLAN_COLOR_SPAN='") + v + "': expected a multiple of 64 up to 1 MiB");
+  // Each knob is read on its own: a malformed value leaves that knob at its
+  // default and is reported; the others still apply.
+  auto read = [&](const char* name, auto parse, auto* field) {
+    const char* text = lookup(name);
+    if (text == nullptr) return;
+    auto value = *field;
+    const Status status = parse(name, text, &value);
+    if (status.ok()) {
+      *field = value;
+    } else if (rejected != nullptr) {
+      rejected->push_back(status.message());
     }
-  }
-  if ((v = lookup("MEMPLAN_PLAN_TIME_LIMIT"))) {
-    errno = 0;
-    char* end = nullptr;
-    const double seconds = std::strtod(v, &end);
-    if (errno != 0 || end == v || *end != '\0' || !(seconds >= 0)) {
-      return InvalidArgument(std::string("MEMPLAN_PLAN_TIME_LIMIT='") + v + "': expected seconds >= 0");
-    }
-    config.plan_time_limit_seconds = seconds;
-  }
+  };
+  read("MEMPLAN_PROFILE_ITERATIONS", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 1, o); },
+       &config.profile_iterations);
+  read("MEMPLAN_DEVIATIONS_TO_REPROFILE", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 1, o); },
+       &config.deviations_to_reprofile);
+  read("MEMPLAN_MIN_PLANNED_SIZE", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },
+       &config.min_planned_size);
+  read("MEMPLAN_MAX_SLAB_BYTES", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 4096, o); },
+       &config.max_slab_bytes);
+  read("MEMPLAN_MAX_THREADS", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },
+       &config.max_threads);
+  read("MEMPLAN_MAX_REQUESTS", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 1, o); },
+       &config.max_requests);
+  read("MEMPLAN_HUGE_PAGES", parse_flag, &config.huge_pages);
+  read("MEMPLAN_SLAB_KEEP", parse_flag, &config.keep_slab);
+  read("MEMPLAN_PLANNER", parse_planner, &config.planner);
+  read("MEMPLAN_PLAN_TIME_LIMIT", parse_seconds, &config.plan_time_limit_seconds);
+  read("MEMPLAN_PROFILE_BEFORE_FIRST_MARK", parse_flag, &config.profile_before_first_mark);
+  read("MEMPLAN_TRIM_BACKING", parse_flag, &config.trim_backing);
+  read("MEMPLAN_COLOR_SPAN", parse_color_span, &config.color_span_bytes);
+  read("MEMPLAN_PLAN_IN_BACKGROUND", parse_flag, &config.plan_in_background);
+  return config;
+}
+
+StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup) {
+  std::vector<std::string> rejected;
+  ReplayConfig config = read_replay_config(lookup, &rejected);
+  if (!rejected.empty()) return InvalidArgument(rejected.front());
   return config;
 }
 

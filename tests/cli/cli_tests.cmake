@@ -213,3 +213,9 @@ add_test(NAME cli_plan_sigint_writes_the_best_plan_found
     ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/D.1048576.csv ${CMAKE_CURRENT_BINARY_DIR}/cli/sigint)
 set_tests_properties(cli_plan_sigint_writes_the_best_plan_found PROPERTIES LABELS cli TIMEOUT 90
   PASS_REGULAR_EXPRESSION "PASS: exit 130")
+# Runtime knobs under `memplan run`: a bad value is reported and rejects that
+# knob alone; MEMPLAN_STATS takes the usual spellings.
+add_test(NAME cli_run_bad_knob_rejects_that_knob_only COMMAND $<TARGET_FILE:memplan> run -- true)
+set_tests_properties(cli_run_bad_knob_rejects_that_knob_only PROPERTIES LABELS cli TIMEOUT 60
+  ENVIRONMENT "MEMPLAN_HUGE_PAGES=maybe;MEMPLAN_STATS=yes;MEMPLAN_PLANNER=foo"
+  PASS_REGULAR_EXPRESSION "MEMPLAN_HUGE_PAGES='maybe': expected 1/0.*keeps its default.*MEMPLAN_PLANNER='foo': no such planner.*memplan replay: threads [0-9]+, iterations")

@@ -604,6 +604,39 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(replay_knobs().size(), 14u);
 }
 
+// One bad value rejects that knob only: the others still apply.
+TEST(ReplayTest, AMalformedKnobKeepsItsDefaultAndTheOthersApply) {
+  auto lookup = [](const char* name) -> const char* {
+    const std::string n(name);
+    if (n == "MEMPLAN_PROFILE_ITERATIONS") return "5";
+    if (n == "MEMPLAN_HUGE_PAGES") return "maybe";
+    if (n == "MEMPLAN_PLANNER") return "greedy_by_siz";
+    if (n == "MEMPLAN_PLAN_TIME_LIMIT") return "-1";
+    if (n == "MEMPLAN_TRIM_BACKING") return "Off";
+    return nullptr;
+  };
+  std::vector<std::string> rejected;
+  const ReplayConfig config = read_replay_config(lookup, &rejected);
+  EXPECT_EQ(config.profile_iterations, 5);
+  EXPECT_EQ(config.huge_pages, ReplayConfig{}.huge_pages);
+  EXPECT_EQ(config.planner, ReplayConfig{}.planner);
+  EXPECT_EQ(config.plan_time_limit_seconds, ReplayConfig{}.plan_time_limit_seconds);
+  EXPECT_FALSE(config.trim_backing);
+  ASSERT_EQ(rejected.size(), 3u);
+  EXPECT_NE(rejected[0].find("MEMPLAN_HUGE_PAGES='maybe'"), std::string::npos) << rejected[0];
+  EXPECT_NE(rejected[1].find("MEMPLAN_PLANNER='greedy_by_siz': no such planner"), std::string::npos) << rejected[1];
+  EXPECT_NE(rejected[2].find("MEMPLAN_PLAN_TIME_LIMIT='-1'"), std::string::npos) << rejected[2];
+  // The strict form fails on the first of them.
+  EXPECT_NE(replay_config_from_environment(lookup).status().message().find("MEMPLAN_HUGE_PAGES"), std::string::npos);
+}
+
+TEST(ReplayTest, SwitchesAcceptTheUsualSpellings) {
+  for (const char* on : {"1", "on", "ON", "true", "True", "yes"}) EXPECT_EQ(parse_switch(on), true) << on;
+  for (const char* off : {"0", "off", "false", "FALSE", "no"}) EXPECT_EQ(parse_switch(off), false) << off;
+  for (const char* bad : {"", "2", "enabled", "y"}) EXPECT_FALSE(parse_switch(bad).has_value()) << bad;
+  EXPECT_FALSE(parse_switch(nullptr).has_value());
+}
+
 const char* g_color_span = nullptr;  // what the lookup below answers for MEMPLAN_COLOR_SPAN
 
 TEST(ReplayTest, ColourSpanMustBeAMultipleOf64) {

@@ -38,6 +38,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "common/preload/real_allocator.h"
 #include "memplan/replay.h"
@@ -97,18 +100,24 @@ inline memplan::ReplayAllocator* owner_of(const void* p) {
 __attribute__((constructor)) void on_load() {
   ensure_ready();
   Inside inside;
-  memplan::ReplayConfig config;
-  auto from_environment = memplan::replay_config_from_environment();
-  if (from_environment.ok()) {
-    config = std::move(from_environment).value();
-    // A whole process: what runs before its first mark is start-up, not an iteration.
-    if (!getenv("MEMPLAN_PROFILE_BEFORE_FIRST_MARK")) config.profile_before_first_mark = false;
-  } else {
+  // A malformed knob is reported and keeps its default; the others apply.
+  std::vector<std::string> rejected;
+  memplan::ReplayConfig config = memplan::read_replay_config(nullptr, &rejected);
+  // A whole process: what runs before its first mark is start-up, not an
+  // iteration (unless MEMPLAN_PROFILE_BEFORE_FIRST_MARK says otherwise).
+  if (!getenv("MEMPLAN_PROFILE_BEFORE_FIRST_MARK") ||
+      !memplan::parse_switch(getenv("MEMPLAN_PROFILE_BEFORE_FIRST_MARK"))) {
     config.profile_before_first_mark = false;
-    fprintf(stderr, "memplan replay: %s; using the defaults\n", from_environment.status().message().c_str());
   }
   const char* stats = getenv("MEMPLAN_STATS");
-  g_print_stats = stats && stats[0] == '1';
+  const std::optional<bool> stats_switch = memplan::parse_switch(stats);
+  if (stats != nullptr && !stats_switch) {
+    rejected.push_back(std::string("MEMPLAN_STATS='") + stats + "': expected 1/0, on/off, true/false or yes/no");
+  }
+  g_print_stats = stats_switch.value_or(false);
+  for (const std::string& message : rejected) {
+    fprintf(stderr, "memplan replay: %s; that knob keeps its default\n", message.c_str());
+  }
   auto* backing = new (g_backing_storage) NextBacking;
   auto* allocator = new (g_allocator_storage) memplan::ReplayAllocator(config, *backing);
   if (!allocator->init_status().ok()) {
