@@ -5,7 +5,7 @@
 #include <string>
 
 #include "memplan/pool.h"
-#include "memplan/replay.h"
+#include "memplan/replay_config.h"
 
 namespace memplan {
 namespace {
