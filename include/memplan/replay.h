@@ -1,7 +1,10 @@
 // replay.h — the replay allocator: learns a program's iteration, plans it, and
 // serves the following iterations from one pre-faulted slab per thread.
 //
-// Each thread goes through three phases, independently of the others:
+// Each thread goes through three phases, independently of the others (the
+// learning cycle is the one the libtorch allocator runs too:
+// src/runtime/learner.h; here a request is named by its index in the
+// thread's sequence):
 //
 //   1. Profiling. Requests go to the backing allocator and are recorded as
 //      the thread's request sequence (size, alignment, order). The tick is the

@@ -51,7 +51,7 @@
 //
 // Thread-safety: a Learner belongs to its unit and is not thread-safe (the
 // replay allocator's per-thread record owns one; the libtorch allocator
-// calls its under its mutex). A BackgroundPlanner is shared by the units of
+// uses its one under its mutex). A BackgroundPlanner is shared by the units of
 // one allocator; its functions are thread-safe.
 #pragma once
 
