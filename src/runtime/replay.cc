@@ -1,6 +1,8 @@
-// replay.cc — the replay allocator (memplan/replay.h): per-thread profiling,
-// planning at the iteration boundary (or on a planner thread, adopted at a
-// later boundary: plan_in_background), and serving from a slab.
+// replay.cc — the replay allocator (memplan/replay.h): serving each
+// thread's iterations from its slab. What is learnt and how a plan is made
+// is the learner's (runtime/learner.h: one Learner per thread record, with
+// the sequence identity); this file holds the thread records, their windows,
+// and the tables the fast paths read.
 //
 // Layout. One reservation of address space holds max_threads windows of
 // window_bytes (a power of two). Thread record w owns window w: its slab is
@@ -32,26 +34,21 @@
 // The fast paths themselves (allocation and free of a slab block) are inline
 // functions in replay_fast.h, shared with the drop-in.
 #include <pthread.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "memplan/bounds.h"
 #include "memplan/plan.h"
-#include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/replay.h"
 #include "memplan/validate.h"
-#include "runtime/mapped.h"
+#include "runtime/learner.h"
 #include "runtime/os/os_memory.h"
 #include "runtime/replay_fast.h"
 #include "runtime/slab.h"
@@ -72,36 +69,7 @@ using fast::t_link;
 
 constexpr size_t kMinAlignment = 16;  // what malloc promises (alignof(max_align_t))
 constexpr uint32_t kNoWindow = UINT32_MAX;
-constexpr int64_t kEscaped = -1;      // profile upper of a block not freed within the iteration
 
-struct Request {
-  uint64_t size = 0;
-  uint64_t alignment = kMinAlignment;
-  bool operator==(const Request&) const = default;
-};
-
-// One iteration of one thread, as the backing allocator served it. Its arrays
-// are mappings of their own, never blocks of the backing allocator's heap
-// (Note [Profiles off the backing heap], runtime/mapped.h).
-struct Profile {
-  rt::MappedVector<Request> requests;  // by tick
-  rt::MappedVector<int64_t> uppers;    // by tick: allocation count when freed, or kEscaped
-  bool overflowed = false;             // more than max_requests: not plannable
-
-  void clear() {
-    requests.clear();
-    uppers.clear();
-    overflowed = false;
-  }
-  // clear, and give the arrays' memory back to the kernel.
-  void release() {
-    rt::MappedVector<Request>().swap(requests);
-    rt::MappedVector<int64_t>().swap(uppers);
-    overflowed = false;
-  }
-};
-
-using fast::Counter;
 using fast::kHeaderBytes;
 using fast::read_header;
 using fast::TickEntry;
@@ -112,46 +80,11 @@ using fast::TickEntry;
 // stays aligned.
 uint64_t header_bytes(uint64_t alignment) { return std::max(kHeaderBytes, alignment); }
 
-struct PlanJob;
-
-// The planner thread of one allocator in one process. It runs queued jobs one
-// at a time; a job stays owned by its record, which drops it only once done.
-struct PlannerState {
-  std::mutex mutex;
-  std::condition_variable wake;
-  std::vector<PlanJob*> queue;  // under mutex
-  bool stop = false;            // under mutex
-  int64_t process = 0;          // the process the thread runs in
-  std::thread thread;
-};
-
-// Note [Page-optimal plans]. A slab is committed in whole pages, so a plan
-// whose arena takes as many pages as the load (the bound every plan respects)
-// cannot be beaten. greedy_by_size is tried first (milliseconds, little
-// working memory) and kept when it is valid and page-optimal; otherwise the
-// configured planner runs. On the torchvision runs the portfolio otherwise
-// spent its whole time budget and up to 4 MiB of transient heap at the
-// boundary for the same slab (docs/runtime.md, Memory).
-StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config) {
-  PlanOptions options;
-  options.time_limit_seconds = config.plan_time_limit_seconds;
-  if (config.planner != "greedy_by_size") {
-    StatusOr<Plan> quick = plan_with("greedy_by_size", problem, options);
-    const uint64_t page = rt::os::page_size();
-    auto pages = [page](int64_t bytes) { return (static_cast<uint64_t>(std::max<int64_t>(bytes, 0)) + page - 1) / page; };
-    if (quick.ok() && pages(quick->arena) <= pages(load(problem)) && validate(problem, *quick).ok()) return quick;
-  }
-  return plan_with(config.planner, problem, options);
-}
-
 // A plan ready to serve, immutable once published except for the occupants.
 // Its PlanView (entries, occupant, tick_count, header_span) points into the
 // vectors below and is what frees read.
-struct ServedPlan : fast::PlanView {
-  Problem problem;  // the buffers planned (ids are ticks; sizes include the header), for check_invariants
-  Plan plan;
-  uint64_t arena = 0;                // bytes of slab the plan uses
-  std::vector<TickEntry> ticks;      // one per allocation of the iteration, then the sentinel (limit 0)
+struct ServedPlan final : rt::PreparedPlan, fast::PlanView {
+  std::vector<TickEntry> ticks;  // one per allocation of the iteration, then the sentinel (limit 0)
   // Ticks of the planned blocks in order of their planned end (upper), which
   // is the order in which the liveness walk must find them freed.
   std::vector<uint32_t> end_ticks;
@@ -174,20 +107,11 @@ struct ServedPlan : fast::PlanView {
   }
 };
 
-// A planner run on the planner thread (ReplayConfig::plan_in_background): a
-// copy of the agreed profile, and the plan prepared from it once `done` is
-// set (release; the owner reads it after an acquire load of `done`).
-struct PlanJob {
-  Profile profile;          // a copy: the owner keeps profiling meanwhile
-  uint64_t generation = 0;  // the owner's ThreadRecord::generation it plans
-  int64_t process = 0;      // the process that queued it
-  std::optional<StatusOr<std::unique_ptr<ServedPlan>>> prepared;  // set by the planner thread
-  std::atomic<bool> done{false};
-};
-
 struct ThreadRecord : fast::ThreadFast {
   // fast::ThreadFast is the first cache line: all the allocation fast path
   // reads (a copy of the serving plan's arrays, and the cursors).
+  explicit ThreadRecord(const ReplayConfig& config) : learner(config, rt::RequestIdentity::kSequence) {}
+
   uint64_t epoch = 0;         // the last epoch this thread processed
   uint32_t entry_count = 0;   // ticks of the serving plan
   std::atomic<uint32_t> claimed{0};
@@ -195,26 +119,15 @@ struct ThreadRecord : fast::ThreadFast {
   uint32_t window = kNoWindow;
 
   // The owner's state.
-  ReplayPhase phase = ReplayPhase::kProfiling;
   bool deviating = false;     // rest of the iteration goes to the backing allocator
-  int64_t agreements = 0;     // consecutive iterations equal to `agreed`
-  int64_t deviating_run = 0;  // consecutive deviating iterations
-  Profile current;
-  Profile agreed;
-  uint64_t generation = 0;        // bumped whenever `agreed` changes (sequence or lifetimes)
-  std::unique_ptr<PlanJob> job;   // the planner thread's job (plan_in_background), if any
-  rt::PointerTickMap profiled_live;  // backing pointer -> tick, this iteration (off the backing heap too)
-  ServedPlan* plan = nullptr;                              // also in window_plans[window]
-  std::vector<std::unique_ptr<ServedPlan>> plans;          // every plan this record published
-  rt::Slab slab;
+  ServedPlan* plan = nullptr;  // the learner's serving plan, also in window_plans[window]
+  rt::Learner learner;         // profiles, agreement, planning, the slab, the counters
 
-  Counter iterations, profiled, unplanned, fallback, deviations, plans_made, reprofiles, plan_failures,
-      slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns;
-
+  ReplayPhase phase() const { return learner.phase(); }
   bool serving() const { return serve_epoch != fast::kNotServing; }
   // Serving: replaying, not deviating, and in the epoch just processed.
   void update_serving() {
-    serve_epoch = phase == ReplayPhase::kReplaying && !deviating ? epoch : fast::kNotServing;
+    serve_epoch = phase() == ReplayPhase::kReplaying && !deviating ? epoch : fast::kNotServing;
   }
   void deviate() {
     deviating = true;
@@ -267,7 +180,8 @@ void on_thread_exit(void* value) {
 
 // fast::SharedFast holds what the fast paths read: the instance id, the
 // epoch, the reservation and its windows' plans, the invalid-free count.
-struct ReplayAllocator::Impl : runtime::fast::SharedFast {
+// As the learner's PlanPreparer it turns an agreed profile into a ServedPlan.
+struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanPreparer {
   ReplayConfig config;
   BackingAllocator& backing;
   Status init;
@@ -276,9 +190,8 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   std::mutex records_mutex;
   std::atomic<ThreadRecord*> records{nullptr};
   uint32_t next_window = 0;  // under records_mutex
-  std::vector<std::unique_ptr<PlanJob>> orphaned_jobs;  // under records_mutex: jobs of records given to a new thread
-  std::atomic<PlannerState*> planner_state{nullptr};      // plan_in_background: this process's planner thread
-  int64_t creator_process = 0;                            // the process that built the allocator
+  std::vector<std::unique_ptr<rt::PlanJob>> orphaned_jobs;  // under records_mutex: jobs of records given to a new thread
+  std::unique_ptr<rt::BackgroundPlanner> planner;           // plan_in_background only
 
   Impl(const ReplayConfig& c, BackingAllocator& b) : config(c), backing(b) {}
 
@@ -290,26 +203,10 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   ThreadRecord* attach();
   void reset_for_new_thread(ThreadRecord& r);
   void boundary(ThreadRecord& r, uint64_t e);
-  void finish_profile(ThreadRecord& r);
-  // Plans r's agreed profile, or adopts the plan of it that `job` prepared in
-  // the background, and commits the slab.
-  void try_plan(ThreadRecord& r, PlanJob* job = nullptr);
   // The plan of an agreed profile, ready to publish: problem, plan and the
   // arrays the fast paths read; an error when the planner fails or the
   // arena cannot be held. Touches no thread state: the planner thread runs it.
-  StatusOr<std::unique_ptr<ServedPlan>> prepare(const Profile& a) const;
-  // try_plan, with the time it takes added to the thread's plan stall.
-  void plan_now(ThreadRecord& r, PlanJob* job = nullptr);
-  // At a boundary where the last K iterations agree, with plan_in_background:
-  // adopts a finished job's plan of this very profile, or starts a job.
-  void plan_in_background(ThreadRecord& r);
-  // Starts this process's planner thread if it has none (plan_in_background).
-  void ensure_planner();
-  void run_planner(PlannerState& p);
-  // The problem of an agreed profile: its buffers, and per buffer its tick and
-  // colour shift. Reads only the configuration, so planner threads call it too.
-  Problem problem_of(const Profile& a, std::vector<uint32_t>* tick_of, std::vector<uint32_t>* color_of) const;
-  uint32_t color_shift(size_t k, uint64_t size, uint64_t alignment) const;
+  StatusOr<std::unique_ptr<rt::PreparedPlan>> prepare(const rt::Profile& a) const override;
   // The general case: consumes the tick; nullptr when the tick is not planned
   // (r.deviating stays false) or the request deviates (r.deviating is set).
   void* serve(ThreadRecord& r, size_t size, size_t alignment);
@@ -317,7 +214,6 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   void* backing_allocate(size_t size, size_t alignment, bool zeroed) {
     return zeroed ? backing.allocate_zeroed(size) : backing.allocate(size, alignment);
   }
-  void note_profiled_end(ThreadRecord& r, void* p, bool escaped);
   // The plan and tick of a live slab block, or false.
   bool find_block(const void* p, ServedPlan** plan, uint32_t* tick);
   // A free that is not of a slab pointer (kept out of line, off the fast path).
@@ -328,10 +224,27 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast {
   }
 };
 
+// A thread record's side of its learner's boundary.
+class RecordAdapter final : public runtime::Learner::Adapter {
+ public:
+  RecordAdapter(ReplayAllocator::Impl& m, ThreadRecord& r) : m_(m), r_(r) {}
+  bool slab_in_use() const override { return r_.plan && r_.plan->any_live(); }
+  // Stale frees into the window then find no plan, never a header being unmapped.
+  void withdraw() override { m_.publish(r_, nullptr); }
+  void publish(runtime::PreparedPlan& plan) override { m_.publish(r_, static_cast<ServedPlan*>(&plan)); }
+
+ private:
+  ReplayAllocator::Impl& m_;
+  ThreadRecord& r_;
+};
+
 ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& backing)
     : impl_(new Impl(config, backing)) {
   Impl& m = *impl_;
-  m.creator_process = rt::os::process_id();
+  if (config.plan_in_background) {
+    // The planner thread never claims a record: its own requests go to the backing allocator.
+    m.planner = std::make_unique<rt::BackgroundPlanner>(m, backing, config.trim_backing, [] { t_exited = true; });
+  }
   std::call_once(g_thread_key_once, [] { pthread_key_create(&g_thread_key, on_thread_exit); });
   {
     std::lock_guard<std::mutex> lock(g_instances_mutex);
@@ -374,6 +287,7 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
   m.window_plans = std::make_unique<std::atomic<const fast::PlanView*>[]>(m.windows);
 }
 
+
 ReplayAllocator::~ReplayAllocator() {
   Impl& m = *impl_;
   {
@@ -384,26 +298,15 @@ ReplayAllocator::~ReplayAllocator() {
   }
   if (t_link.instance_id == m.id) t_link = {0, nullptr};
   // The planner thread reads the configuration and the jobs: it ends first.
-  if (PlannerState* p = m.planner_state.load(std::memory_order_acquire)) {
-    if (p->process == rt::os::process_id()) {
-      {
-        std::lock_guard<std::mutex> lock(p->mutex);
-        p->stop = true;
-      }
-      p->wake.notify_one();
-      p->thread.join();
-      delete p;
-    }  // else a fork child's copy of the parent's: never destroyed (its thread is not here)
+  m.planner.reset();
+  const int64_t process = rt::os::process_id();
+  for (std::unique_ptr<rt::PlanJob>& job : m.orphaned_jobs) {
+    if (job->process != process) (void)job.release();  // may be in use in the parent: leave it
   }
-  for (std::unique_ptr<PlanJob>& job : m.orphaned_jobs) {
-    if (job->process != rt::os::process_id()) (void)job.release();  // may be in use in the parent: leave it
-  }
-  for (ThreadRecord* r = m.records.load(); r; r = r->next) {
-    if (r->job && r->job->process != rt::os::process_id()) (void)r->job.release();
-  }
+  for (ThreadRecord* r = m.records.load(); r; r = r->next) r->learner.forget_foreign_job(process);
   for (ThreadRecord* r = m.records.load(); r;) {
     ThreadRecord* next = r->next;
-    r->slab.release();
+    r->learner.slab().release();
     delete r;
     r = next;
   }
@@ -427,12 +330,12 @@ ThreadRecord* ReplayAllocator::Impl::attach() {
       }
     }
     if (!found) {
-      found = new ThreadRecord;
+      found = new ThreadRecord(config);
       found->claimed.store(1, std::memory_order_relaxed);
       if (reservation && next_window < windows) {
         found->window = next_window++;
         found->window_base = reservation + (static_cast<size_t>(found->window) << window_shift);
-        found->slab = rt::Slab(found->window_base, window_bytes);
+        found->learner.set_window(found->window_base, window_bytes);
       }
       found->next = records.load(std::memory_order_relaxed);
       records.store(found, std::memory_order_release);
@@ -446,276 +349,51 @@ ThreadRecord* ReplayAllocator::Impl::attach() {
   }
 }
 
+
 void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.epoch = epoch.load(std::memory_order_acquire);
-  r.phase = r.window == kNoWindow ? ReplayPhase::kBackingOnly : ReplayPhase::kProfiling;
+  std::unique_ptr<rt::PlanJob> job = r.learner.restart(r.window != kNoWindow);
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
   r.update_serving();
-  r.agreements = 0;
-  r.deviating_run = 0;
-  r.current.clear();
-  r.agreed.clear();
-  r.profiled_live.clear();
-  ++r.generation;
   // A job of the previous owner's may still be planned: it is kept until the
   // allocator goes (under records_mutex here); finished ones are dropped.
-  std::erase_if(orphaned_jobs, [](const std::unique_ptr<PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
-  if (r.job) orphaned_jobs.push_back(std::move(r.job));
+  std::erase_if(orphaned_jobs, [](const std::unique_ptr<rt::PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
+  if (job) orphaned_jobs.push_back(std::move(job));
   // The previous owner's plan stays published: its blocks may still be freed.
 }
 
 void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e) {
   r.epoch = e;
-  r.iterations.bump();
-  try {
-    switch (r.phase) {
-      case ReplayPhase::kProfiling:
-        finish_profile(r);
-        break;
-      case ReplayPhase::kReplaying:
-        if (r.deviating) {
-          r.deviations.bump();
-          ++r.deviating_run;
-        } else {
-          r.deviating_run = 0;
-        }
-        if (r.deviating_run >= config.deviations_to_reprofile) {
-          r.phase = ReplayPhase::kProfiling;
-          r.reprofiles.bump();
-          r.agreements = 0;
-          r.deviating_run = 0;
-          r.agreed.clear();
-          if (!config.keep_slab && !r.plan->any_live()) {
-            publish(r, nullptr);  // stale frees into the window then find no plan, not unmapped headers
-            r.slab.release();
-            r.slab_bytes.set(0);
-            r.planned_buffers.set(0);
-          }
-        }
-        break;
-      case ReplayPhase::kBackingOnly:
-        break;
-    }
-  } catch (...) {
-    // Out of memory while bookkeeping: forget the profiles, keep serving safely.
-    r.agreements = 0;
-    r.agreed.clear();
-    if (r.phase == ReplayPhase::kProfiling) r.plan_failures.bump();
-  }
+  RecordAdapter adapter(*this, r);
+  r.learner.end_iteration(r.deviating, {.preparer = *this, .backing = backing, .planner = planner.get()}, adapter);
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
-  r.current.clear();
-  r.profiled_live.clear();
   // A block of an earlier iteration still live may overlap any planned block
   // of this one: replay only from a slab with nothing live.
-  if (r.phase == ReplayPhase::kReplaying && r.plan->any_live()) r.deviating = true;
+  if (r.phase() == ReplayPhase::kReplaying && r.plan->any_live()) r.deviating = true;
   r.update_serving();
 }
 
-void ReplayAllocator::Impl::finish_profile(ThreadRecord& r) {
-  Profile& c = r.current;
-  if (c.requests.empty()) return;  // an idle iteration says nothing about this thread's pattern
-  if (c.overflowed) {
-    r.agreements = 0;
-    r.agreed.clear();
-    ++r.generation;
-    return;
-  }
-  if (r.agreements > 0 && r.agreed.requests == c.requests) {
-    bool widened = false;
-    for (size_t i = 0; i < c.uppers.size(); ++i) {
-      int64_t& u = r.agreed.uppers[i];
-      const int64_t merged = (u == kEscaped || c.uppers[i] == kEscaped) ? kEscaped : std::max(u, c.uppers[i]);
-      widened |= merged != u;
-      u = merged;
-    }
-    if (widened) ++r.generation;  // a plan made in the background for the narrower lifetimes is stale
-    ++r.agreements;
-  } else {
-    std::swap(r.agreed, c);
-    r.agreements = 1;
-    ++r.generation;
-  }
-  if (r.agreements < config.profile_iterations) return;
-  if (config.plan_in_background) {
-    plan_in_background(r);
-  } else {
-    plan_now(r);
-  }
-}
-
-void ReplayAllocator::Impl::plan_now(ThreadRecord& r, PlanJob* job) {
-  const auto start = std::chrono::steady_clock::now();
-  try_plan(r, job);
-  const auto stall = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-  r.plan_stall_ns.set(r.plan_stall_ns.get() + stall);
-  if (stall > r.max_plan_stall_ns.get()) r.max_plan_stall_ns.set(stall);
-}
-
-// Background planning, step by step, at each boundary where the thread's
-// last K iterations agree:
-//   1. no job: copy the agreed profile into a job and queue it for the
-//      planner thread; the thread keeps profiling (the plan is not awaited).
-//      Where this process has no planner thread (before the first mark, in a
-//      fork child, or when none could be started), plan at the boundary;
-//   2. a job not done: keep profiling;
-//   3. a job done: if it planned the current agreed profile (same generation:
-//      the same sequence and lifetimes since it was queued), adopt the plan
-//      the planner thread prepared (problem, plan, arrays) with try_plan,
-//      which commits the slab and publishes — the only stall; else drop it
-//      and go to 1;
-//   4. a job queued by another process (this is a fork child; the planner
-//      thread stayed in the parent, and may be using it there): leave it,
-//      never destroyed, and go to 1.
-// A job whose profile stops agreeing before it is done is dropped in step 3.
-// Costs per plan: one copy of the profile, one lock and one wake-up.
-void ReplayAllocator::Impl::plan_in_background(ThreadRecord& r) {
-  const int64_t process = rt::os::process_id();
-  if (r.job) {
-    PlanJob& job = *r.job;
-    if (job.process != process) {
-      (void)r.job.release();
-    } else if (!job.done.load(std::memory_order_acquire)) {
-      return;
-    } else if (job.generation == r.generation) {
-      if (r.plan && r.plan->any_live()) {
-        r.plan_failures.bump();  // the old slab still holds live blocks: adopt at a later boundary
-        return;
-      }
-      std::unique_ptr<PlanJob> finished = std::move(r.job);
-      plan_now(r, finished.get());
-      return;
-    } else {
-      r.job.reset();
-    }
-  }
-  PlannerState* planner = planner_state.load(std::memory_order_acquire);
-  if (!planner || planner->process != process) {
-    plan_now(r);
-    return;
-  }
-  auto job = std::make_unique<PlanJob>();
-  job->profile = r.agreed;
-  job->generation = r.generation;
-  job->process = process;
-  {
-    std::lock_guard<std::mutex> lock(planner->mutex);
-    planner->queue.push_back(job.get());
-  }
-  planner->wake.notify_one();
-  r.job = std::move(job);
-}
-
-void ReplayAllocator::Impl::run_planner(PlannerState& p) {
-  t_exited = true;  // never claims a record: the planner's own requests go to the backing allocator
-  std::unique_lock<std::mutex> lock(p.mutex);
-  while (true) {
-    p.wake.wait(lock, [&p] { return p.stop || !p.queue.empty(); });
-    if (p.stop) return;  // queued jobs stay not done; their records are going away too
-    PlanJob* j = p.queue.front();
-    p.queue.erase(p.queue.begin());
-    lock.unlock();
-    try {
-      j->prepared.emplace(prepare(j->profile));
-      j->profile = Profile{};
-      // Note [Trim before the slab], off the owner's boundary: by now the
-      // planner's memory and the profiled blocks are free.
-      if (config.trim_backing) backing.release_free_memory();
-    } catch (...) {
-      j->prepared.emplace(Internal("out of memory while planning in the background"));
-    }
-    j->done.store(true, std::memory_order_release);
-    lock.lock();
-  }
-}
-
-// Runs from mark(), the program's own call: never from inside malloc or free,
-// where glibc may hold the lock that pthread_create needs (a free inside
-// pthread_join does). Only in the process that built the allocator: a fork
-// child starts no thread (what a child of a multi-threaded process may do is
-// limited; ThreadSanitizer refuses it outright) and plans at its boundaries;
-// the parent's PlannerState it inherited, with the thread gone and the mutex
-// in whatever state the fork found it, is never touched there.
-void ReplayAllocator::Impl::ensure_planner() {
-  const int64_t process = rt::os::process_id();
-  if (process != creator_process || planner_state.load(std::memory_order_acquire)) return;
-  auto fresh = std::make_unique<PlannerState>();
-  fresh->process = process;
-  try {
-    fresh->thread = std::thread([this, p = fresh.get()] { run_planner(*p); });
-  } catch (...) {
-    return;  // no thread: boundaries plan synchronously
-  }
-  planner_state.store(fresh.release(), std::memory_order_release);
-}
-
-// Note [Address colouring]. Planned offsets are sums of tensor sizes, which
-// are mostly multiples of 4 KiB, so without help most slab blocks share their
-// address bits below the page size — unlike glibc's or tcmalloc's blocks. Two
-// streams whose addresses agree modulo 4 KiB compete for the same L1 sets and
-// make loads wait on unrelated stores (4K aliasing). With
-// config.color_span_bytes = S > 0, the k-th planned block of at least 4 KiB
-// starts (k * 37 mod S/64) * 64 bytes (rounded down to its alignment) above
-// its planned offset: the plan's buffer grows by that shift, so the validator
-// still sees disjoint blocks, at a cost of < S bytes per block.
-uint32_t ReplayAllocator::Impl::color_shift(size_t k, uint64_t size, uint64_t alignment) const {
-  if (config.color_span_bytes <= 0 || size < 4096) return 0;
-  const uint64_t slots = static_cast<uint64_t>(config.color_span_bytes) / 64;
-  const uint64_t shift = (static_cast<uint64_t>(k) * 37 % slots) * 64;
-  return static_cast<uint32_t>(shift / alignment * alignment);
-}
-
-Problem ReplayAllocator::Impl::problem_of(const Profile& a, std::vector<uint32_t>* tick_of,
-                                          std::vector<uint32_t>* color_of) const {
-  Problem problem;
-  for (size_t i = 0; i < a.requests.size(); ++i) {
-    if (a.uppers[i] == kEscaped) continue;
-    if (static_cast<int64_t>(a.requests[i].size) < config.min_planned_size) continue;
-    Buffer b;
-    b.id = std::to_string(i);
-    b.lower = static_cast<int64_t>(i);
-    b.upper = a.uppers[i];
-    const uint32_t color = color_shift(problem.buffers.size(), a.requests[i].size, a.requests[i].alignment);
-    // The colour shift, the header below the block, and at least one byte so
-    // that malloc(0) gets a unique address.
-    b.size = static_cast<int64_t>(color + header_bytes(a.requests[i].alignment) +
-                                  std::max<uint64_t>(a.requests[i].size, 1));
-    b.alignment = static_cast<int64_t>(a.requests[i].alignment);
-    problem.buffers.push_back(std::move(b));
-    tick_of->push_back(static_cast<uint32_t>(i));
-    color_of->push_back(color);
-  }
-  return problem;
-}
-
-StatusOr<std::unique_ptr<ServedPlan>> ReplayAllocator::Impl::prepare(const Profile& a) const {
+StatusOr<std::unique_ptr<rt::PreparedPlan>> ReplayAllocator::Impl::prepare(const rt::Profile& a) const {
   auto served = std::make_unique<ServedPlan>();
-  std::vector<uint32_t> tick_of;  // buffer index -> tick
-  std::vector<uint32_t> color_of;  // buffer index -> colour shift (Note [Address colouring])
-  served->problem = problem_of(a, &tick_of, &color_of);
-  StatusOr<Plan> plan = plan_of(served->problem, config);
-  if (!plan.ok()) return plan.status();
   // offset16 holds offsets below 64 GiB.
-  if (static_cast<uint64_t>(plan->arena) > window_bytes || static_cast<uint64_t>(plan->arena) >= (uint64_t{1} << 36)) {
-    return CapacityExceeded("the plan's arena does not fit a slab window");
-  }
-  served->plan = std::move(plan).value();
-  served->arena = static_cast<uint64_t>(served->plan.arena);
+  const rt::BlockLayout layout{.header_bytes = &header_bytes,
+                               .max_arena = std::min<uint64_t>(window_bytes, (uint64_t{1} << 36) - 1)};
+  MEMPLAN_RETURN_IF_ERROR(rt::plan_profile(a, config, layout, *served));
   // One entry per tick, and the sentinel (limit 0) that stops the fast path past the plan.
-  served->ticks.assign(a.requests.size() + 1, TickEntry{});
+  served->ticks.assign(a.size() + 1, TickEntry{});
   std::vector<std::pair<int64_t, uint32_t>> ends;  // (upper, tick) of the planned blocks
-  for (size_t k = 0; k < tick_of.size(); ++k) {
+  for (size_t k = 0; k < served->request_of.size(); ++k) {
     const Buffer& b = served->problem.buffers[k];
-    TickEntry& t = served->ticks[tick_of[k]];
-    const uint64_t header = header_bytes(static_cast<uint64_t>(b.alignment));
-    const uint64_t color = color_of[k];
-    t.offset16 = static_cast<uint32_t>((static_cast<uint64_t>(served->plan.offsets[k]) + color + header) >> 4);
-    t.limit = static_cast<uint64_t>(b.size) - color - header + 1;
-    ends.push_back({b.upper, tick_of[k]});
+    const uint32_t tick = served->request_of[k];
+    TickEntry& t = served->ticks[tick];
+    const uint64_t shift = served->shift_of[k];  // colour and header
+    t.offset16 = static_cast<uint32_t>((static_cast<uint64_t>(served->plan.offsets[k]) + shift) >> 4);
+    t.limit = static_cast<uint64_t>(b.size) - shift + 1;
+    ends.push_back({b.upper, tick});
   }
   std::stable_sort(ends.begin(), ends.end(),
                    [](const std::pair<int64_t, uint32_t>& x, const std::pair<int64_t, uint32_t>& y) {
@@ -730,47 +408,9 @@ StatusOr<std::unique_ptr<ServedPlan>> ReplayAllocator::Impl::prepare(const Profi
   for (const auto& end : ends) served->end_ticks.push_back(end.second);
   served->occupants = std::make_unique<std::atomic<uint32_t>[]>(served->ticks.size());
   served->finish_view();
-  return served;
+  return std::unique_ptr<rt::PreparedPlan>(std::move(served));
 }
 
-void ReplayAllocator::Impl::try_plan(ThreadRecord& r, PlanJob* job) {
-  if (r.plan && r.plan->any_live()) {
-    r.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
-    return;
-  }
-  // A job was prepared in the background from this very profile: it is
-  // adopted only while the agreed profile is the one it was given.
-  StatusOr<std::unique_ptr<ServedPlan>> prepared = job ? std::move(*job->prepared) : prepare(r.agreed);
-  // Note [Trim before the slab]. The planner's working memory is freed by now,
-  // and so are the profiled iterations' blocks; the backing allocator would
-  // keep both resident under the slab that takes their place. A plan made in
-  // the background was followed by its trim there.
-  if (config.trim_backing && !job) backing.release_free_memory();
-  // Stale frees must not read headers while the mapping changes under them.
-  if (r.plan) publish(r, nullptr);
-  if (!prepared.ok() || !r.slab.commit(static_cast<size_t>((*prepared)->arena), config.huge_pages).ok()) {
-    // No plan, or one this thread cannot hold: stay with the backing allocator for good.
-    r.plan_failures.bump();
-    r.slab_bytes.set(r.slab.mapped_bytes());  // a failed commit leaves nothing mapped
-    r.planned_buffers.set(0);
-    r.phase = ReplayPhase::kBackingOnly;
-    r.update_serving();
-    return;
-  }
-  ServedPlan* published = prepared->get();
-  r.plans.push_back(std::move(prepared).value());
-  publish(r, published);
-  r.phase = ReplayPhase::kReplaying;
-  r.update_serving();
-  r.deviating_run = 0;
-  r.plans_made.bump();
-  r.planned_buffers.set(published->problem.size());
-  r.slab_bytes.set(r.slab.mapped_bytes());
-  // Replaying needs no profile until the thread profiles again.
-  r.current.release();
-  r.agreed.release();
-  r.profiled_live.release();
-}
 
 void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignment) {
   if (void* p = fast::serve(*this, size, alignment)) return p;
@@ -797,7 +437,7 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
   if (!r) return backing_allocate(size, alignment, zeroed);
   const uint64_t e = epoch.load(std::memory_order_acquire);
   if (e != r->epoch) boundary(*r, e);
-  switch (r->phase) {
+  switch (r->phase()) {
     case ReplayPhase::kReplaying: {
       if (!r->deviating) {
         if (void* p = serve(*r, size, alignment)) {
@@ -805,11 +445,11 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
           return p;
         }
         if (!r->deviating) {
-          r->unplanned.bump();
+          r->learner.counters().unplanned.bump();
           return backing_allocate(size, alignment, zeroed);
         }
       }
-      r->fallback.bump();
+      r->learner.counters().fallback.bump();
       return backing_allocate(size, alignment, zeroed);
     }
     case ReplayPhase::kProfiling: {
@@ -818,32 +458,13 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
       // Before the first mark may be start-up, not an iteration (see
       // ReplayConfig::profile_before_first_mark).
       if (r->epoch == 0 && !config.profile_before_first_mark) return p;
-      const uint32_t t = r->tick++;
-      r->profiled.bump();
-      Profile& c = r->current;
-      if (c.overflowed || c.requests.size() >= static_cast<size_t>(config.max_requests)) {
-        c.overflowed = true;
-        return p;
-      }
-      try {
-        c.requests.push_back({size, alignment});
-        c.uppers.push_back(kEscaped);
-        r->profiled_live.insert(reinterpret_cast<uintptr_t>(p), t);
-      } catch (...) {
-        c.overflowed = true;  // out of memory for the profile: this iteration is not planned
-      }
+      r->learner.record(0, size, alignment, p);  // the sequence identity: the key is the tick
       return p;
     }
     case ReplayPhase::kBackingOnly:
       break;
   }
   return backing_allocate(size, alignment, zeroed);
-}
-
-void ReplayAllocator::Impl::note_profiled_end(ThreadRecord& r, void* p, bool escaped) {
-  const int64_t tick = r.profiled_live.take(reinterpret_cast<uintptr_t>(p));
-  if (tick < 0) return;
-  if (!escaped && !r.current.overflowed) r.current.uppers[static_cast<size_t>(tick)] = r.tick;
 }
 
 bool ReplayAllocator::Impl::find_block(const void* p, ServedPlan** plan_out, uint32_t* tick_out) {
@@ -880,7 +501,7 @@ void ReplayAllocator::Impl::deallocate_backing(void* p) {
     ThreadRecord& r = *record_of(t_link);
     const uint64_t e = m.epoch.load(std::memory_order_acquire);
     if (e != r.epoch) m.boundary(r, e);
-    if (r.phase == ReplayPhase::kProfiling) m.note_profiled_end(r, p, false);
+    if (r.phase() == ReplayPhase::kProfiling) r.learner.record_end(p, false);
   }
   m.backing.deallocate(p);
 }
@@ -909,8 +530,8 @@ void* ReplayAllocator::reallocate(void* p, size_t size) {
   }
   // A profiled block that is realloc'ed is not planned: its life goes on
   // under another size, which the plan could not serve in place.
-  if (t_link.instance_id == m.id && t_link.record && record_of(t_link)->phase == ReplayPhase::kProfiling) {
-    m.note_profiled_end(*record_of(t_link), p, true);
+  if (t_link.instance_id == m.id && t_link.record && record_of(t_link)->phase() == ReplayPhase::kProfiling) {
+    record_of(t_link)->learner.record_end(p, true);
   }
   return m.backing.reallocate(p, size);
 }
@@ -930,7 +551,7 @@ bool ReplayAllocator::owns(const void* p) const { return impl_->owns(p); }
 
 void ReplayAllocator::mark() {
   Impl& m = *impl_;
-  if (m.config.plan_in_background) m.ensure_planner();
+  if (m.planner) m.planner->ensure_started();
   const uint64_t e = m.epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   // The marking thread plans now; the others at their next request.
   if (ThreadRecord* r = m.record()) {
@@ -944,7 +565,7 @@ ReplayPhase ReplayAllocator::phase_of_calling_thread() {
   if (!r) return ReplayPhase::kBackingOnly;
   const uint64_t e = m.epoch.load(std::memory_order_acquire);
   if (e != r->epoch) m.boundary(*r, e);
-  return r->phase;
+  return r->phase();
 }
 
 ReplayStats ReplayAllocator::stats() const {
@@ -952,19 +573,8 @@ ReplayStats ReplayAllocator::stats() const {
   ReplayStats s;
   for (ThreadRecord* r = m.records.load(std::memory_order_acquire); r; r = r->next) {
     ++s.threads;
-    s.iterations += r->iterations.get();
-    s.profiled += r->profiled.get();
-    s.served += r->served.get();
-    s.unplanned += r->unplanned.get();
-    s.fallback += r->fallback.get();
-    s.deviations += r->deviations.get();
-    s.plans += r->plans_made.get();
-    s.reprofiles += r->reprofiles.get();
-    s.plan_failures += r->plan_failures.get();
-    s.slab_bytes += r->slab_bytes.get();
-    s.planned_buffers += r->planned_buffers.get();
-    s.plan_stall_ns += r->plan_stall_ns.get();
-    s.max_plan_stall_ns = std::max(s.max_plan_stall_ns, r->max_plan_stall_ns.get());
+    s.served += r->served.get();  // counted on the fast path, in the record's first cache line
+    r->learner.counters().add_to(s);
   }
   s.invalid_frees = m.invalid_frees.load(std::memory_order_relaxed);
   return s;
@@ -973,19 +583,21 @@ ReplayStats ReplayAllocator::stats() const {
 Status ReplayAllocator::check_invariants() const {
   const Impl& m = *impl_;
   for (ThreadRecord* r = m.records.load(std::memory_order_acquire); r; r = r->next) {
-    MEMPLAN_RETURN_IF_ERROR(r->slab.check_invariants());
+    const rt::Slab& slab = r->learner.slab();
+    MEMPLAN_RETURN_IF_ERROR(slab.check_invariants());
     if (r->window == kNoWindow) {
-      if (r->phase != ReplayPhase::kBackingOnly) return Internal("a thread without a slab window is not backing-only");
+      if (r->phase() != ReplayPhase::kBackingOnly) return Internal("a thread without a slab window is not backing-only");
       continue;
     }
-    if (r->phase == ReplayPhase::kReplaying && !r->plan) return Internal("a replaying thread has no plan");
+    if (r->phase() == ReplayPhase::kReplaying && !r->plan) return Internal("a replaying thread has no plan");
+    if (r->plan != r->learner.serving()) return Internal("the record serves another plan than its learner");
     if (m.window_plans[r->window].load() != r->plan) return Internal("window plan differs from its thread's plan");
-    if (r->slab.base() != r->window_base) return Internal("slab is not at its window");
+    if (slab.base() != r->window_base) return Internal("slab is not at its window");
     if (!r->plan) continue;
     const ServedPlan& p = *r->plan;
     const ValidationResult valid = validate(p.problem, p.plan);
     if (!valid.ok()) return Internal("served plan is invalid: " + valid.message);
-    if (static_cast<uint64_t>(p.plan.arena) > r->slab.mapped_bytes()) return Internal("plan's arena exceeds its slab");
+    if (static_cast<uint64_t>(p.plan.arena) > slab.mapped_bytes()) return Internal("plan's arena exceeds its slab");
     for (uint32_t t = 0; t < p.size(); ++t) {
       if (p.occupants[t].load() == 0) continue;
       if (p.occupants[t].load() != p.ticks[t].offset16) return Internal("a live slab block's occupant is not its offset");

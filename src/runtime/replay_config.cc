@@ -9,7 +9,7 @@
 
 #include "memplan/planner.h"
 #include "memplan/pool.h"
-#include "memplan/replay.h"
+#include "memplan/replay_config.h"
 
 namespace memplan {
 namespace {

@@ -34,6 +34,8 @@
 #include <cstring>
 #include <memory>
 
+#include "runtime/counter.h"
+
 namespace memplan::runtime::fast {
 
 // What the plan says about one tick of the iteration: 16 bytes, so that the
@@ -45,14 +47,7 @@ struct TickEntry {
 };
 static_assert(sizeof(TickEntry) == 16);
 
-// Counters written by their owner only (plain load + store, no atomic
-// read-modify-write on the fast path), read racily by stats().
-struct Counter {
-  std::atomic<uint64_t> value{0};
-  void bump() { value.store(value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-  void set(uint64_t v) { value.store(v, std::memory_order_relaxed); }
-  uint64_t get() const { return value.load(std::memory_order_relaxed); }
-};
+using runtime::Counter;
 
 // The arrays of one published plan that a free reads. Immutable once
 // published, except the occupants.

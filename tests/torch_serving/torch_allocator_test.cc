@@ -55,7 +55,7 @@ class TorchAllocatorTest : public ::testing::Test {
   }
 
   void iteration(bool swapped) {
-    TorchIterationGuard iteration(*allocator_);
+    IterationGuard iteration(*allocator_);
     if (swapped) {
       run_operator("test::second", {3 << 20, 1 << 20});
       run_operator("test::first", {1 << 20, 2 << 20});
@@ -71,9 +71,9 @@ class TorchAllocatorTest : public ::testing::Test {
 
 TEST_F(TorchAllocatorTest, RepeatedIterationIsServedFromTheSlabAfterProfiling) {
   for (int i = 0; i < 2; ++i) iteration(false);
-  EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kReplaying);
+  EXPECT_EQ(allocator_->phase(), ReplayPhase::kReplaying);
   for (int i = 0; i < 3; ++i) iteration(false);
-  const TorchReplayStats s = allocator_->stats();
+  const ReplayStats s = allocator_->stats();
   EXPECT_EQ(s.plans, 1u);
   EXPECT_EQ(s.served, 12u);
   EXPECT_EQ(s.fallback, 0u);
@@ -85,31 +85,31 @@ TEST_F(TorchAllocatorTest, RepeatedIterationIsServedFromTheSlabAfterProfiling) {
 TEST_F(TorchAllocatorTest, OperatorsInAnotherOrderAreStillServed) {
   for (int i = 0; i < 2; ++i) iteration(false);
   for (int i = 0; i < 3; ++i) iteration(true);
-  const TorchReplayStats s = allocator_->stats();
+  const ReplayStats s = allocator_->stats();
   EXPECT_EQ(s.served, 12u);
   EXPECT_EQ(s.deviations, 0u);
-  EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kReplaying);
+  EXPECT_EQ(allocator_->phase(), ReplayPhase::kReplaying);
 }
 
 TEST_F(TorchAllocatorTest, LargerRequestFallsBackAndRepeatedDeviationReprofiles) {
   for (int i = 0; i < 2; ++i) iteration(false);
   for (int i = 0; i < 2; ++i) {
-    TorchIterationGuard iteration(*allocator_);
+    IterationGuard iteration(*allocator_);
     run_operator("test::first", {(1 << 20) + 1, 2 << 20});
   }
-  const TorchReplayStats s = allocator_->stats();
+  const ReplayStats s = allocator_->stats();
   EXPECT_EQ(s.fallback, 2u);
   EXPECT_EQ(s.served, 2u);
   EXPECT_EQ(s.deviations, 2u);
   EXPECT_EQ(s.reprofiles, 1u);
-  EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kProfiling);
+  EXPECT_EQ(allocator_->phase(), ReplayPhase::kProfiling);
 }
 
 TEST_F(TorchAllocatorTest, BlockKeptAcrossTheBoundaryIsNeverShared) {
   for (int i = 0; i < 2; ++i) iteration(false);
   c10::DataPtr kept;
   {
-    TorchIterationGuard iteration(*allocator_);
+    IterationGuard iteration(*allocator_);
     RECORD_FUNCTION("test::first", std::vector<c10::IValue>());
     kept = allocator_->allocate(1 << 20);  // planned to die inside the operator
     std::memset(kept.get(), 0x5a, 1 << 20);
@@ -126,10 +126,10 @@ TEST_F(TorchAllocatorTest, BlockKeptAcrossTheBoundaryIsNeverShared) {
 TEST_F(TorchAllocatorTest, UnequalProfilesAreNotPlanned) {
   iteration(false);
   {
-    TorchIterationGuard iteration(*allocator_);
+    IterationGuard iteration(*allocator_);
     run_operator("test::first", {1 << 20});
   }
-  EXPECT_EQ(allocator_->phase(), TorchReplayPhase::kProfiling);
+  EXPECT_EQ(allocator_->phase(), ReplayPhase::kProfiling);
   EXPECT_EQ(allocator_->stats().plans, 0u);
 }
 
@@ -154,7 +154,7 @@ TEST_F(TorchAllocatorTest, ThreadsInTheSameOperatorNeverShareBytes) {
   };
   std::atomic<int> corrupted{0};
   for (int iteration = 0; iteration < 6; ++iteration) {
-    TorchIterationGuard guard(*allocator_);
+    IterationGuard guard(*allocator_);
     std::thread a(worker, 0x11, &corrupted);
     std::thread b(worker, 0x22, &corrupted);
     a.join();

@@ -5,7 +5,7 @@
 //
 // First N passes with the default allocator (the reference output, which must
 // be the same in every pass), then the TorchReplayAllocator is installed and N
-// passes run, one TorchIterationGuard each. Exits 0 only if every replayed
+// passes run, one IterationGuard each. Exits 0 only if every replayed
 // pass gives the reference's bytes, requests were served from the slab, and
 // the allocator's invariants hold; prints the statistics either way.
 // Knobs come from the MEMPLAN_* environment (docs/runtime.md).
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   }
   int64_t mismatches = 0;
   for (int64_t i = 0; i < options.iterations; ++i) {
-    memplan::torch_serving::TorchIterationGuard iteration(**allocator);
+    memplan::IterationGuard iteration(**allocator);
     const at::Tensor out = module.forward({input}).toTensor();
     if (bytes_of(out) != reference) {
       std::fprintf(stderr, "replayed pass %lld differs from the default allocator's output\n", (long long)i);

@@ -1,6 +1,10 @@
 // torch_allocator.cc — the operator-scoped replay allocator for libtorch's CPU
 // tensors (torch_allocator.h has the contract and Note [Operator-scoped safety]).
 //
+// The learning cycle (profiles, agreement, planning, validation, the slab,
+// re-profiling) is the learner's (runtime/learner.h), shared with the replay
+// allocator; this file supplies the keyed request identity and the serving.
+//
 // Algorithm:
 //   1. A RecordFunction start callback pushes a frame for the operator on the
 //      calling thread's stack: frame key = mix(hash(name), n), n = how many
@@ -8,16 +12,12 @@
 //      pops it. A request's key is mix(frame key, index of the request in the
 //      frame), or mix(outside, index among the thread's requests outside any
 //      operator). Per-thread counters restart when the iteration epoch moves.
-//   2. Profiling: each request gets the next tick of the iteration and goes
-//      to c10::alloc_cpu; its free closes its lifetime [tick, ticks so far).
-//      At the boundary the iteration's plannable records (unique key, freed in
-//      the iteration, size >= min_planned_size) sorted by key are its
-//      signature; when the last K signatures are equal, step 3.
-//   3. Planning: one buffer per plannable key, lifetime the union over the K
-//      profiles, alignment 64 (c10's); planned by config.planner, checked by
-//      memplan::validate, slab committed to the arena. Each entry's list of
-//      entries overlapping it in bytes comes from a sweep over the entries
-//      sorted by offset.
+//   2. Profiling: each request goes to c10::alloc_cpu and is recorded by the
+//      learner with its key and alignment 64 (c10's); its free closes its
+//      lifetime.
+//   3. Planning (the learner's; here prepare() adds the tables): one entry
+//      per planned buffer, keyed; each entry's list of entries overlapping it
+//      in bytes comes from a sweep over the entries sorted by offset.
 //   4. Replay: key → entry (hash map); served when size fits, the entry is not
 //      live and no entry of its overlap list is live; a free of a slab pointer
 //      maps offset → live entry (hash map) and clears it.
@@ -33,10 +33,12 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <atomic>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -47,6 +49,7 @@
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/validate.h"
+#include "runtime/learner.h"
 #include "runtime/os/os_memory.h"
 #include "runtime/slab.h"
 
@@ -54,7 +57,7 @@ namespace memplan::torch_serving {
 namespace {
 
 // c10's tensor alignment (c10/core/alignment.h, gAlignment on Linux).
-constexpr int64_t kAlignment = 64;
+constexpr uint64_t kAlignment = 64;
 constexpr uint64_t kOutsideOperators = 0x6f75747369646521ULL;
 constexpr size_t kMaxAllocators = 8;
 
@@ -128,58 +131,65 @@ uint64_t next_request_key() {
   return mix(frame.key, ++frame.requests);
 }
 
-struct Record {
-  uint64_t key;
-  int64_t size;
-  int64_t lower;
-  int64_t upper;  // -1 while live
-};
-
-struct Signature {
-  std::vector<std::pair<uint64_t, int64_t>> plannable;  // (key, size), sorted
-  std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> lifetimes;  // key -> [lower, upper)
-  std::unordered_set<uint64_t> unplannable;
-};
-
 struct Entry {
   uint64_t key;
-  int64_t size;
-  int64_t offset;
+  int64_t size;                   // the request's size (the buffer's, less any colour shift)
+  int64_t offset;                 // where the block starts in the slab
   std::vector<int32_t> overlaps;  // entries sharing bytes with this one
   bool live = false;
 };
 
+// A plan with the tables the replay reads: entries by key, and the keys the
+// plan leaves to c10 (tiny, escaping, ambiguous).
+struct TorchPlan final : runtime::PreparedPlan {
+  std::vector<Entry> entries;  // per buffer of the problem
+  std::unordered_map<uint64_t, int32_t> entry_of_key;
+  std::unordered_set<uint64_t> unplanned_keys;
+};
+
+// c10's own CPU allocation, as the learner's backing allocator: only its trim
+// is used (Note [Trim before the slab]); c10::alloc_cpu is posix_memalign.
+class C10Backing final : public BackingAllocator {
+ public:
+  void* allocate(size_t size, size_t) override { return c10::alloc_cpu(size); }
+  void* allocate_zeroed(size_t size) override {
+    void* p = c10::alloc_cpu(size);
+    std::memset(p, 0, size);
+    return p;
+  }
+  void* reallocate(void*, size_t) override { return nullptr; }  // c10 never reallocates
+  void deallocate(void* p) override { c10::free_cpu(p); }
+  size_t usable_size(void*) override { return 0; }
+  void release_free_memory() override { malloc_trim(0); }
+};
+
+uint64_t no_header(uint64_t) { return 0; }
+
 }  // namespace
 
-struct TorchReplayAllocator::Impl {
+// The allocator's state; as the learner's PlanPreparer it builds a TorchPlan,
+// as its Adapter it withdraws and publishes one.
+struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learner::Adapter {
+  explicit Impl(const ReplayConfig& c) : config(c), learner(config, runtime::RequestIdentity::kKeyed) {}
+
   ReplayConfig config;
   void* window = nullptr;
   size_t window_bytes = 0;
-  runtime::Slab slab;
 
   mutable std::mutex mutex;
-  std::atomic<TorchReplayPhase> phase{TorchReplayPhase::kProfiling};
-  TorchReplayStats stats;
+  C10Backing backing;
+  runtime::Learner learner;                          // under mutex
+  std::unique_ptr<runtime::BackgroundPlanner> planner;  // plan_in_background only
+  std::atomic<ReplayPhase> phase{ReplayPhase::kProfiling};  // the learner's, for frees that take no lock
   c10::Allocator* previous = nullptr;
   at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
   bool installed = false;
 
-  // Profiling.
-  int64_t tick = 0;
-  std::vector<Record> records;
-  std::unordered_map<void*, size_t> profiling_live;  // pointer -> index in records
-  std::deque<Signature> history;
-
-  // Replay.
-  Problem problem;
-  Plan plan;
-  std::vector<Entry> entries;
-  std::unordered_map<uint64_t, int32_t> entry_of_key;
-  std::unordered_set<uint64_t> unplanned_keys;
+  // Replay (under mutex).
+  TorchPlan* plan = nullptr;  // the learner's serving plan
   std::unordered_map<int64_t, int32_t> live_at_offset;
   int64_t live_slab_blocks = 0;
   bool iteration_deviated = false;
-  int64_t deviating_streak = 0;
 
   bool in_slab(const void* p) const {
     return static_cast<size_t>(static_cast<const unsigned char*>(p) - static_cast<const unsigned char*>(window)) <
@@ -190,8 +200,18 @@ struct TorchReplayAllocator::Impl {
   void free_slab(void* p);
   void note_free(void* p);
   void mark();
-  Signature finish_profile();
-  void try_plan();
+
+  StatusOr<std::unique_ptr<runtime::PreparedPlan>> prepare(const runtime::Profile& agreed) const override;
+  bool slab_in_use() const override { return live_slab_blocks != 0; }
+  void withdraw() override {
+    plan = nullptr;
+    live_at_offset.clear();
+  }
+  void publish(runtime::PreparedPlan& p) override {
+    plan = static_cast<TorchPlan*>(&p);
+    live_at_offset.clear();
+    iteration_deviated = false;
+  }
 };
 
 namespace {
@@ -210,7 +230,7 @@ void delete_block(void* p) {
     }
   }
   TorchReplayAllocator::Impl* installed = g_installed.load(std::memory_order_acquire);
-  if (installed != nullptr && installed->phase.load(std::memory_order_relaxed) == TorchReplayPhase::kProfiling) {
+  if (installed != nullptr && installed->phase.load(std::memory_order_relaxed) == ReplayPhase::kProfiling) {
     installed->note_free(p);
   }
   c10::free_cpu(p);
@@ -223,41 +243,40 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
   const uint64_t key = next_request_key();
   const auto size = static_cast<int64_t>(bytes);
   std::unique_lock lock(mutex);
-  switch (phase.load(std::memory_order_relaxed)) {
-    case TorchReplayPhase::kBackingOnly:
+  runtime::LearnerCounters& counters = learner.counters();
+  switch (learner.phase()) {
+    case ReplayPhase::kBackingOnly:
       lock.unlock();
       return c10::alloc_cpu(bytes);
-    case TorchReplayPhase::kProfiling: {
+    case ReplayPhase::kProfiling: {
       lock.unlock();
       void* p = c10::alloc_cpu(bytes);  // throws c10::Error when out of memory, as the default does
       lock.lock();
-      ++stats.profiled;
-      profiling_live[p] = records.size();
-      records.push_back({key, size, tick, -1});
-      ++tick;
+      if (learner.phase() == ReplayPhase::kProfiling) learner.record(key, bytes, kAlignment, p);
       return p;
     }
-    case TorchReplayPhase::kReplaying:
+    case ReplayPhase::kReplaying:
       break;
   }
-  const auto found = entry_of_key.find(key);
-  if (found == entry_of_key.end()) {
-    if (unplanned_keys.count(key) != 0) {
-      ++stats.unplanned;
+  const auto found = plan->entry_of_key.find(key);
+  if (found == plan->entry_of_key.end()) {
+    if (plan->unplanned_keys.count(key) != 0) {
+      counters.unplanned.bump();
     } else {
-      ++stats.fallback;
+      counters.fallback.bump();
       iteration_deviated = true;
     }
     lock.unlock();
     return c10::alloc_cpu(bytes);
   }
+  std::vector<Entry>& entries = plan->entries;
   Entry& entry = entries[static_cast<size_t>(found->second)];
   bool busy = entry.live;
   for (size_t k = 0; !busy && k < entry.overlaps.size(); ++k) busy = entries[static_cast<size_t>(entry.overlaps[k])].live;
   if (size > entry.size || busy) {
-    ++stats.fallback;
+    counters.fallback.bump();
     if (busy) {
-      ++stats.busy;
+      counters.busy.bump();
     } else {
       iteration_deviated = true;
     }
@@ -267,8 +286,8 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
   entry.live = true;
   live_at_offset[entry.offset] = found->second;
   ++live_slab_blocks;
-  ++stats.served;
-  return slab.base() + entry.offset;
+  counters.served.bump();
+  return learner.slab().base() + entry.offset;
 }
 
 void TorchReplayAllocator::Impl::free_slab(void* p) {
@@ -278,145 +297,60 @@ void TorchReplayAllocator::Impl::free_slab(void* p) {
   // The deleter is only ever given pointers this allocator handed out, each
   // once; a miss would be a bug in c10 or here, and is ignored rather than
   // passed to free().
-  if (found == live_at_offset.end()) return;
-  entries[static_cast<size_t>(found->second)].live = false;
+  if (found == live_at_offset.end() || plan == nullptr) return;
+  plan->entries[static_cast<size_t>(found->second)].live = false;
   live_at_offset.erase(found);
   --live_slab_blocks;
 }
 
 void TorchReplayAllocator::Impl::note_free(void* p) {
   std::lock_guard lock(mutex);
-  const auto found = profiling_live.find(p);
-  if (found == profiling_live.end()) return;
-  records[found->second].upper = tick;
-  profiling_live.erase(found);
+  if (learner.phase() == ReplayPhase::kProfiling) learner.record_end(p, false);
 }
 
-Signature TorchReplayAllocator::Impl::finish_profile() {
-  Signature signature;
-  std::unordered_map<uint64_t, int> seen;
-  for (const Record& r : records) ++seen[r.key];
-  for (const Record& r : records) {
-    const bool plannable = seen[r.key] == 1 && r.upper >= 0 && r.size >= config.min_planned_size;
-    if (plannable) {
-      signature.plannable.emplace_back(r.key, r.size);
-      signature.lifetimes[r.key] = {r.lower, std::max(r.upper, r.lower + 1)};
-    } else {
-      signature.unplannable.insert(r.key);
-    }
+StatusOr<std::unique_ptr<runtime::PreparedPlan>> TorchReplayAllocator::Impl::prepare(
+    const runtime::Profile& agreed) const {
+  auto next = std::make_unique<TorchPlan>();
+  const runtime::BlockLayout layout{.header_bytes = &no_header, .max_arena = window_bytes};
+  MEMPLAN_RETURN_IF_ERROR(runtime::plan_profile(agreed, config, layout, *next));
+  std::vector<Entry>& entries = next->entries;
+  std::vector<bool> planned(agreed.size(), false);
+  for (size_t k = 0; k < next->request_of.size(); ++k) {
+    const uint32_t request = next->request_of[k];
+    const uint64_t key = agreed.key(request);
+    planned[request] = true;
+    entries.push_back({key, static_cast<int64_t>(agreed.requests[request].size),
+                       next->plan.offsets[k] + static_cast<int64_t>(next->shift_of[k]), {}, false});
+    next->entry_of_key[key] = static_cast<int32_t>(k);
   }
-  std::sort(signature.plannable.begin(), signature.plannable.end());
-  // Blocks still live belong to no profile any more; their frees pass through.
-  records.clear();
-  profiling_live.clear();
-  tick = 0;
-  return signature;
-}
-
-void TorchReplayAllocator::Impl::try_plan() {
-  const auto k = static_cast<size_t>(std::max<int64_t>(config.profile_iterations, 1));
-  if (history.size() < k) return;
-  const Signature& first = history.front();
-  if (first.plannable.empty()) return;
-  for (const Signature& s : history) {
-    if (s.plannable != first.plannable) return;
-  }
-  if (live_slab_blocks != 0) {  // the new plan would reuse bytes that are still in use
-    ++stats.plan_failures;
-    return;
-  }
-  Problem next;
-  next.alignment = kAlignment;
-  next.buffers.reserve(first.plannable.size());
-  for (size_t i = 0; i < first.plannable.size(); ++i) {
-    const uint64_t key = first.plannable[i].first;
-    Buffer b;
-    b.id = std::to_string(i);
-    b.size = first.plannable[i].second;
-    b.alignment = kAlignment;
-    b.lower = INT64_MAX;
-    b.upper = INT64_MIN;
-    for (const Signature& s : history) {
-      const auto& [lower, upper] = s.lifetimes.at(key);
-      b.lower = std::min(b.lower, lower);
-      b.upper = std::max(b.upper, upper);
-    }
-    next.buffers.push_back(std::move(b));
-  }
-  PlanOptions options;
-  options.time_limit_seconds = config.plan_time_limit_seconds;
-  StatusOr<Plan> planned = plan_with(config.planner, next, options);
-  if (!planned.ok() || !validate(next, *planned).ok() || planned->arena > static_cast<int64_t>(window_bytes) ||
-      !slab.commit(static_cast<size_t>(planned->arena), config.huge_pages).ok()) {
-    // A planner that errs or a plan that does not fit will do so again.
-    ++stats.plan_failures;
-    phase.store(TorchReplayPhase::kBackingOnly, std::memory_order_relaxed);
-    return;
-  }
-  problem = std::move(next);
-  plan = std::move(*planned);
-  entries.clear();
-  entry_of_key.clear();
-  live_at_offset.clear();
-  for (size_t i = 0; i < problem.buffers.size(); ++i) {
-    entries.push_back({first.plannable[i].first, problem.buffers[i].size, plan.offsets[i], {}, false});
-    entry_of_key[first.plannable[i].first] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < agreed.size(); ++i) {
+    if (!planned[i]) next->unplanned_keys.insert(agreed.key(i));
   }
   std::vector<int32_t> by_offset(entries.size());
   for (size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = static_cast<int32_t>(i);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [&](int32_t a, int32_t b) { return entries[static_cast<size_t>(a)].offset < entries[static_cast<size_t>(b)].offset; });
+  std::sort(by_offset.begin(), by_offset.end(), [&](int32_t a, int32_t b) {
+    return entries[static_cast<size_t>(a)].offset < entries[static_cast<size_t>(b)].offset;
+  });
   for (size_t a = 0; a < by_offset.size(); ++a) {
     Entry& ea = entries[static_cast<size_t>(by_offset[a])];
     for (size_t b = a + 1; b < by_offset.size(); ++b) {
       Entry& eb = entries[static_cast<size_t>(by_offset[b])];
-      if (eb.offset >= ea.offset + ea.size) break;
+      if (eb.offset >= ea.offset + std::max<int64_t>(ea.size, 1)) break;
       ea.overlaps.push_back(by_offset[b]);
       eb.overlaps.push_back(by_offset[a]);
     }
   }
-  unplanned_keys.clear();
-  for (const Signature& s : history) unplanned_keys.insert(s.unplannable.begin(), s.unplannable.end());
-  history.clear();
-  ++stats.plans;
-  stats.slab_bytes = slab.mapped_bytes();
-  stats.planned_buffers = entries.size();
-  iteration_deviated = false;
-  deviating_streak = 0;
-  phase.store(TorchReplayPhase::kReplaying, std::memory_order_relaxed);
+  return std::unique_ptr<runtime::PreparedPlan>(std::move(next));
 }
 
 void TorchReplayAllocator::Impl::mark() {
+  // Only from the program's own call: starting a thread here is safe.
+  if (planner) planner->ensure_started();
   std::lock_guard lock(mutex);
   g_epoch.fetch_add(1, std::memory_order_acq_rel);
-  ++stats.iterations;
-  switch (phase.load(std::memory_order_relaxed)) {
-    case TorchReplayPhase::kBackingOnly:
-      return;
-    case TorchReplayPhase::kProfiling: {
-      history.push_back(finish_profile());
-      while (history.size() > static_cast<size_t>(std::max<int64_t>(config.profile_iterations, 1))) history.pop_front();
-      try_plan();
-      return;
-    }
-    case TorchReplayPhase::kReplaying:
-      if (!iteration_deviated) {
-        deviating_streak = 0;
-        return;
-      }
-      iteration_deviated = false;
-      ++stats.deviations;
-      if (++deviating_streak >= config.deviations_to_reprofile) {
-        ++stats.reprofiles;
-        deviating_streak = 0;
-        history.clear();
-        records.clear();
-        profiling_live.clear();
-        tick = 0;
-        phase.store(TorchReplayPhase::kProfiling, std::memory_order_relaxed);
-      }
-      return;
-  }
+  learner.end_iteration(iteration_deviated, {.preparer = *this, .backing = backing, .planner = planner.get()}, *this);
+  iteration_deviated = false;
+  phase.store(learner.phase(), std::memory_order_relaxed);
 }
 
 StatusOr<std::unique_ptr<TorchReplayAllocator>> TorchReplayAllocator::create(const ReplayConfig& config) {
@@ -426,11 +360,13 @@ StatusOr<std::unique_ptr<TorchReplayAllocator>> TorchReplayAllocator::create(con
   const size_t bytes = (static_cast<size_t>(config.max_slab_bytes) + page - 1) / page * page;
   void* window = runtime::os::reserve(bytes);
   if (window == nullptr) return CapacityExceeded("cannot reserve " + std::to_string(bytes) + " bytes of address space");
-  auto* impl = new Impl;
-  impl->config = config;
+  auto* impl = new Impl(config);
   impl->window = window;
   impl->window_bytes = bytes;
-  impl->slab = runtime::Slab(window, bytes);
+  impl->learner.set_window(window, bytes);
+  if (config.plan_in_background) {
+    impl->planner = std::make_unique<runtime::BackgroundPlanner>(*impl, impl->backing, config.trim_backing);
+  }
   for (auto& slot : g_allocators) {
     Impl* expected = nullptr;
     if (slot.compare_exchange_strong(expected, impl)) return std::unique_ptr<TorchReplayAllocator>(new TorchReplayAllocator(impl));
@@ -442,6 +378,8 @@ StatusOr<std::unique_ptr<TorchReplayAllocator>> TorchReplayAllocator::create(con
 
 TorchReplayAllocator::~TorchReplayAllocator() {
   uninstall();
+  // The planner thread reads the configuration and the learner's job: it ends first.
+  impl_->planner.reset();
   std::unique_lock lock(impl_->mutex);
   // Tensors still holding slab blocks will call the deleter later: keep the
   // slab and the state registered for them.
@@ -451,11 +389,10 @@ TorchReplayAllocator::~TorchReplayAllocator() {
     Impl* expected = impl_;
     slot.compare_exchange_strong(expected, nullptr);
   }
-  impl_->slab.release();
+  impl_->learner.slab().release();
   runtime::os::release(impl_->window, impl_->window_bytes);
   delete impl_;
 }
-
 Status TorchReplayAllocator::install() {
   Impl* expected = nullptr;
   if (!g_installed.compare_exchange_strong(expected, impl_)) {
@@ -487,32 +424,41 @@ c10::DeleterFnPtr TorchReplayAllocator::raw_deleter() const { return &delete_blo
 
 void TorchReplayAllocator::mark() { impl_->mark(); }
 
-TorchReplayStats TorchReplayAllocator::stats() const {
+ReplayStats TorchReplayAllocator::stats() const {
   std::lock_guard lock(impl_->mutex);
-  TorchReplayStats s = impl_->stats;
+  ReplayStats s;
+  impl_->learner.counters().add_to(s);
   s.operators = g_operator_count.load(std::memory_order_relaxed);
   return s;
 }
 
-TorchReplayPhase TorchReplayAllocator::phase() const { return impl_->phase.load(std::memory_order_relaxed); }
+ReplayPhase TorchReplayAllocator::phase() const { return impl_->phase.load(std::memory_order_relaxed); }
 
 Status TorchReplayAllocator::check_invariants() const {
-  std::lock_guard lock(impl_->mutex);
-  MEMPLAN_RETURN_IF_ERROR(impl_->slab.check_invariants());
-  if (impl_->entries.empty()) return Status::Ok();
-  const ValidationResult valid = validate(impl_->problem, impl_->plan);
+  const Impl& m = *impl_;
+  std::lock_guard lock(m.mutex);
+  const runtime::Slab& slab = m.learner.slab();
+  MEMPLAN_RETURN_IF_ERROR(slab.check_invariants());
+  if (m.plan != m.learner.serving()) return Internal("the allocator serves another plan than its learner");
+  if (m.phase.load() != m.learner.phase()) return Internal("the phase seen by frees is not the learner's");
+  if (m.learner.phase() == ReplayPhase::kReplaying && m.plan == nullptr) return Internal("replaying without a plan");
+  if (m.plan == nullptr) {
+    if (m.live_slab_blocks != 0) return Internal("live slab blocks without a plan");
+    return Status::Ok();
+  }
+  const ValidationResult valid = validate(m.plan->problem, m.plan->plan);
   if (!valid.ok()) return Internal("the served plan is invalid: " + valid.message);
   std::vector<const Entry*> live;
-  for (const Entry& e : impl_->entries) {
+  for (const Entry& e : m.plan->entries) {
     if (!e.live) continue;
-    const auto found = impl_->live_at_offset.find(e.offset);
-    if (found == impl_->live_at_offset.end() || &impl_->entries[static_cast<size_t>(found->second)] != &e) {
+    const auto found = m.live_at_offset.find(e.offset);
+    if (found == m.live_at_offset.end() || &m.plan->entries[static_cast<size_t>(found->second)] != &e) {
       return Internal("live block at offset " + std::to_string(e.offset) + " is not indexed");
     }
     live.push_back(&e);
   }
-  if (static_cast<int64_t>(live.size()) != impl_->live_slab_blocks || live.size() != impl_->live_at_offset.size()) {
-    return Internal("live block count " + std::to_string(impl_->live_slab_blocks) + " disagrees with " +
+  if (static_cast<int64_t>(live.size()) != m.live_slab_blocks || live.size() != m.live_at_offset.size()) {
+    return Internal("live block count " + std::to_string(m.live_slab_blocks) + " disagrees with " +
                     std::to_string(live.size()) + " live entries");
   }
   std::sort(live.begin(), live.end(), [](const Entry* a, const Entry* b) { return a->offset < b->offset; });
@@ -522,7 +468,7 @@ Status TorchReplayAllocator::check_invariants() const {
                       std::to_string(live[i]->offset) + " overlap");
     }
   }
-  if (!live.empty() && live.back()->offset + live.back()->size > static_cast<int64_t>(impl_->slab.mapped_bytes())) {
+  if (!live.empty() && live.back()->offset + live.back()->size > static_cast<int64_t>(slab.mapped_bytes())) {
     return Internal("a live block ends past the slab");
   }
   return Status::Ok();

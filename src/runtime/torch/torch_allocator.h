@@ -14,21 +14,26 @@
 // plus its size (checked, not hashed: a request may be smaller than planned).
 // Requests made outside any operator are numbered per thread.
 //
-// Phases (the allocator is process-wide; one mutex guards its state — c10
+// Learning (the allocator is process-wide; one mutex guards its state — c10
 // sees a few hundred to a few thousand requests per pass, each for a tensor,
-// so the lock is noise next to the operator that asked):
+// so the lock is noise next to the operator that asked) is the learner's
+// (src/runtime/learner.h), the drop-in's too, with the keyed identity:
 //
 //   1. Profiling (config.profile_iterations iterations, at least 1): requests
 //      go to c10::alloc_cpu and are recorded as (key, size, lifetime), the
 //      lifetime in ticks of the process's allocation count in the iteration.
-//      A key seen twice in one iteration, a block still live at the boundary
-//      and a block below config.min_planned_size are not planned.
-//   2. Planning, synchronously at the iteration boundary (mark()): when the
-//      last K iterations made the same set of plannable (key, size), their
-//      lifetimes are united into a memplan::Problem, planned with
-//      config.planner and checked with memplan::validate; the slab (one
-//      pre-faulted mapping in a reserved window) is committed to its arena.
-//      Planning waits while a block of an earlier slab is still live.
+//      A key seen twice in one iteration (ambiguous), a block still live at
+//      the boundary and a block below config.min_planned_size are not planned.
+//   2. Planning, when the last K iterations made the same keys with the same
+//      sizes (in any order): their lifetimes are united into a
+//      memplan::Problem and planned as the learner plans for every adapter
+//      (the page-optimal greedy_by_size shortcut, then config.planner; served
+//      only if memplan::validate accepts it); the backing heap is trimmed
+//      (config.trim_backing: malloc_trim, under c10::alloc_cpu) and the slab
+//      (one pre-faulted mapping in a reserved window) committed to the arena.
+//      At the boundary, or with config.plan_in_background on a planner
+//      thread, adopted at a later boundary. Planning waits while a block of
+//      an earlier slab is still live.
 //   3. Replay: a request whose key is planned, whose size fits and whose
 //      planned block is free is served at the planned offset — unless a block
 //      that overlaps it in bytes is live (Note [Operator-scoped safety]).
@@ -58,35 +63,17 @@
 #include <cstdint>
 #include <memory>
 
-#include "memplan/replay.h"
+#include "memplan/iteration.h"
+#include "memplan/replay_config.h"
 #include "memplan/status.h"
 
 namespace memplan::torch_serving {
 
-struct TorchReplayStats {
-  uint64_t iterations = 0;     // boundaries seen (mark calls)
-  uint64_t profiled = 0;       // requests passed to c10 while profiling
-  uint64_t served = 0;         // requests served from the slab
-  uint64_t unplanned = 0;      // replay requests whose key the plan left out (tiny, escaping, ambiguous)
-  uint64_t fallback = 0;       // replay requests that deviated: unknown key, larger size, block busy
-  uint64_t busy = 0;           // of those, requests whose block (or an overlapping one) was live
-  uint64_t deviations = 0;     // iterations with an unknown key or a larger size
-  uint64_t plans = 0;          // plans made
-  uint64_t reprofiles = 0;     // returns from replay to profiling
-  uint64_t plan_failures = 0;  // planning attempts without a usable plan (or that had to wait)
-  uint64_t slab_bytes = 0;     // bytes mapped for the slab now
-  uint64_t planned_buffers = 0;
-  uint64_t operators = 0;      // operator invocations seen by the callback
-};
-
-enum class TorchReplayPhase { kProfiling, kReplaying, kBackingOnly };
-
 class TorchReplayAllocator final : public c10::Allocator {
  public:
   // Reserves the slab's address space (config.max_slab_bytes); fails if it
-  // cannot. Uses profile_iterations, deviations_to_reprofile,
-  // min_planned_size, max_slab_bytes, huge_pages, planner and
-  // plan_time_limit_seconds from `config`.
+  // cannot. Uses every knob of `config` but max_threads (one learning unit
+  // for the process) and profile_before_first_mark (it always profiles).
   static StatusOr<std::unique_ptr<TorchReplayAllocator>> create(const ReplayConfig& config);
   ~TorchReplayAllocator() override;
   TorchReplayAllocator(const TorchReplayAllocator&) = delete;
@@ -104,8 +91,10 @@ class TorchReplayAllocator final : public c10::Allocator {
   // Iteration boundary: profiles, plans or checks the iteration that ended.
   void mark();
 
-  TorchReplayStats stats() const;
-  TorchReplayPhase phase() const;
+  // Counters of memplan/iteration.h; `threads` stays 0, `operators` counts
+  // the operator invocations the callback saw.
+  ReplayStats stats() const;
+  ReplayPhase phase() const;
   // Every live slab block sits at its planned offset, no two overlap, the
   // plan validates. Run while no other thread uses the allocator.
   Status check_invariants() const;
@@ -117,17 +106,7 @@ class TorchReplayAllocator final : public c10::Allocator {
   Impl* impl_;
 };
 
-// Marks an iteration boundary when it goes out of scope:
-// `for (...) { TorchIterationGuard guard(allocator); module.forward(inputs); }`.
-class TorchIterationGuard {
- public:
-  explicit TorchIterationGuard(TorchReplayAllocator& allocator) : allocator_(allocator) {}
-  ~TorchIterationGuard() { allocator_.mark(); }
-  TorchIterationGuard(const TorchIterationGuard&) = delete;
-  TorchIterationGuard& operator=(const TorchIterationGuard&) = delete;
-
- private:
-  TorchReplayAllocator& allocator_;
-};
+// Iterations are marked with memplan::IterationGuard (memplan/iteration.h):
+// `for (...) { IterationGuard iteration(allocator); module.forward(inputs); }`.
 
 }  // namespace memplan::torch_serving

@@ -1,0 +1,29 @@
+// backing_allocator.h — the allocator an online allocator falls back to:
+// every request it does not serve from a slab (while profiling, for requests
+// the plan leaves out, after a deviation) goes here. The replay allocator's
+// drop-in passes glibc's (or a preloaded allocator's) functions, the libtorch
+// allocator c10's alloc_cpu / free_cpu, tests a mock that counts calls.
+#pragma once
+
+#include <cstddef>
+
+namespace memplan {
+
+// The allocator that requests go to when they are not served from a slab.
+// Alignments are powers of two >= 16. Every function may be called from any
+// thread; allocate* return nullptr when out of memory.
+class BackingAllocator {
+ public:
+  virtual ~BackingAllocator() = default;
+  virtual void* allocate(size_t size, size_t alignment) = 0;
+  virtual void* allocate_zeroed(size_t size) = 0;
+  virtual void* reallocate(void* p, size_t size) = 0;
+  virtual void deallocate(void* p) = 0;
+  virtual size_t usable_size(void* p) = 0;
+  // Returns memory the allocator holds but no live block uses to the OS
+  // (glibc: malloc_trim(0)). Called at most once per plan, on the planning
+  // thread, when config.trim_backing is set. The default keeps everything.
+  virtual void release_free_memory() {}
+};
+
+}  // namespace memplan

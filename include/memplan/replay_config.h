@@ -1,0 +1,101 @@
+// replay_config.h — every knob of the online allocators (the replay
+// allocator of memplan/replay.h, its LD_PRELOAD drop-in, the libtorch
+// allocator and the replay pool), with its default and the MEMPLAN_*
+// environment variable that sets it (replay_knobs()).
+//
+// One configuration for every adapter: the knobs describe the learner they
+// share (how many iterations must agree, when to re-profile, which requests
+// are planned, how the plan is made and its slab committed), not an adapter.
+// An adapter that has no use for a knob says so where it documents itself.
+//
+// A plain aggregate: copy it, change fields, pass it by const reference.
+// replay_config_from_environment() is thread-safe as long as `lookup` is.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memplan/status.h"
+
+namespace memplan {
+
+// Every knob of the runtime, with its default. replay_knobs() lists them with
+// the environment variable that sets each one.
+struct ReplayConfig {
+  // Iterations that must make the same request sequence before a thread plans.
+  int64_t profile_iterations = 2;
+  // Consecutive deviating iterations after which a thread profiles again.
+  int64_t deviations_to_reprofile = 3;
+  // Requests smaller than this (bytes) are never planned: they go to the
+  // backing allocator but keep their place in the sequence.
+  int64_t min_planned_size = 0;
+  // Largest slab of one thread (bytes, rounded up to a power of two). Each
+  // thread reserves this much address space (no memory) for its slab.
+  int64_t max_slab_bytes = int64_t{1} << 30;
+  // Threads that get a slab; later threads use the backing allocator only.
+  int64_t max_threads = 64;
+  // Longest request sequence profiled per thread and iteration; a longer
+  // iteration is not planned.
+  int64_t max_requests = int64_t{1} << 20;
+  // Advise transparent huge pages for slabs.
+  bool huge_pages = true;
+  // Keep a slab's mapping when the thread re-profiles (true), so that the next
+  // plan reuses it without faults, or give the memory back at once (false).
+  bool keep_slab = true;
+  // Planner used at the iteration boundary (a name from the registry).
+  std::string planner = "portfolio";
+  // Time budget of one planning run (seconds).
+  double plan_time_limit_seconds = 0.25;
+  // Profile what a thread requests before the first mark as an iteration.
+  // Right for loops that mark at the end of each iteration (the C++ guard);
+  // the LD_PRELOAD drop-in turns it off by default, because there the span
+  // before the first mark is the program's start-up (`import torch` alone is
+  // over a million requests) and recording it only costs memory.
+  bool profile_before_first_mark = true;
+  // After a plan is made, and before its slab is committed, ask the backing
+  // allocator to give the free memory it caches back to the OS
+  // (BackingAllocator::release_free_memory): the profiled iterations' blocks
+  // and the planner's working memory, freed by then, would otherwise stay
+  // resident under the slab that replaces them.
+  bool trim_backing = true;
+  // Address colouring (Note [Address colouring] in replay.cc): when > 0, each
+  // planned block of at least 4 KiB is shifted up by a different multiple of
+  // 64 bytes below this span (bytes, a multiple of 64), so that blocks do not
+  // all share the same address bits below the page size. 0: off.
+  int64_t color_span_bytes = 0;
+  // Run the planner on a thread of its own instead of at the boundary. The
+  // thread whose iterations agree keeps profiling on the backing allocator
+  // while the planner runs, and adopts the plan (committing its slab) at its
+  // first boundary after the planner is done, if its iterations still agree;
+  // that boundary stalls only for the slab. The plan then arrives one or more
+  // iterations later than at the boundary. A fork child starts no thread:
+  // it plans at its boundaries, never waiting for its parent's planner.
+  bool plan_in_background = false;
+};
+
+struct ReplayKnob {
+  std::string_view variable;      // MEMPLAN_...
+  std::string_view default_value;
+  std::string_view description;
+};
+// The knob table, in the order of ReplayConfig's fields.
+std::span<const ReplayKnob> replay_knobs();
+
+// Reads every MEMPLAN_* knob through `lookup` (getenv by default); unset
+// variables keep their default. A malformed value (or MEMPLAN_PLANNER naming
+// no registered planner) rejects that knob alone: it keeps its default, the
+// others still apply, and `rejected` (if given) gets one line naming the
+// variable, its value and what was expected.
+using EnvironmentLookup = const char* (*)(const char*);
+ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::string>* rejected);
+// The same, strict: fails on the first rejected knob, naming it.
+StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup = nullptr);
+// An on/off knob's value: 1/0, on/off, true/false, yes/no (any case);
+// nullopt for anything else.
+std::optional<bool> parse_switch(const char* text);
+
+}  // namespace memplan

@@ -1,0 +1,469 @@
+// learner.cc — the iteration learner (learner.h): profiles, agreement,
+// planning, the slab's commit, deviation counting, and the planner thread.
+#include "runtime/learner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "memplan/bounds.h"
+#include "memplan/planner.h"
+#include "memplan/validate.h"
+#include "runtime/os/os_memory.h"
+
+namespace memplan::runtime {
+
+void Profile::clear() {
+  requests.clear();
+  uppers.clear();
+  keys.clear();
+  overflowed = false;
+}
+
+void Profile::release() {
+  MappedVector<Request>().swap(requests);
+  MappedVector<int64_t>().swap(uppers);
+  MappedVector<RequestKey>().swap(keys);
+  overflowed = false;
+}
+
+bool same_requests(const Profile& a, const Profile& b) {
+  if (a.requests != b.requests || a.keys.size() != b.keys.size()) return false;
+  for (size_t i = 0; i < a.keys.size(); ++i) {
+    if (a.keys[i].key != b.keys[i].key) return false;
+  }
+  return true;
+}
+
+// Note [Address colouring]. Planned offsets are sums of tensor sizes, which
+// are mostly multiples of 4 KiB, so without help most slab blocks share their
+// address bits below the page size — unlike glibc's or tcmalloc's blocks. Two
+// streams whose addresses agree modulo 4 KiB compete for the same L1 sets and
+// make loads wait on unrelated stores (4K aliasing). With
+// config.color_span_bytes = S > 0, the k-th planned block of at least 4 KiB
+// starts (k * 37 mod S/64) * 64 bytes (rounded down to its alignment) above
+// its planned offset: the plan's buffer grows by that shift, so the validator
+// still sees disjoint blocks, at a cost of < S bytes per block.
+static uint64_t color_shift(const ReplayConfig& config, size_t k, uint64_t size, uint64_t alignment) {
+  if (config.color_span_bytes <= 0 || size < 4096) return 0;
+  const uint64_t slots = static_cast<uint64_t>(config.color_span_bytes) / 64;
+  const uint64_t shift = (static_cast<uint64_t>(k) * 37 % slots) * 64;
+  return shift / alignment * alignment;
+}
+
+// Note [Page-optimal plans]. A slab is committed in whole pages, so a plan
+// whose arena takes as many pages as the load (the bound every plan respects)
+// cannot be beaten. greedy_by_size is tried first (milliseconds, little
+// working memory) and kept when it is valid and page-optimal; otherwise the
+// configured planner runs. On the torchvision runs the portfolio otherwise
+// spent its whole time budget and up to 4 MiB of transient heap at the
+// boundary for the same slab (docs/runtime.md, Memory).
+//
+// Note [One validation rule]. Whichever planner made it, a plan is served
+// only if memplan::validate accepts it: a slab block handed out under an
+// invalid plan would share bytes with another live block. The check costs
+// what the planner's own sweep costs, once per plan.
+StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config) {
+  PlanOptions options;
+  options.time_limit_seconds = config.plan_time_limit_seconds;
+  if (config.planner != "greedy_by_size") {
+    StatusOr<Plan> quick = plan_with("greedy_by_size", problem, options);
+    const uint64_t page = os::page_size();
+    auto pages = [page](int64_t bytes) { return (static_cast<uint64_t>(std::max<int64_t>(bytes, 0)) + page - 1) / page; };
+    if (quick.ok() && pages(quick->arena) <= pages(load(problem)) && validate(problem, *quick).ok()) return quick;
+  }
+  StatusOr<Plan> plan = plan_with(config.planner, problem, options);
+  if (!plan.ok()) return plan.status();
+  const ValidationResult valid = validate(problem, *plan);
+  if (!valid.ok()) return Internal("planner '" + config.planner + "' made an invalid plan: " + valid.message);
+  return plan;
+}
+
+Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out) {
+  Problem& problem = out.problem;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.uppers[i] == kEscaped) continue;
+    const Request& r = a.requests[i];
+    if (static_cast<int64_t>(r.size) < config.min_planned_size) continue;
+    const uint64_t color = color_shift(config, problem.buffers.size(), r.size, r.alignment);
+    const uint64_t shift = color + (layout.header_bytes ? layout.header_bytes(r.alignment) : 0);
+    Buffer b;
+    b.id = std::to_string(i);
+    b.lower = a.lower(i);
+    b.upper = std::max(a.uppers[i], b.lower + 1);
+    // At least one byte, so that a request of 0 bytes gets a unique address.
+    b.size = static_cast<int64_t>(shift + std::max<uint64_t>(r.size, 1));
+    b.alignment = static_cast<int64_t>(r.alignment);
+    problem.buffers.push_back(std::move(b));
+    out.request_of.push_back(static_cast<uint32_t>(i));
+    out.shift_of.push_back(static_cast<uint32_t>(shift));
+  }
+  StatusOr<Plan> plan = plan_of(problem, config);
+  if (!plan.ok()) return plan.status();
+  if (plan->arena < 0 || static_cast<uint64_t>(plan->arena) > layout.max_arena) {
+    return CapacityExceeded("the plan's arena of " + std::to_string(plan->arena) + " B does not fit the slab");
+  }
+  out.plan = std::move(plan).value();
+  out.arena = static_cast<uint64_t>(out.plan.arena);
+  return Status::Ok();
+}
+
+void LearnerCounters::add_to(ReplayStats& s) const {
+  s.iterations += iterations.get();
+  s.profiled += profiled.get();
+  s.served += served.get();
+  s.unplanned += unplanned.get();
+  s.fallback += fallback.get();
+  s.busy += busy.get();
+  s.deviations += deviations.get();
+  s.plans += plans_made.get();
+  s.reprofiles += reprofiles.get();
+  s.plan_failures += plan_failures.get();
+  s.slab_bytes += slab_bytes.get();
+  s.planned_buffers += planned_buffers.get();
+  s.plan_stall_ns += plan_stall_ns.get();
+  s.max_plan_stall_ns = std::max(s.max_plan_stall_ns, max_plan_stall_ns.get());
+}
+
+// ---------------------------------------------------------------------------
+// The learning cycle.
+
+std::unique_ptr<PlanJob> Learner::restart(bool has_window) {
+  phase_ = has_window ? ReplayPhase::kProfiling : ReplayPhase::kBackingOnly;
+  agreements_ = 0;
+  deviating_run_ = 0;
+  tick_ = 0;
+  current_.clear();
+  agreed_.clear();
+  profiled_live_.clear();
+  ++generation_;
+  return std::move(job_);
+}
+
+void Learner::record(uint64_t key, uint64_t size, uint64_t alignment, const void* p) {
+  const uint32_t t = tick_++;
+  counters_.profiled.bump();
+  Profile& c = current_;
+  if (c.overflowed || c.requests.size() >= static_cast<size_t>(config_.max_requests)) {
+    c.overflowed = true;
+    return;
+  }
+  try {
+    c.requests.push_back({size, alignment});
+    c.uppers.push_back(kEscaped);
+    if (identity_ == RequestIdentity::kKeyed) c.keys.push_back({key, t});
+    profiled_live_.insert(reinterpret_cast<uintptr_t>(p), static_cast<uint32_t>(c.requests.size() - 1));
+  } catch (...) {
+    c.overflowed = true;  // out of memory for the profile: this iteration is not planned
+  }
+}
+
+void Learner::record_end(const void* p, bool escaped) {
+  const int64_t index = profiled_live_.take(reinterpret_cast<uintptr_t>(p));
+  if (index < 0) return;
+  if (!escaped && !current_.overflowed) current_.uppers[static_cast<size_t>(index)] = tick_;
+}
+
+void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& adapter) {
+  counters_.iterations.bump();
+  try {
+    switch (phase_) {
+      case ReplayPhase::kProfiling:
+        finish_profile(planning, adapter);
+        break;
+      case ReplayPhase::kReplaying:
+        if (deviated) {
+          counters_.deviations.bump();
+          ++deviating_run_;
+        } else {
+          deviating_run_ = 0;
+        }
+        if (deviating_run_ >= config_.deviations_to_reprofile) {
+          phase_ = ReplayPhase::kProfiling;
+          counters_.reprofiles.bump();
+          agreements_ = 0;
+          deviating_run_ = 0;
+          agreed_.clear();
+          if (!config_.keep_slab && serving_ && !adapter.slab_in_use()) {
+            withdraw(adapter);  // stale frees into the window then find no plan, not unmapped memory
+            slab_.release();
+            counters_.slab_bytes.set(0);
+            counters_.planned_buffers.set(0);
+          }
+        }
+        break;
+      case ReplayPhase::kBackingOnly:
+        break;
+    }
+  } catch (...) {
+    // Out of memory while bookkeeping: forget the profiles, keep serving safely.
+    agreements_ = 0;
+    agreed_.clear();
+    if (phase_ == ReplayPhase::kProfiling) counters_.plan_failures.bump();
+  }
+  tick_ = 0;
+  current_.clear();
+  profiled_live_.clear();
+}
+
+// Keyed identity: sorts the profile by (key, first tick) and keeps each key
+// made more than once as one escaped record of size 0 (ambiguous: which of
+// its requests a later one is cannot be told).
+void Learner::canonicalise(Profile& p) const {
+  std::vector<uint32_t> order(p.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&p](uint32_t a, uint32_t b) {
+    return p.keys[a].key != p.keys[b].key ? p.keys[a].key < p.keys[b].key : p.keys[a].lower < p.keys[b].lower;
+  });
+  Profile sorted;
+  sorted.requests.reserve(p.size());
+  sorted.uppers.reserve(p.size());
+  sorted.keys.reserve(p.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i + 1;
+    while (j < order.size() && p.keys[order[j]].key == p.keys[order[i]].key) ++j;
+    const uint32_t first = order[i];
+    if (j - i == 1) {
+      sorted.requests.push_back(p.requests[first]);
+      sorted.uppers.push_back(p.uppers[first]);
+    } else {
+      sorted.requests.push_back({0, p.requests[first].alignment});
+      sorted.uppers.push_back(kEscaped);
+    }
+    sorted.keys.push_back(p.keys[first]);
+    i = j;
+  }
+  std::swap(p.requests, sorted.requests);
+  std::swap(p.uppers, sorted.uppers);
+  std::swap(p.keys, sorted.keys);
+}
+
+void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
+  Profile& c = current_;
+  if (c.requests.empty()) return;  // an idle iteration says nothing about this unit's pattern
+  if (c.overflowed) {
+    agreements_ = 0;
+    agreed_.clear();
+    ++generation_;
+    return;
+  }
+  if (identity_ == RequestIdentity::kKeyed) canonicalise(c);
+  if (agreements_ > 0 && same_requests(agreed_, c)) {
+    bool widened = false;
+    for (size_t i = 0; i < c.size(); ++i) {
+      int64_t& u = agreed_.uppers[i];
+      const int64_t merged = (u == kEscaped || c.uppers[i] == kEscaped) ? kEscaped : std::max(u, c.uppers[i]);
+      widened |= merged != u;
+      u = merged;
+      if (!c.keys.empty() && c.keys[i].lower < agreed_.keys[i].lower) {
+        agreed_.keys[i].lower = c.keys[i].lower;
+        widened = true;
+      }
+    }
+    if (widened) ++generation_;  // a plan made in the background for the narrower lifetimes is stale
+    ++agreements_;
+  } else {
+    std::swap(agreed_, c);
+    agreements_ = 1;
+    ++generation_;
+  }
+  if (agreements_ < config_.profile_iterations) return;
+  if (config_.plan_in_background && planning.planner) {
+    plan_in_background(planning, adapter);
+  } else {
+    plan_now(planning, adapter, nullptr);
+  }
+}
+
+void Learner::plan_now(const Planning& planning, Adapter& adapter, PlanJob* job) {
+  const auto start = std::chrono::steady_clock::now();
+  try_plan(planning, adapter, job);
+  const auto stall = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  counters_.plan_stall_ns.set(counters_.plan_stall_ns.get() + stall);
+  if (stall > counters_.max_plan_stall_ns.get()) counters_.max_plan_stall_ns.set(stall);
+}
+
+void Learner::withdraw(Adapter& adapter) {
+  adapter.withdraw();
+  serving_ = nullptr;
+}
+
+void Learner::try_plan(const Planning& planning, Adapter& adapter, PlanJob* job) {
+  if (serving_ && adapter.slab_in_use()) {
+    counters_.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
+    return;
+  }
+  // A job was prepared in the background from this very profile: it is
+  // adopted only while the agreed profile is the one it was given.
+  StatusOr<std::unique_ptr<PreparedPlan>> prepared =
+      job ? std::move(*job->prepared) : planning.preparer.prepare(agreed_);
+  // Note [Trim before the slab]. The planner's working memory is freed by now,
+  // and so are the profiled iterations' blocks; the backing allocator would
+  // keep both resident under the slab that takes their place. A plan made in
+  // the background was followed by its trim there.
+  if (config_.trim_backing && !job) planning.backing.release_free_memory();
+  // Frees must not read the slab while its mapping changes under them.
+  if (serving_) withdraw(adapter);
+  if (!prepared.ok() || !slab_.commit(static_cast<size_t>((*prepared)->arena), config_.huge_pages).ok()) {
+    // No plan, or one this unit cannot hold: stay with the backing allocator for good.
+    counters_.plan_failures.bump();
+    counters_.slab_bytes.set(slab_.mapped_bytes());  // a failed commit leaves nothing mapped
+    counters_.planned_buffers.set(0);
+    phase_ = ReplayPhase::kBackingOnly;
+    return;
+  }
+  PreparedPlan* published = prepared->get();
+  plans_.push_back(std::move(prepared).value());
+  serving_ = published;
+  adapter.publish(*published);
+  phase_ = ReplayPhase::kReplaying;
+  deviating_run_ = 0;
+  counters_.plans_made.bump();
+  counters_.planned_buffers.set(published->problem.size());
+  counters_.slab_bytes.set(slab_.mapped_bytes());
+  // Replaying needs no profile until the unit profiles again.
+  current_.release();
+  agreed_.release();
+  profiled_live_.release();
+}
+
+// Background planning, step by step, at each boundary where the unit's
+// last K iterations agree:
+//   1. no job: copy the agreed profile into a job and queue it for the
+//      planner thread; the unit keeps profiling (the plan is not awaited).
+//      Where this process has no planner thread (before the first mark, in a
+//      fork child, or when none could be started), plan at the boundary;
+//   2. a job not done: keep profiling;
+//   3. a job done: if it planned the current agreed profile (same generation:
+//      the same requests and lifetimes since it was queued), adopt the plan
+//      the planner thread prepared with try_plan, which commits the slab and
+//      publishes — the only stall; else drop it and go to 1;
+//   4. a job queued by another process (this is a fork child; the planner
+//      thread stayed in the parent, and may be using it there): leave it,
+//      never destroyed, and go to 1.
+// Costs per plan: one copy of the profile, one lock and one wake-up.
+void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
+  const int64_t process = os::process_id();
+  if (job_) {
+    PlanJob& job = *job_;
+    if (job.process != process) {
+      (void)job_.release();
+    } else if (!job.done.load(std::memory_order_acquire)) {
+      return;
+    } else if (job.generation == generation_) {
+      if (serving_ && adapter.slab_in_use()) {
+        counters_.plan_failures.bump();  // the old slab still holds live blocks: adopt at a later boundary
+        return;
+      }
+      std::unique_ptr<PlanJob> finished = std::move(job_);
+      plan_now(planning, adapter, finished.get());
+      return;
+    } else {
+      job_.reset();
+    }
+  }
+  if (!planning.planner->running_here()) {
+    plan_now(planning, adapter, nullptr);
+    return;
+  }
+  auto job = std::make_unique<PlanJob>();
+  job->profile = agreed_;
+  job->generation = generation_;
+  job->process = process;
+  planning.planner->submit(job.get());
+  job_ = std::move(job);
+}
+
+void Learner::forget_foreign_job(int64_t process) {
+  if (job_ && job_->process != process) (void)job_.release();
+}
+
+// ---------------------------------------------------------------------------
+// The planner thread.
+
+struct BackgroundPlanner::State {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::vector<PlanJob*> queue;  // under mutex
+  bool stop = false;            // under mutex
+  int64_t process = 0;          // the process the thread runs in
+  std::thread thread;
+};
+
+BackgroundPlanner::BackgroundPlanner(const PlanPreparer& preparer, BackingAllocator& backing, bool trim_backing,
+                                     void (*on_thread_start)())
+    : preparer_(preparer),
+      backing_(backing),
+      trim_backing_(trim_backing),
+      on_thread_start_(on_thread_start),
+      creator_process_(os::process_id()) {}
+
+BackgroundPlanner::~BackgroundPlanner() {
+  State* s = state_.load(std::memory_order_acquire);
+  if (!s || s->process != os::process_id()) return;  // a fork child's copy: never destroyed
+  {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    s->stop = true;
+  }
+  s->wake.notify_one();
+  s->thread.join();
+  delete s;
+}
+
+void BackgroundPlanner::ensure_started() {
+  const int64_t process = os::process_id();
+  if (process != creator_process_ || state_.load(std::memory_order_acquire)) return;
+  auto fresh = std::make_unique<State>();
+  fresh->process = process;
+  try {
+    fresh->thread = std::thread([this, s = fresh.get()] { run(*s); });
+  } catch (...) {
+    return;  // no thread: boundaries plan synchronously
+  }
+  state_.store(fresh.release(), std::memory_order_release);
+}
+
+bool BackgroundPlanner::running_here() const {
+  const State* s = state_.load(std::memory_order_acquire);
+  return s && s->process == os::process_id();
+}
+
+void BackgroundPlanner::submit(PlanJob* job) {
+  State& s = *state_.load(std::memory_order_acquire);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.queue.push_back(job);
+  }
+  s.wake.notify_one();
+}
+
+void BackgroundPlanner::run(State& s) {
+  if (on_thread_start_) on_thread_start_();
+  std::unique_lock<std::mutex> lock(s.mutex);
+  while (true) {
+    s.wake.wait(lock, [&s] { return s.stop || !s.queue.empty(); });
+    if (s.stop) return;  // queued jobs stay not done; their learners are going away too
+    PlanJob* j = s.queue.front();
+    s.queue.erase(s.queue.begin());
+    lock.unlock();
+    try {
+      j->prepared.emplace(preparer_.prepare(j->profile));
+      j->profile = Profile{};
+      // Note [Trim before the slab], off the owner's boundary: by now the
+      // planner's memory and the profiled blocks are free.
+      if (trim_backing_) backing_.release_free_memory();
+    } catch (...) {
+      j->prepared.emplace(Internal("out of memory while planning in the background"));
+    }
+    j->done.store(true, std::memory_order_release);
+    lock.lock();
+  }
+}
+
+}  // namespace memplan::runtime

@@ -1,0 +1,159 @@
+// The iteration learner (runtime/learner.h) on its own, with both request
+// identities: agreement, lifetime union, the filters, planning and the
+// deviation count, through a recording adapter.
+#include "runtime/learner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memplan/validate.h"
+
+namespace memplan::runtime {
+namespace {
+
+class NoBacking final : public BackingAllocator {
+ public:
+  void* allocate(size_t, size_t) override { return nullptr; }
+  void* allocate_zeroed(size_t) override { return nullptr; }
+  void* reallocate(void*, size_t) override { return nullptr; }
+  void deallocate(void*) override {}
+  size_t usable_size(void*) override { return 0; }
+  void release_free_memory() override { ++trims; }
+  int trims = 0;
+};
+
+class PlainPreparer final : public PlanPreparer {
+ public:
+  explicit PlainPreparer(const ReplayConfig& config) : config_(config) {}
+  StatusOr<std::unique_ptr<PreparedPlan>> prepare(const Profile& agreed) const override {
+    auto plan = std::make_unique<PreparedPlan>();
+    MEMPLAN_RETURN_IF_ERROR(plan_profile(agreed, config_, {.header_bytes = nullptr, .max_arena = 1 << 20}, *plan));
+    return plan;
+  }
+
+ private:
+  const ReplayConfig& config_;
+};
+
+class RecordingAdapter final : public Learner::Adapter {
+ public:
+  bool slab_in_use() const override { return in_use; }
+  void withdraw() override { published = nullptr; }
+  void publish(PreparedPlan& plan) override { published = &plan; }
+  bool in_use = false;
+  PreparedPlan* published = nullptr;
+};
+
+class LearnerTest : public ::testing::Test {
+ protected:
+  LearnerTest() : preparer_(config_) {
+    config_.profile_iterations = 2;
+    config_.deviations_to_reprofile = 2;
+    config_.planner = "greedy_by_size";
+    config_.huge_pages = false;
+    window_ = os::reserve(window_bytes_);
+  }
+  ~LearnerTest() override { os::release(window_, window_bytes_); }
+
+  std::unique_ptr<Learner> make(RequestIdentity identity) {
+    auto learner = std::make_unique<Learner>(config_, identity);
+    learner->set_window(window_, window_bytes_);
+    return learner;
+  }
+  // One iteration: requests (key, size) allocated in order at fake addresses,
+  // each freed right after the next one is made, the last one kept when `keep_last`.
+  void iteration(Learner& l, const std::vector<std::pair<uint64_t, uint64_t>>& requests, bool keep_last = false,
+                 bool deviated = false) {
+    uintptr_t address = 0x1000;
+    const void* previous = nullptr;
+    for (const auto& [key, size] : requests) {
+      const void* p = reinterpret_cast<const void*>(address += 0x1000);
+      l.record(key, size, 64, p);
+      if (previous) l.record_end(previous, false);
+      previous = p;
+    }
+    if (previous && !keep_last) l.record_end(previous, false);
+    l.end_iteration(deviated, {.preparer = preparer_, .backing = backing_, .planner = nullptr}, adapter_);
+  }
+
+  ReplayConfig config_;
+  PlainPreparer preparer_;
+  NoBacking backing_;
+  RecordingAdapter adapter_;
+  size_t window_bytes_ = size_t{1} << 24;
+  void* window_ = nullptr;
+};
+
+TEST_F(LearnerTest, KeyedRequestsAgreeInAnyOrder) {
+  auto l = make(RequestIdentity::kKeyed);
+  iteration(*l, {{7, 4096}, {3, 8192}, {5, 100}});
+  EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
+  iteration(*l, {{3, 8192}, {5, 100}, {7, 4096}});
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  ASSERT_NE(adapter_.published, nullptr);
+  EXPECT_EQ(adapter_.published->problem.size(), 3u);
+  EXPECT_TRUE(validate(adapter_.published->problem, adapter_.published->plan).ok());
+  EXPECT_EQ(backing_.trims, 1) << "the backing allocator is trimmed once per plan";
+  EXPECT_GE(l->slab().mapped_bytes(), adapter_.published->arena);
+}
+
+TEST_F(LearnerTest, SequenceRequestsMustComeInTheSameOrder) {
+  auto l = make(RequestIdentity::kSequence);
+  iteration(*l, {{0, 4096}, {0, 8192}});
+  iteration(*l, {{0, 8192}, {0, 4096}});
+  EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
+  iteration(*l, {{0, 8192}, {0, 4096}});
+  EXPECT_EQ(l->phase(), ReplayPhase::kReplaying);
+}
+
+TEST_F(LearnerTest, AmbiguousEscapingAndTinyRequestsAreNotPlanned) {
+  config_.min_planned_size = 64;
+  auto l = make(RequestIdentity::kKeyed);
+  for (int i = 0; i < 2; ++i) iteration(*l, {{1, 4096}, {2, 4096}, {2, 4096}, {3, 16}, {4, 4096}}, /*keep_last=*/true);
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  const PreparedPlan& plan = *adapter_.published;
+  ASSERT_EQ(plan.problem.size(), 1u) << "key 2 is ambiguous, key 3 tiny, key 4 escapes";
+  EXPECT_EQ(plan.request_of.size(), 1u);
+}
+
+TEST_F(LearnerTest, LifetimesAreTheUnionOverTheAgreeingIterations) {
+  auto l = make(RequestIdentity::kKeyed);
+  iteration(*l, {{1, 4096}, {2, 4096}});
+  iteration(*l, {{2, 4096}, {1, 4096}});
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  const Problem& p = adapter_.published->problem;
+  ASSERT_EQ(p.size(), 2u);
+  // Each key was made at tick 0 once and at tick 1 once, and lived one tick beyond.
+  for (const Buffer& b : p.buffers) {
+    EXPECT_EQ(b.lower, 0);
+    EXPECT_EQ(b.upper, 2);
+  }
+}
+
+TEST_F(LearnerTest, ConsecutiveDeviatingIterationsReprofile) {
+  auto l = make(RequestIdentity::kSequence);
+  for (int i = 0; i < 2; ++i) iteration(*l, {{0, 4096}});
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  iteration(*l, {}, false, /*deviated=*/true);
+  iteration(*l, {}, false, /*deviated=*/false);
+  iteration(*l, {}, false, /*deviated=*/true);
+  EXPECT_EQ(l->phase(), ReplayPhase::kReplaying) << "the deviations were not consecutive";
+  iteration(*l, {}, false, /*deviated=*/true);
+  EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
+  EXPECT_EQ(l->counters().deviations.get(), 3u);
+  EXPECT_EQ(l->counters().reprofiles.get(), 1u);
+}
+
+TEST_F(LearnerTest, APlanTooLargeForTheSlabLeavesTheUnitWithTheBackingAllocator) {
+  auto l = make(RequestIdentity::kSequence);
+  for (int i = 0; i < 2; ++i) iteration(*l, {{0, 2 << 20}});
+  EXPECT_EQ(l->phase(), ReplayPhase::kBackingOnly);
+  EXPECT_EQ(l->counters().plan_failures.get(), 1u);
+  EXPECT_EQ(adapter_.published, nullptr);
+}
+
+}  // namespace
+}  // namespace memplan::runtime
