@@ -263,6 +263,11 @@
     const bottom = margin.top + plotHeight(p);
     const outlined = new Path2D();
     const highlighted = new Path2D();
+    // Scales inlined (no object per buffer): this loop runs over every buffer
+    // on every frame.
+    const offsets = p.plan.offsets;
+    const xScale = plotWidth(p) / (view.t1 - view.t0);
+    const yScale = plotHeight(p) / (view.b1 - view.b0);
     for (let c = 0; c < buckets.length; c++) {
       const bucket = buckets[c];
       ctx.fillStyle = palette[c];
@@ -270,14 +275,23 @@
       ctx.beginPath();
       for (let k = 0; k < bucket.length; k++) {
         const i = bucket[k];
-        const r = rectOf(p, i);
-        if (r === null || r.x > right || r.x + r.w < left || r.y > bottom || r.y + r.h < top) continue;
+        const offset = offsets[i];
+        if (offset < 0) continue;
+        const x = left + (lower[i] - view.t0) * xScale;
+        if (x > right) continue;
+        const w = Math.max(1, (upper[i] - lower[i]) * xScale);
+        if (x + w < left) continue;
+        const yLow = bottom - (offset - view.b0) * yScale;
+        if (yLow < top) continue;
+        const h = Math.max(1, size[i] * yScale);
+        const y = yLow - h;
+        if (y > bottom) continue;
         if (matches && matches[i]) {
-          highlighted.rect(r.x, r.y, r.w, r.h);
+          highlighted.rect(x, y, w, h);
           continue;
         }
-        ctx.rect(r.x, r.y, r.w, r.h);
-        if (r.w >= 4 && r.h >= 4) outlined.rect(r.x + 0.5, r.y + 0.5, r.w - 1, r.h - 1);
+        ctx.rect(x, y, w, h);
+        if (w >= 4 && h >= 4) outlined.rect(x + 0.5, y + 0.5, w - 1, h - 1);
       }
       ctx.fill();
     }
@@ -463,13 +477,25 @@
   // The buffer drawn under (x, y) in panel p; the smallest when several are
   // (a 1-px sliver drawn over a neighbour stays reachable).
   function bufferAt(p, x, y) {
+    const offsets = p.plan.offsets;
+    const xScale = plotWidth(p) / (view.t1 - view.t0);
+    const yScale = plotHeight(p) / (view.b1 - view.b0);
+    const tick = tickAt(p, x);
+    const bottom = margin.top + plotHeight(p);
     let found = -1;
     let area = Infinity;
     for (let i = 0; i < n; i++) {
-      const r = rectOf(p, i);
-      if (r === null || x < r.x || x >= r.x + r.w || y < r.y || y >= r.y + r.h) continue;
-      if (r.w * r.h < area) {
-        area = r.w * r.h;
+      // Cheap rejections first: a rectangle starts at its lower tick and is
+      // at least 1 px wide.
+      if (lower[i] > tick || offsets[i] < 0 || size[i] <= 0) continue;
+      const left = margin.left + (lower[i] - view.t0) * xScale;
+      const w = Math.max(1, (upper[i] - lower[i]) * xScale);
+      if (x < left || x >= left + w) continue;
+      const yLow = bottom - (offsets[i] - view.b0) * yScale;
+      const h = Math.max(1, size[i] * yScale);
+      if (y >= yLow || y < yLow - h) continue;
+      if (w * h < area) {
+        area = w * h;
         found = i;
       }
     }
