@@ -475,24 +475,34 @@
     requestDraw();
   }
   // The buffer drawn under (x, y) in panel p; the smallest when several are
-  // (a 1-px sliver drawn over a neighbour stays reachable).
+  // (a 1-px sliver drawn over a neighbour stays reachable). A rectangle
+  // thinner than `reach` pixels is hit within `reach` of its centre, so a
+  // mouse (whose positions are whole pixels) can find it.
+  const reach = 3;
   function bufferAt(p, x, y) {
     const offsets = p.plan.offsets;
     const xScale = plotWidth(p) / (view.t1 - view.t0);
     const yScale = plotHeight(p) / (view.b1 - view.b0);
-    const tick = tickAt(p, x);
+    const tick = tickAt(p, x + reach);
     const bottom = margin.top + plotHeight(p);
     let found = -1;
     let area = Infinity;
     for (let i = 0; i < n; i++) {
-      // Cheap rejections first: a rectangle starts at its lower tick and is
-      // at least 1 px wide.
+      // Cheap rejections first: nothing starting right of the reach.
       if (lower[i] > tick || offsets[i] < 0 || size[i] <= 0) continue;
-      const left = margin.left + (lower[i] - view.t0) * xScale;
-      const w = Math.max(1, (upper[i] - lower[i]) * xScale);
+      let left = margin.left + (lower[i] - view.t0) * xScale;
+      let w = Math.max(1, (upper[i] - lower[i]) * xScale);
+      if (w < reach) {
+        left -= (reach - w) / 2;
+        w = reach;
+      }
       if (x < left || x >= left + w) continue;
-      const yLow = bottom - (offsets[i] - view.b0) * yScale;
-      const h = Math.max(1, size[i] * yScale);
+      let h = Math.max(1, size[i] * yScale);
+      let yLow = bottom - (offsets[i] - view.b0) * yScale;
+      if (h < reach) {
+        yLow += (reach - h) / 2;
+        h = reach;
+      }
       if (y >= yLow || y < yLow - h) continue;
       if (w * h < area) {
         area = w * h;
@@ -501,6 +511,7 @@
     }
     return found;
   }
+
   function showTooltip(p, i, clientX, clientY) {
     tooltip.replaceChildren();
     const row = (label, value) => tooltip.append(element('div', {}, element('span', { class: 'key', text: label }), value));

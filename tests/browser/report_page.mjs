@@ -10,10 +10,10 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const require = createRequire(join(process.env.MEMPLAN_BROWSER_MODULES, 'memplan-tests.cjs'));
+const require = createRequire(join(resolve(process.env.MEMPLAN_BROWSER_MODULES), 'memplan-tests.cjs'));
 const puppeteer = require('puppeteer-core');
 
 export const outDir = process.env.MEMPLAN_BROWSER_OUT;
