@@ -3,7 +3,9 @@
 # the torchvision forward passes captured with memplan's tracer
 # (bench/data/torch) and the public benchmark suites (bench/data/dsa) — with
 # every fast planner, printing the quality table and writing heap maps (SVG)
-# of the default planner's plans under out/heapmaps/.
+# of the default planner's plans under out/heapmaps/, and an interactive HTML
+# report (out/report.html) of resnet18's captured forward pass, two planners
+# side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -17,3 +19,8 @@ cmake --build build -j"$(nproc)" --target "${targets[@]}"
 mkdir -p out/heapmaps
 build/memplan bench bench/data/torch bench/data/dsa --progress --svg-dir out/heapmaps "$@"
 echo "heap maps: $(find out/heapmaps -name '*.svg' | wc -l) SVG files under out/heapmaps/"
+# The interactive report of a real captured model: the default planner beside
+# a simpler one, on one time axis and one byte scale (docs/report.md).
+build/memplan report bench/data/torch/resnet18.csv --planner portfolio,greedy_by_breadth --html out/report.html \
+  >/dev/null
+echo "report: $(pwd)/out/report.html (open it in a browser; everything is inside the file)"

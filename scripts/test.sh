@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: install, then
-#   1. Release build: unit, conformance, property, CLI and install tests, and
+#   1. Release build: unit, conformance, property, CLI, install and browser
+#      tests (the HTML report in headless chromium; skipped without it), and
 #      the replay stress program under ThreadSanitizer;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build of the unit and
 #      conformance tests;
@@ -33,7 +34,7 @@ if [ "${MEMPLAN_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake --build build-asan -j"$jobs"
   # A quarter of the Release stage's 200 random problems per (planner, shape):
   # the sanitizers look for memory errors, which do not need every seed.
-  MEMPLAN_PROPERTY_ITERATIONS=50 scripts/run-ctest.sh build-asan 200 -j"$jobs" --output-on-failure -LE "long|fuzz|install"
+  MEMPLAN_PROPERTY_ITERATIONS=50 scripts/run-ctest.sh build-asan 200 -j"$jobs" --output-on-failure -LE "long|fuzz|install|browser"
 fi
 
 if [ "${MEMPLAN_SKIP_FUZZ:-0}" != 1 ]; then

@@ -1,4 +1,5 @@
-// render.h — heap maps: a plan drawn as an SVG picture.
+// render.h — heap maps: a plan drawn as an SVG picture, or one or more plans
+// of a problem as an interactive HTML report (render_html_report, below).
 //
 // Time runs along x (ticks), offset up along y (bytes, 0 at the bottom). Every
 // buffer is one rectangle [lower, upper) × [offset, offset + size), filled with
@@ -24,7 +25,9 @@
 // (overlaps) are drawn as they are, which is what makes them easy to debug.
 #pragma once
 
+#include <span>
 #include <string>
+#include <vector>
 
 #include "memplan/plan.h"
 #include "memplan/problem.h"
@@ -44,5 +47,48 @@ struct RenderOptions {
 };
 
 std::string render_svg(const Problem& problem, const Plan& plan, const RenderOptions& options = {});
+
+// ---- the HTML report ----------------------------------------------------------------
+//
+// One self-contained HTML file (no network, no external file: it works from
+// file://) that draws each plan's heap map on a canvas, with the live-bytes
+// curve under it (load and arena lines), a tooltip per buffer (id, size,
+// lifetime, offset, operator when known), search by id or operator, and a
+// table of the largest buffers live at the peak. Several plans of one problem
+// are drawn side by side on one time axis and one byte scale, each with its
+// arena and gap. The JavaScript and CSS are the project's own
+// (src/render/report.js, report.css), embedded when memplan is built.
+//
+// The data is embedded as one JSON object of columns (one array per field, not
+// one object per buffer), about 20–30 bytes per buffer and plan:
+//     {"format":"memplan-report","version":1,"title":..,"load":..,
+//      "capacity":..|null,"peak_tick":..,"peak_buffers":[index..],
+//      "ids":[..],"lower":[..],"upper":[..],"size":[..],
+//      "operator_names":[..],"operator":[index into operator_names or -1],
+//      "plans":[{"name":..,"arena":..,"gap":..|null,"valid":..,"message":..,
+//                "offsets":[..]}]}
+// Integers are written exactly (64-bit); the page computes in doubles, exact
+// up to 2^53 bytes. `peak_buffers` lists the buffers live at `peak_tick` (the
+// first tick where the live bytes reach the load), largest first, at most
+// `peak_rows` of them. A plan with fewer offsets than buffers draws only the
+// buffers it places (offset -1 in the column for the others); invalid plans
+// are drawn as they are, with their validator message.
+struct NamedPlan {
+  std::string name;  // shown above the plan's map ("portfolio", "plan.csv")
+  Plan plan;
+};
+
+struct HtmlReportOptions {
+  // The page's heading (an instance name); "memplan report" when empty.
+  std::string title;
+  // Operator of each buffer (index = buffer index), "" where unknown. Empty:
+  // no buffer's operator is known. Shorter than the problem: the rest unknown.
+  std::vector<std::string> operators;
+  // Rows of the table of largest buffers live at the peak.
+  int peak_rows = 25;
+};
+
+std::string render_html_report(const Problem& problem, std::span<const NamedPlan> plans,
+                               const HtmlReportOptions& options = {});
 
 }  // namespace memplan

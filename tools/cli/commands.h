@@ -23,6 +23,7 @@ void register_validate_command(CLI::App& app);
 void register_bound_command(CLI::App& app);
 void register_bench_command(CLI::App& app);
 void register_render_command(CLI::App& app);
+void register_report_command(CLI::App& app);
 void register_generate_command(CLI::App& app);
 void register_trace_command(CLI::App& app);
 void register_trace_info_command(CLI::App& app);

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
       "  memplan validate model.csv plan.csv\n"
       "  memplan bench bench/data/dsa --planners portfolio,naive\n"
       "  memplan render model.csv plan.csv --svg heap.svg\n"
+      "  memplan report model.csv plan.csv --html report.html\n"
       "Run `memplan COMMAND --help` for a command's options.\n"
       "\n"
       "Exit status: 0 success; 1 bad input or failure (including an invalid plan given to\n"
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   memplan::cli::register_bound_command(app);
   memplan::cli::register_bench_command(app);
   memplan::cli::register_render_command(app);
+  memplan::cli::register_report_command(app);
   memplan::cli::register_generate_command(app);
   memplan::cli::register_trace_command(app);
   memplan::cli::register_trace_info_command(app);
