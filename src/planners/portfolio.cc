@@ -6,9 +6,20 @@
 // portfolio runs them all and keeps the smallest plan the validator accepts.
 //
 //   1. Bound: compute the load (the lower bound every plan must respect).
-//   2. Registry: run every fast registered planner except itself and naive,
-//      in registry order (min_cost_flow only on problems of at most 2,000
-//      buffers: above that it never won and dominated time and memory).
+//   2. Registry: run every fast registered planner except itself, naive and
+//      greedy_best (the better of two planners that run anyway), in registry
+//      order; min_cost_flow only on problems of at most 2,000 buffers (above
+//      that it never won and dominated time and memory; its network simplex
+//      grows faster than n log n and cannot be interrupted).
+//      Two kinds of member cost more than n log n where many buffers are live
+//      at once: gap placement (the offsets planners, gergov, step 3: one
+//      occupancy query per buffer, as long as the free gaps around it, all of
+//      which best fit must see) and greedy_by_breadth (its class walk passes
+//      the placed buffers that overlap). On random lifetimes of 10^6 buffers
+//      (~1,100 live, 10^9 overlapping pairs) one placement takes 31 s. They
+//      run only while the overlapping pairs, counted first in O(n log n), stay
+//      within kMaxPairsForHeavyMembers; above it the portfolio keeps to
+//      equality, greedy_in_order and greedy_by_size_objects.
 //   3. Orderings: run best-fit gap placement (offset_placement.h) with each
 //      ordering below (the first one also with the two other fit policies).
 //      A buffer's contention is the largest live bytes over its lifetime:
@@ -28,6 +39,13 @@
 //   6. Validate candidates best-first and return the first valid one (a
 //      heuristic bug can never leak an invalid plan; naive is the last resort).
 //
+// Time limit and cancel (stop_condition.h). Every planner the portfolio runs
+// gets the cancel flag and the time left of options.time_limit_seconds and
+// stops when either says so. When the time runs out the portfolio returns the
+// best valid plan found so far (naive's if none: O(n), never cut); a cancel
+// returns kCancelled. Without a time limit the improvement phase alone is
+// bounded, by kDefaultTimeLimitSeconds.
+//
 // Cost: (number of heuristics + rounds) x one placement, each O(n log n) plus
 // the occupancy queries; validation once per returned plan.
 #include <algorithm>
@@ -38,16 +56,42 @@
 #include <vector>
 
 #include "core/saturating.h"
+#include "core/sweep.h"
 #include "memplan/bounds.h"
 #include "memplan/validate.h"
 #include "planners/occupancy_index.h"
 #include "planners/offset_placement.h"
 #include "planners/planners.h"
+#include "planners/stop_condition.h"
 
 namespace memplan {
 namespace {
 
 constexpr size_t kMinCostFlowMaxBuffers = 2000;
+
+// Overlapping pairs above which the members whose cost grows with them are
+// skipped (step 2). Measured on the reference machine, one greedy_by_size
+// placement: DNN-like 10^6 buffers, 2.5·10^6 pairs, 0.9 s; random lifetimes of
+// 10^5, 3.2·10^7 pairs, 1.0 s; of 10^6, 10^9 pairs, 31 s. iopddl Y_1 (62k
+// buffers, 1.8·10^8 pairs, but packed into few gaps) stays below, as do all
+// the shipped instances.
+constexpr int64_t kMaxPairsForHeavyMembers = int64_t{1} << 28;
+
+// Pairs of buffers live at the same time: at each start, the buffers live.
+int64_t overlapping_pairs(const Problem& problem) {
+  int64_t live = 0, pairs = 0;
+  for (const LifetimeEvent& e : sorted_events(problem)) {
+    if (e.start) pairs += live++;
+    else --live;
+  }
+  return pairs;
+}
+
+// Members whose cost grows with the overlapping pairs (see step 2): gap
+// placement with the occupancy index, and greedy_by_breadth.
+bool cost_grows_with_pairs(const PlannerInfo& info) {
+  return (info.form == PlanForm::kOffsets && info.plan != &plan_naive) || info.plan == &plan_greedy_by_breadth;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -183,48 +227,60 @@ bool time_left(Clock::time_point deadline) { return Clock::now() < deadline; }
 }  // namespace
 
 StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options) {
+  StopCondition stop(options, "portfolio");
+  if (stop.cancelled()) return stop.status();
   const int64_t bound = load(problem);
   const double limit = options.time_limit_seconds > 0 ? options.time_limit_seconds : kDefaultTimeLimitSeconds;
-  const Clock::time_point deadline =
+  const Clock::time_point improvement_deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
-  auto cancelled = [&] { return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed); };
+  // Whether to start another planner: neither cancelled nor out of time.
+  auto go_on = [&] { return !stop.should_stop_now(); };
 
   std::vector<Plan> candidates;
   int64_t best_arena = INT64_MAX;
   // Only plans that improve on the best so far are kept (a short list, so
   // memory stays O(n) times the number of improvements, not of heuristics).
+  // A planner stopped by the time limit or the cancel flag adds nothing.
   auto consider = [&](StatusOr<Plan> plan) {
-    if (!plan.ok() || plan->arena >= best_arena) return;  // failed or not better
+    if (!plan.ok() || plan->arena >= best_arena) return;  // failed, stopped or not better
     best_arena = plan->arena;
     candidates.push_back(std::move(plan).value());
   };
   auto optimal = [&] { return best_arena <= bound; };
+  const bool heavy_members = overlapping_pairs(problem) <= kMaxPairsForHeavyMembers;
 
   // 2. Every fast registered planner (min-cost flow only up to 2,000 buffers).
   for (const PlannerInfo& info : planners()) {
-    if (optimal() || cancelled()) break;
-    if (!info.fast || info.plan == &plan_portfolio || info.plan == &plan_naive) continue;
+    if (optimal() || !go_on()) break;
+    if (!info.fast || info.plan == &plan_portfolio || info.plan == &plan_naive || info.plan == &plan_greedy_best) {
+      continue;
+    }
+    if (!heavy_members && cost_grows_with_pairs(info)) continue;
     // Min-cost flow never won on a large instance of the benchmark set (its
     // shared objects leave 26-74% on the torch traces) but costs the most time
     // and memory of all (36 MB of the portfolio's 36 MB peak on mobilenet_v2's
     // 6,857 buffers): only small problems try it.
     if (info.name == "min_cost_flow" && problem.buffers.size() > kMinCostFlowMaxBuffers) continue;
-    consider(info.plan(problem, options));
+    consider(info.plan(problem, stop.options_for_nested()));
   }
 
   // 3. Gap placement with every ordering and fit policy.
-  const std::vector<int64_t> contention = contention_of(problem);
-  std::vector<std::vector<size_t>> orders = portfolio_orders(problem, contention);
-  // Best fit with every order; the other two policies only where they have
-  // been seen to win (keeps the portfolio to a dozen placements on big problems).
-  constexpr FitPolicy kPolicies[] = {FitPolicy::kBestFit, FitPolicy::kBestFitInArena, FitPolicy::kFirstFit};
+  std::vector<std::vector<size_t>> orders;
   size_t best_order = 0;
   FitPolicy best_policy = FitPolicy::kBestFit;
   int64_t best_order_arena = INT64_MAX;
-  for (size_t o = 0; o < orders.size() && !optimal() && !cancelled(); ++o) {
+  if (heavy_members && !optimal() && go_on()) {
+    const std::vector<int64_t> contention = contention_of(problem);
+    orders = portfolio_orders(problem, contention);
+  }
+  // Best fit with every order; the other two policies only where they have
+  // been seen to win (keeps the portfolio to a dozen placements on big problems).
+  constexpr FitPolicy kPolicies[] = {FitPolicy::kBestFit, FitPolicy::kBestFitInArena, FitPolicy::kFirstFit};
+  for (size_t o = 0; o < orders.size() && !optimal() && go_on(); ++o) {
     for (FitPolicy policy : kPolicies) {
       if (policy != FitPolicy::kBestFit && o != 0) continue;
-      StatusOr<Plan> plan = place_in_order(problem, orders[o], policy, options);
+      if (!go_on()) break;
+      StatusOr<Plan> plan = place_in_order(problem, orders[o], policy, stop.options_for_nested());
       if (plan.ok() && plan->arena < best_order_arena) {
         best_order_arena = plan->arena;
         best_order = o;
@@ -237,16 +293,17 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
 
   // 4. Improvement by perturbing the best ordering.
   if (!optimal() && best_order_arena != INT64_MAX && problem.size() > 1 &&
-      problem.size() <= kMaxBuffersForImprovement) {
+      problem.size() <= kMaxBuffersForImprovement && go_on()) {
     Rng rng{options.seed ^ 0x6d656d706c616eULL};
     std::vector<size_t> current = orders[best_order];
-    StatusOr<Plan> current_plan = place_in_order(problem, current, best_policy, options);
+    StatusOr<Plan> current_plan = place_in_order(problem, current, best_policy, stop.options_for_nested());
     const int64_t rounds = std::min<int64_t>(
         kMaxImprovementRounds, kImprovementPlacementBudget / static_cast<int64_t>(problem.size()));
-    for (int64_t r = 0; r < rounds && current_plan.ok() && !optimal() && !cancelled() && time_left(deadline); ++r) {
+    for (int64_t r = 0; r < rounds && current_plan.ok() && !optimal() && go_on() && time_left(improvement_deadline);
+         ++r) {
       std::vector<size_t> trial = current;
       perturb(problem, *current_plan, &trial, &rng);
-      StatusOr<Plan> plan = place_in_order(problem, trial, best_policy, options);
+      StatusOr<Plan> plan = place_in_order(problem, trial, best_policy, stop.options_for_nested());
       if (!plan.ok()) break;
       if (plan->arena <= current_plan->arena) {
         current = std::move(trial);
@@ -255,9 +312,10 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
       }
     }
   }
-  if (cancelled()) return Cancelled("portfolio planning was cancelled");
+  if (stop.cancelled()) return stop.status();
 
-  // 6. Best valid candidate; the naive plan if every heuristic failed.
+  // 6. Best valid candidate; the naive plan if every heuristic failed or the
+  //    time ran out before any finished.
   for (auto c = candidates.rbegin(); c != candidates.rend(); ++c) {  // smallest last
     if (validate(problem, *c).ok()) return std::move(*c);
   }

@@ -161,8 +161,11 @@ std::optional<Plan> heuristic_plan(const Problem& problem, std::optional<int64_t
                                    const std::atomic<bool>* cancel) {
   Problem uncapped = problem;
   uncapped.capacity.reset();
-  PlanOptions options{.time_limit_seconds = seconds, .cancel = cancel};
+  // naive, the last resort, gets neither the time limit nor the cancel flag:
+  // it is O(n), and a minimisation always returns a plan.
   for (const std::string_view heuristic : {std::string_view("portfolio"), std::string_view("naive")}) {
+    const PlanOptions options = heuristic == "naive" ? PlanOptions{}
+                                                     : PlanOptions{.time_limit_seconds = seconds, .cancel = cancel};
     StatusOr<Plan> plan = plan_with(heuristic, uncapped, options);
     if (plan.ok() && validate(uncapped, *plan).ok() && (!cap || plan->arena <= *cap)) return std::move(*plan);
   }
