@@ -11,15 +11,17 @@
 //      order; min_cost_flow only on problems of at most 2,000 buffers (above
 //      that it never won and dominated time and memory; its network simplex
 //      grows faster than n log n and cannot be interrupted).
-//      Two kinds of member cost more than n log n where many buffers are live
-//      at once: gap placement (the offsets planners, gergov, step 3: one
+//      Some members cost more than n log n where many buffers are live at
+//      once: gap placement (the offsets planners, gergov, step 3: one
 //      occupancy query per buffer, as long as the free gaps around it, all of
-//      which best fit must see) and greedy_by_breadth (its class walk passes
-//      the placed buffers that overlap). On random lifetimes of 10^6 buffers
-//      (~1,100 live, 10^9 overlapping pairs) one placement takes 31 s. They
-//      run only while the overlapping pairs, counted first in O(n log n), stay
-//      within kMaxPairsForHeavyMembers; above it the portfolio keeps to
-//      equality, greedy_in_order and greedy_by_size_objects.
+//      which best fit must see), greedy_by_breadth (its class walk passes the
+//      placed buffers that overlap) and greedy_by_size_objects (stale queue
+//      entries, one per free object around a placed buffer). On random
+//      lifetimes of 10^6 buffers (~1,100 live, 10^9 overlapping pairs) each
+//      takes 30-50 s. Above kMaxPairsForHeavyMembers overlapping pairs
+//      (counted first, O(n log n)) the light members (equality,
+//      greedy_in_order) run first, and the heavy ones and the orderings only
+//      under a time limit, which stops them; without one they are skipped.
 //   3. Orderings: run best-fit gap placement (offset_placement.h) with each
 //      ordering below (the first one also with the two other fit policies).
 //      A buffer's contention is the largest live bytes over its lifetime:
@@ -77,6 +79,13 @@ constexpr size_t kMinCostFlowMaxBuffers = 2000;
 // the shipped instances.
 constexpr int64_t kMaxPairsForHeavyMembers = int64_t{1} << 28;
 
+// Time kept out of a time limit for what cannot be interrupted once the
+// members stop: the final validation (~0.6 s for 10^6 buffers on the
+// reference machine), and the stopped member's clean-up (freeing an occupancy
+// index of millions of nodes) — 2 µs per buffer, a quarter of the limit at most.
+constexpr double kValidationShare = 0.25;
+constexpr double kValidationSecondsPerBuffer = 2e-6;
+
 // Pairs of buffers live at the same time: at each start, the buffers live.
 int64_t overlapping_pairs(const Problem& problem) {
   int64_t live = 0, pairs = 0;
@@ -88,9 +97,11 @@ int64_t overlapping_pairs(const Problem& problem) {
 }
 
 // Members whose cost grows with the overlapping pairs (see step 2): gap
-// placement with the occupancy index, and greedy_by_breadth.
+// placement with the occupancy index, greedy_by_breadth and
+// greedy_by_size_objects.
 bool cost_grows_with_pairs(const PlannerInfo& info) {
-  return (info.form == PlanForm::kOffsets && info.plan != &plan_naive) || info.plan == &plan_greedy_by_breadth;
+  return (info.form == PlanForm::kOffsets && info.plan != &plan_naive) || info.plan == &plan_greedy_by_breadth ||
+         info.plan == &plan_greedy_by_size_objects;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -165,32 +176,40 @@ std::vector<size_t> sorted_indices(size_t n, Less less) {
 // graphs: on the SOMAS Pangu-2.6B instance size-first placement is 3.3% above
 // the load and contention-then-size 0.76%; on IOPDDL S_1 size-first is 2.5%
 // and contention-then-lifetime 0.26%.
-std::vector<std::vector<size_t>> portfolio_orders(const Problem& problem, const std::vector<int64_t>& contention) {
+// Ordering k (0 <= k < kOrderCount) of the list above, built one at a time so
+// that the caller can stop between two sorts.
+constexpr size_t kOrderCount = 5;
+std::vector<size_t> portfolio_order(const Problem& problem, const std::vector<int64_t>& contention, size_t k) {
   const auto& b = problem.buffers;
   auto length = [&](size_t i) { return saturating_sub(b[i].upper, b[i].lower); };  // lifetimes may span more than int64
   // Products can overflow int64: compare them as long double.
   auto product = [](int64_t x, int64_t y) { return static_cast<long double>(x) * static_cast<long double>(y); };
-  std::vector<std::vector<size_t>> orders;
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      if (contention[x] != contention[y]) return contention[x] > contention[y];
-                      if (b[x].size != b[y].size) return b[x].size > b[y].size;
-                      return length(x) > length(y);
-                    }));
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      if (contention[x] != contention[y]) return contention[x] > contention[y];
-                      if (length(x) != length(y)) return length(x) > length(y);
-                      return b[x].size > b[y].size;
-                    }));
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      return product(b[x].size, contention[x]) > product(b[y].size, contention[y]);
-                    }));
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      return product(b[x].size, length(x)) > product(b[y].size, length(y));
-                    }));
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      return b[x].lower != b[y].lower ? b[x].lower < b[y].lower : b[x].size > b[y].size;
-                    }));
-  return orders;
+  switch (k) {
+    case 0:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        if (contention[x] != contention[y]) return contention[x] > contention[y];
+        if (b[x].size != b[y].size) return b[x].size > b[y].size;
+        return length(x) > length(y);
+      });
+    case 1:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        if (contention[x] != contention[y]) return contention[x] > contention[y];
+        if (length(x) != length(y)) return length(x) > length(y);
+        return b[x].size > b[y].size;
+      });
+    case 2:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        return product(b[x].size, contention[x]) > product(b[y].size, contention[y]);
+      });
+    case 3:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        return product(b[x].size, length(x)) > product(b[y].size, length(y));
+      });
+    default:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        return b[x].lower != b[y].lower ? b[x].lower < b[y].lower : b[x].size > b[y].size;
+      });
+  }
 }
 
 // One perturbation of `order`: either move a block of buffers that end at the
@@ -227,7 +246,14 @@ bool time_left(Clock::time_point deadline) { return Clock::now() < deadline; }
 }  // namespace
 
 StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options) {
-  StopCondition stop(options, "portfolio");
+  // The members stop early enough to leave the final validation its time.
+  PlanOptions members = options;
+  if (options.time_limit_seconds > 0) {
+    const double reserve = std::min(kValidationShare * options.time_limit_seconds,
+                                    kValidationSecondsPerBuffer * static_cast<double>(problem.size()));
+    members.time_limit_seconds = std::max(1e-9, options.time_limit_seconds - reserve);
+  }
+  StopCondition stop(members, "portfolio");
   if (stop.cancelled()) return stop.status();
   const int64_t bound = load(problem);
   const double limit = options.time_limit_seconds > 0 ? options.time_limit_seconds : kDefaultTimeLimitSeconds;
@@ -247,43 +273,54 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
     candidates.push_back(std::move(plan).value());
   };
   auto optimal = [&] { return best_arena <= bound; };
-  const bool heavy_members = overlapping_pairs(problem) <= kMaxPairsForHeavyMembers;
+  // Above the pair threshold the light members run first, and the heavy ones
+  // (with the orderings) only when a time limit bounds them.
+  const bool many_pairs = overlapping_pairs(problem) > kMaxPairsForHeavyMembers;
+  const bool heavy_members = !many_pairs || stop.has_deadline();
 
-  // 2. Every fast registered planner (min-cost flow only up to 2,000 buffers).
-  for (const PlannerInfo& info : planners()) {
-    if (optimal() || !go_on()) break;
-    if (!info.fast || info.plan == &plan_portfolio || info.plan == &plan_naive || info.plan == &plan_greedy_best) {
-      continue;
-    }
-    if (!heavy_members && cost_grows_with_pairs(info)) continue;
+  // 2. Every fast registered planner (min-cost flow only up to 2,000 buffers),
+  //    in registry order; above the pair threshold the light ones first.
+  auto member = [&](const PlannerInfo& info) {
     // Min-cost flow never won on a large instance of the benchmark set (its
     // shared objects leave 26-74% on the torch traces) but costs the most time
     // and memory of all (36 MB of the portfolio's 36 MB peak on mobilenet_v2's
     // 6,857 buffers): only small problems try it.
-    if (info.name == "min_cost_flow" && problem.buffers.size() > kMinCostFlowMaxBuffers) continue;
-    consider(info.plan(problem, stop.options_for_nested()));
+    return info.fast && info.plan != &plan_portfolio && info.plan != &plan_naive &&
+           info.plan != &plan_greedy_best &&
+           !(info.name == "min_cost_flow" && problem.buffers.size() > kMinCostFlowMaxBuffers);
+  };
+  for (int pass = many_pairs ? 0 : 1; pass < 2; ++pass) {
+    for (const PlannerInfo& info : planners()) {
+      if (optimal() || !go_on()) break;
+      if (!member(info)) continue;
+      // Pass 0: the light members; pass 1: the rest (everything when the
+      // pairs are few).
+      const bool heavy = many_pairs && cost_grows_with_pairs(info);
+      if (pass == 0 && heavy) continue;
+      if (pass == 1 && many_pairs && !heavy) continue;
+      if (heavy && !heavy_members) continue;
+      consider(info.plan(problem, stop.options_for_nested()));
+    }
   }
 
   // 3. Gap placement with every ordering and fit policy.
-  std::vector<std::vector<size_t>> orders;
-  size_t best_order = 0;
+  std::vector<size_t> best_order;
   FitPolicy best_policy = FitPolicy::kBestFit;
   int64_t best_order_arena = INT64_MAX;
-  if (heavy_members && !optimal() && go_on()) {
-    const std::vector<int64_t> contention = contention_of(problem);
-    orders = portfolio_orders(problem, contention);
-  }
+  std::vector<int64_t> contention;
+  if (heavy_members && !optimal() && go_on()) contention = contention_of(problem);
   // Best fit with every order; the other two policies only where they have
   // been seen to win (keeps the portfolio to a dozen placements on big problems).
   constexpr FitPolicy kPolicies[] = {FitPolicy::kBestFit, FitPolicy::kBestFitInArena, FitPolicy::kFirstFit};
-  for (size_t o = 0; o < orders.size() && !optimal() && go_on(); ++o) {
+  for (size_t o = 0; o < kOrderCount && !contention.empty() && !optimal() && go_on(); ++o) {
+    const std::vector<size_t> order = portfolio_order(problem, contention, o);
     for (FitPolicy policy : kPolicies) {
       if (policy != FitPolicy::kBestFit && o != 0) continue;
       if (!go_on()) break;
-      StatusOr<Plan> plan = place_in_order(problem, orders[o], policy, stop.options_for_nested());
+      StatusOr<Plan> plan = place_in_order(problem, order, policy, stop.options_for_nested());
       if (plan.ok() && plan->arena < best_order_arena) {
         best_order_arena = plan->arena;
-        best_order = o;
+        best_order = order;
         best_policy = policy;
       }
       consider(std::move(plan));
@@ -295,7 +332,7 @@ StatusOr<Plan> plan_portfolio(const Problem& problem, const PlanOptions& options
   if (!optimal() && best_order_arena != INT64_MAX && problem.size() > 1 &&
       problem.size() <= kMaxBuffersForImprovement && go_on()) {
     Rng rng{options.seed ^ 0x6d656d706c616eULL};
-    std::vector<size_t> current = orders[best_order];
+    std::vector<size_t> current = best_order;
     StatusOr<Plan> current_plan = place_in_order(problem, current, best_policy, stop.options_for_nested());
     const int64_t rounds = std::min<int64_t>(
         kMaxImprovementRounds, kImprovementPlacementBudget / static_cast<int64_t>(problem.size()));
