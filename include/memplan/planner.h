@@ -23,10 +23,16 @@
 namespace memplan {
 
 struct PlanOptions {
-  // Wall-clock budget in seconds for planners that can use more time to do
-  // better (portfolio, exact); 0 means each planner's own default.
+  // Wall-clock budget in seconds; 0 means each planner's own default (none
+  // for the heuristics). Every planner honours it: the heuristics return
+  // kDeadlineExceeded when it runs out before their plan is complete; the
+  // portfolio and exact return the best plan found by then (naive's, O(n), if
+  // the portfolio found none). min_cost_flow can only look before and after
+  // its network simplex, which cannot be interrupted.
   double time_limit_seconds = 0;
-  // If set, planners that run long poll it and return kCancelled when true.
+  // If set, every planner polls it (before any work, then every few hundred
+  // units of work) and returns kCancelled once it is true; exact's
+  // minimisation returns its best plan instead when it has one.
   const std::atomic<bool>* cancel = nullptr;
   // Seed for planners with randomised orderings (results stay deterministic
   // for a given seed).

@@ -2,8 +2,10 @@
 // if not, why.
 //
 // Deliberately simple and independent of every planner: a sweep over time that
-// compares each buffer with the buffers live when it starts. Every planner test
-// uses it. The first violation found is reported:
+// keeps the byte ranges of the live buffers in order and compares each buffer,
+// when it starts, with its neighbours there. O(n log n) for n buffers, however
+// many are live at once. Every planner test uses it. The first violation found
+// is reported (overlaps in order of the tick at which they begin):
 //
 //   kWrongBufferCount  the plan has a different number of offsets than buffers
 //   kNegativeOffset    buffer `first` has an offset below 0

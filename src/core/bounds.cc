@@ -1,7 +1,7 @@
 // bounds.cc — load and positional-maximums bounds by one sweep over time.
 //
-// Events are sorted by tick with ends before starts (half-open lifetimes: a
-// buffer ending at t and one starting at t are never live together).
+// Events come from core/sweep.h: by tick, ends before starts (half-open
+// lifetimes: a buffer ending at t and one starting at t are never live together).
 #include "memplan/bounds.h"
 
 #include <algorithm>
@@ -11,29 +11,9 @@
 #include <set>
 #include <vector>
 
+#include "core/sweep.h"
+
 namespace memplan {
-namespace {
-
-struct Event {
-  int64_t tick;
-  bool start;  // false sorts first at equal ticks: ends before starts
-  size_t buffer;
-};
-
-std::vector<Event> sorted_events(const Problem& problem) {
-  std::vector<Event> events;
-  events.reserve(2 * problem.size());
-  for (size_t i = 0; i < problem.size(); ++i) {
-    events.push_back({problem.buffers[i].lower, true, i});
-    events.push_back({problem.buffers[i].upper, false, i});
-  }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.tick != b.tick ? a.tick < b.tick : a.start < b.start;
-  });
-  return events;
-}
-
-}  // namespace
 
 double gap(int64_t arena, int64_t load) {
   if (load <= 0) return arena > 0 ? 1e300 : 0.0;
@@ -42,7 +22,7 @@ double gap(int64_t arena, int64_t load) {
 
 Bounds compute_bounds(const Problem& problem, bool with_positional_maximums) {
   Bounds bounds;
-  const std::vector<Event> events = sorted_events(problem);
+  const std::vector<LifetimeEvent> events = sorted_events(problem);
 
   // Alignment-aware load: track, for every alignment exponent k in use, how many
   // live buffers have it and the live sum of sizes rounded up to 2^k.

@@ -1,17 +1,36 @@
 // validate.cc — the plan oracle. Kept simple on purpose: per-buffer checks,
-// then a sweep in order of start tick that compares each buffer with every
-// buffer still live at that tick. Cost O(n log n + sum of live-set sizes).
+// then one sweep over the lifetime events (core/sweep.h: by tick, ends before
+// starts) with the byte ranges of the live buffers in an ordered map. A
+// starting buffer is compared with its two neighbours in that map only.
+// Cost O(n log n) whatever the shape (the all-live case included).
 #include "memplan/validate.h"
 
 #include <algorithm>
-#include <numeric>
+#include <iterator>
+#include <map>
 #include <string>
+
+#include "core/sweep.h"
 
 namespace memplan {
 namespace {
 
 std::string name_of(const Problem& p, size_t i) {
   return "buffer '" + p.buffers[i].id + "' (#" + std::to_string(i) + ")";
+}
+
+// Buffers i and j are both live at `tick` and their bytes intersect.
+ValidationResult overlap(const Problem& p, const Plan& plan, size_t i, size_t j, int64_t tick) {
+  ValidationResult r;
+  r.violation = Violation::kOverlap;
+  r.first = std::min(i, j);
+  r.second = std::max(i, j);
+  r.tick = tick;
+  const int64_t lo = std::max(plan.offsets[i], plan.offsets[j]);
+  const int64_t hi = std::min(plan.offsets[i] + p.buffers[i].size, plan.offsets[j] + p.buffers[j].size);
+  r.message = name_of(p, r.first) + " and " + name_of(p, r.second) + " are both live at tick " + std::to_string(tick) +
+              " and overlap in bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
+  return r;
 }
 
 ValidationResult fail(Violation v, size_t first, std::string message) {
@@ -69,34 +88,28 @@ ValidationResult validate(const Problem& problem, const Plan& plan) {
     arena = std::max(arena, off + b.size);
   }
 
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return problem.buffers[x].lower < problem.buffers[y].lower || (problem.buffers[x].lower == problem.buffers[y].lower && x < y);
-  });
-  std::vector<size_t> live;
-  for (size_t i : order) {
-    const Buffer& b = problem.buffers[i];
-    // Drop buffers that ended at or before this one starts (half-open lifetimes).
-    live.erase(std::remove_if(live.begin(), live.end(), [&](size_t j) { return problem.buffers[j].upper <= b.lower; }),
-               live.end());
-    const int64_t lo = plan.offsets[i], hi = lo + b.size;
-    for (size_t j : live) {
-      const int64_t jlo = plan.offsets[j], jhi = jlo + problem.buffers[j].size;
-      // Zero-size buffers occupy no bytes and can never overlap anything.
-      if (lo < jhi && jlo < hi && lo < hi && jlo < jhi) {
-        ValidationResult r;
-        r.violation = Violation::kOverlap;
-        r.first = std::min(i, j);
-        r.second = std::max(i, j);
-        r.tick = b.lower;
-        r.message = name_of(problem, r.first) + " and " + name_of(problem, r.second) + " are both live at tick " +
-                    std::to_string(b.lower) + " and overlap in bytes [" + std::to_string(std::max(lo, jlo)) + ", " +
-                    std::to_string(std::min(hi, jhi)) + ")";
-        return r;
+  // The sweep. `live` maps the offset of every live buffer with bytes to the
+  // buffer. Its ranges are disjoint (the sweep stops at the first overlap), so
+  // a starting range [lo, hi) intersects one of them iff it intersects the
+  // first range at or above lo or the last range below lo.
+  std::map<int64_t, size_t> live;
+  for (const LifetimeEvent& e : sorted_events(problem)) {
+    const size_t i = e.buffer;
+    const int64_t lo = plan.offsets[i], hi = lo + problem.buffers[i].size;
+    if (lo == hi) continue;  // zero-size buffers occupy no bytes
+    if (!e.start) {
+      live.erase(lo);
+      continue;
+    }
+    const auto above = live.lower_bound(lo);
+    if (above != live.end() && above->first < hi) return overlap(problem, plan, i, above->second, e.tick);
+    if (above != live.begin()) {
+      const auto below = std::prev(above);
+      if (below->first + problem.buffers[below->second].size > lo) {
+        return overlap(problem, plan, i, below->second, e.tick);
       }
     }
-    live.push_back(i);
+    live.emplace_hint(above, lo, i);
   }
   if (plan.arena != arena) {
     return fail(Violation::kWrongArena, 0,

@@ -17,15 +17,18 @@
 // pool of free objects), O(n) space.
 #include "planners/planners.h"
 #include "planners/shared_objects.h"
+#include "planners/stop_condition.h"
 
 namespace memplan {
 
-StatusOr<ObjectAssignment> assign_equality(const Problem& problem) {
+StatusOr<ObjectAssignment> assign_equality(const Problem& problem, const PlanOptions& options) {
   MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  StopCondition stop(options, "equality");
   objects::ObjectTable table(problem.size());
   objects::FreeObjectPool pool;
   objects::ReleaseQueue in_use;
   for (int32_t b : objects::start_order(problem)) {
+    if (stop.should_stop()) return stop.status();
     const Buffer& buffer = problem.buffers[b];
     in_use.release_up_to(buffer.lower, [&](int32_t k) { pool.add(k, table.size_of(k)); });
     int32_t k = pool.exactly(buffer.size);
@@ -40,8 +43,8 @@ StatusOr<ObjectAssignment> assign_equality(const Problem& problem) {
   return std::move(table).take();
 }
 
-StatusOr<Plan> plan_equality(const Problem& problem, const PlanOptions& /*options*/) {
-  return objects::stack(problem, assign_equality(problem));
+StatusOr<Plan> plan_equality(const Problem& problem, const PlanOptions& options) {
+  return objects::stack(problem, assign_equality(problem, options));
 }
 
 }  // namespace memplan

@@ -47,6 +47,7 @@
 
 #include "planners/offset_placement.h"
 #include "planners/planners.h"
+#include "planners/stop_condition.h"
 
 namespace memplan {
 namespace {
@@ -152,6 +153,8 @@ class Reach {
 }  // namespace
 
 StatusOr<Plan> plan_gergov(const Problem& problem, const PlanOptions& options) {
+  StopCondition stop(options, "gergov");
+  if (stop.should_stop()) return stop.status();
   const size_t n = problem.size();
   const TimeSlots slots(problem);
   std::vector<size_t> levelled;  // buffers that take part in the levels (step 1)
@@ -170,12 +173,9 @@ StatusOr<Plan> plan_gergov(const Problem& problem, const PlanOptions& options) {
   // step 4 needs.
   std::vector<int64_t> peak_of(n, 0);
   Reach reach(levelled, n, slots);
-  size_t rounds = 0;
   for (int64_t peak = load.max(); peak > 0; peak = load.max()) {
-    if (options.cancel != nullptr && ++rounds % 1024 == 0 && options.cancel->load(std::memory_order_relaxed)) {
-      return Cancelled("gergov cancelled after " + std::to_string(rounds) + " peeling rounds");
-    }
     for (size_t from = 0; from < slots.size();) {
+      if (stop.should_stop()) return stop.status();  // one buffer levelled per step
       const size_t p = load.first_reaching(from, peak);
       if (p == kNone) break;
       const size_t pick = reach.reaching_furthest_from(static_cast<uint32_t>(p));
@@ -207,7 +207,7 @@ StatusOr<Plan> plan_gergov(const Problem& problem, const PlanOptions& options) {
   });
   for (size_t k = 0; k < keys.size(); ++k) levelled[k] = keys[k].index;
   levelled.insert(levelled.end(), zero_size.begin(), zero_size.end());
-  return place_in_order(problem, levelled, FitPolicy::kFirstFit, options);
+  return place_in_order(problem, levelled, FitPolicy::kFirstFit, stop.options_for_nested());
 }
 
 }  // namespace memplan

@@ -12,6 +12,7 @@
 // Complexity: the sum of the two (see their files), plus O(n) to stack.
 #include "planners/planners.h"
 #include "planners/shared_objects.h"
+#include "planners/stop_condition.h"
 
 namespace memplan {
 namespace {
@@ -21,10 +22,12 @@ struct Candidate {
   Plan plan;
 };
 
-StatusOr<Candidate> best_candidate(const Problem& problem) {
-  MEMPLAN_ASSIGN_OR_RETURN(ObjectAssignment by_size, assign_greedy_by_size_objects(problem));
+StatusOr<Candidate> best_candidate(const Problem& problem, const PlanOptions& options) {
+  // One clock for both strategies: the second gets what the first left.
+  const StopCondition stop(options, "greedy_best");
+  MEMPLAN_ASSIGN_OR_RETURN(ObjectAssignment by_size, assign_greedy_by_size_objects(problem, options));
   MEMPLAN_ASSIGN_OR_RETURN(Plan by_size_plan, plan_from_objects(problem, by_size));
-  MEMPLAN_ASSIGN_OR_RETURN(ObjectAssignment by_breadth, assign_greedy_by_breadth(problem));
+  MEMPLAN_ASSIGN_OR_RETURN(ObjectAssignment by_breadth, assign_greedy_by_breadth(problem, stop.options_for_nested()));
   MEMPLAN_ASSIGN_OR_RETURN(Plan by_breadth_plan, plan_from_objects(problem, by_breadth));
   if (by_breadth_plan.arena < by_size_plan.arena) {
     return Candidate{std::move(by_breadth), std::move(by_breadth_plan)};
@@ -34,13 +37,13 @@ StatusOr<Candidate> best_candidate(const Problem& problem) {
 
 }  // namespace
 
-StatusOr<ObjectAssignment> assign_greedy_best(const Problem& problem) {
-  MEMPLAN_ASSIGN_OR_RETURN(Candidate best, best_candidate(problem));
+StatusOr<ObjectAssignment> assign_greedy_best(const Problem& problem, const PlanOptions& options) {
+  MEMPLAN_ASSIGN_OR_RETURN(Candidate best, best_candidate(problem, options));
   return std::move(best.objects);
 }
 
-StatusOr<Plan> plan_greedy_best(const Problem& problem, const PlanOptions& /*options*/) {
-  MEMPLAN_ASSIGN_OR_RETURN(Candidate best, best_candidate(problem));
+StatusOr<Plan> plan_greedy_best(const Problem& problem, const PlanOptions& options) {
+  MEMPLAN_ASSIGN_OR_RETURN(Candidate best, best_candidate(problem, options));
   return std::move(best.plan);
 }
 

@@ -40,6 +40,7 @@
 
 #include "planners/planners.h"
 #include "planners/shared_objects.h"
+#include "planners/stop_condition.h"
 
 namespace memplan {
 namespace {
@@ -154,8 +155,10 @@ class SparseMin {
 
 }  // namespace
 
-StatusOr<ObjectAssignment> assign_greedy_by_breadth(const Problem& problem) {
+StatusOr<ObjectAssignment> assign_greedy_by_breadth(const Problem& problem, const PlanOptions& options) {
   MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  StopCondition stop(options, "greedy_by_breadth");
+  if (stop.should_stop()) return stop.status();
   const std::vector<int32_t> parts = objects::participants(problem);
   const size_t n = problem.size();
   objects::ObjectTable table(n);
@@ -244,6 +247,7 @@ StatusOr<ObjectAssignment> assign_greedy_by_breadth(const Problem& problem) {
   };
 
   for (int32_t b : order) {
+    if (stop.should_stop()) return stop.status();
     const Buffer& x = buf[b];
     const int32_t cls = class_of(x.size);
     int32_t found = -1;
@@ -284,8 +288,8 @@ StatusOr<ObjectAssignment> assign_greedy_by_breadth(const Problem& problem) {
   return std::move(table).take();
 }
 
-StatusOr<Plan> plan_greedy_by_breadth(const Problem& problem, const PlanOptions& /*options*/) {
-  return objects::stack(problem, assign_greedy_by_breadth(problem));
+StatusOr<Plan> plan_greedy_by_breadth(const Problem& problem, const PlanOptions& options) {
+  return objects::stack(problem, assign_greedy_by_breadth(problem, options));
 }
 
 }  // namespace memplan

@@ -51,6 +51,7 @@
 
 #include "planners/planners.h"
 #include "planners/shared_objects.h"
+#include "planners/stop_condition.h"
 
 namespace memplan {
 namespace {
@@ -139,15 +140,18 @@ struct Entry {
 
 class SizeDistancePlanner {
  public:
-  explicit SizeDistancePlanner(const Problem& problem)
+  SizeDistancePlanner(const Problem& problem, StopCondition& stop)
       : problem_(problem),
         buf_(problem.buffers),
         table_(problem.size()),
         schedules_(problem),
         after_(0),
-        before_(0) {}
+        before_(0),
+        stop_(stop) {}
 
-  ObjectAssignment run() && {
+  // The assignment, or the stop condition's status when it said stop.
+  StatusOr<ObjectAssignment> run() && {
+    if (stop_.should_stop()) return stop_.status();
     const std::vector<int32_t> parts = objects::participants(problem_);
     if (parts.empty()) return std::move(table_).take();
     const std::vector<int32_t> position = objects::positions(problem_, parts);
@@ -181,14 +185,14 @@ class SizeDistancePlanner {
       std::vector<int32_t> group;
       const int32_t p = position[by_position[i]];
       for (; i < by_position.size() && position[by_position[i]] == p; ++i) group.push_back(parts[by_position[i]]);
-      place_group(group);
+      if (!place_group(group)) return stop_.status();
     }
     return std::move(table_).take();
   }
 
  private:
-  // Step 2 for one position.
-  void place_group(const std::vector<int32_t>& group) {
+  // Step 2 for one position; false when the stop condition said stop.
+  bool place_group(const std::vector<int32_t>& group) {
     // Stream orders: by start (then larger size, then index) and by end
     // descending (same ties), so each stream yields entries in key order.
     group_by_lower_ = group;
@@ -217,6 +221,7 @@ class SizeDistancePlanner {
 
     size_t left = group.size();
     while (left > 0) {
+      if (stop_.should_stop()) return false;
       Entry e = queue_.top();
       queue_.pop();
       if (e.kind == EntryKind::kBuffer) {
@@ -240,6 +245,7 @@ class SizeDistancePlanner {
       fill(e.hole, e.buffer);
       --left;
     }
+    return true;
   }
 
   // The exact nearest hole for x among all live holes, as a buffer entry.
@@ -349,17 +355,19 @@ class SizeDistancePlanner {
   MatchTree<false> unplaced_upper_{0};  // by start order: upper of each unplaced buffer
   MatchTree<true> unplaced_lower_{0};   // by end order: lower of each unplaced buffer
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;
+  StopCondition& stop_;
 };
 
 }  // namespace
 
-StatusOr<ObjectAssignment> assign_greedy_by_size_objects(const Problem& problem) {
+StatusOr<ObjectAssignment> assign_greedy_by_size_objects(const Problem& problem, const PlanOptions& options) {
   MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
-  return SizeDistancePlanner(problem).run();
+  StopCondition stop(options, "greedy_by_size_objects");
+  return SizeDistancePlanner(problem, stop).run();
 }
 
-StatusOr<Plan> plan_greedy_by_size_objects(const Problem& problem, const PlanOptions& /*options*/) {
-  return objects::stack(problem, assign_greedy_by_size_objects(problem));
+StatusOr<Plan> plan_greedy_by_size_objects(const Problem& problem, const PlanOptions& options) {
+  return objects::stack(problem, assign_greedy_by_size_objects(problem, options));
 }
 
 }  // namespace memplan

@@ -63,6 +63,7 @@
 
 #include "planners/planners.h"
 #include "planners/shared_objects.h"
+#include "planners/stop_condition.h"
 
 namespace memplan {
 namespace {
@@ -80,6 +81,8 @@ using Solver = lemon::NetworkSimplex<Graph, int64_t, int64_t>;
 
 StatusOr<ObjectAssignment> assign_min_cost_flow(const Problem& problem, const PlanOptions& options) {
   MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  StopCondition stop(options, "min_cost_flow");
+  if (stop.should_stop_now()) return stop.status();
   const std::vector<int32_t> parts = objects::start_order(problem);
   const auto& buf = problem.buffers;
   objects::ObjectTable table(problem.size());
@@ -148,7 +151,8 @@ StatusOr<ObjectAssignment> assign_min_cost_flow(const Problem& problem, const Pl
       follows[i].emplace_back(a, add_arc(chain[a][k - 1], demand[i], 1, std::max<int64_t>(0, buf[i].size - class_size[a])));
     }
   }
-  if (options.cancel != nullptr && options.cancel->load()) return Cancelled("min_cost_flow cancelled before solving");
+  // LEMON's network simplex cannot be interrupted: the last look before it.
+  if (stop.should_stop_now()) return stop.status();
 
   // Step 4.
   Graph::NodeMap<int64_t> supply(g, 0);
@@ -159,6 +163,8 @@ StatusOr<ObjectAssignment> assign_min_cost_flow(const Problem& problem, const Pl
   if (solver.run(Solver::CANDIDATE_LIST) != Solver::OPTIMAL) {
     return Internal("min_cost_flow: network simplex found no optimal flow (the network is always feasible)");
   }
+
+  if (stop.should_stop_now()) return stop.status();
 
   // Step 5.
   std::vector<int32_t> by_end = parts;

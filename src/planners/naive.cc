@@ -12,7 +12,12 @@
 
 namespace memplan {
 
-StatusOr<Plan> plan_naive(const Problem& problem, const PlanOptions& /*options*/) {
+StatusOr<Plan> plan_naive(const Problem& problem, const PlanOptions& options) {
+  // O(n): it honours a cancel raised before the call, and no time limit (it
+  // is every composite planner's last resort).
+  if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+    return Cancelled("naive was cancelled");
+  }
   int64_t top = 0;
   for (const Buffer& b : problem.buffers) {
     if (b.offset) top = std::max(top, *b.offset + b.size);

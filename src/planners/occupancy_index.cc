@@ -1,4 +1,4 @@
-// occupancy_index.cc — time slots and the segment tree of merged byte ranges
+// occupancy_index.cc — the segment tree of merged byte ranges
 // (the structure and why it is exact are in occupancy_index.h).
 #include "planners/occupancy_index.h"
 
@@ -121,28 +121,6 @@ void RangeSet::replace(size_t first, size_t last, ByteRange r) {
   d[first] = r;
   std::memmove(d + first + 1, d + last, (size_ - last) * sizeof(ByteRange));
   size_ -= static_cast<uint32_t>(removed - 1);
-}
-
-TimeSlots::TimeSlots(const Problem& problem) {
-  // Sort every bound once, tagged with where it goes, and number the distinct
-  // ticks in one pass: no binary search per bound.
-  struct Bound {
-    int64_t tick;
-    size_t at;  // 2 * buffer + (0 for lower, 1 for upper)
-  };
-  std::vector<Bound> bounds(2 * problem.size());
-  for (size_t i = 0; i < problem.size(); ++i) {
-    bounds[2 * i] = {problem.buffers[i].lower, 2 * i};
-    bounds[2 * i + 1] = {problem.buffers[i].upper, 2 * i + 1};
-  }
-  std::sort(bounds.begin(), bounds.end(), [](const Bound& x, const Bound& y) { return x.tick < y.tick; });
-  ranges_.resize(problem.size());
-  for (const Bound& bound : bounds) {
-    if (ticks_.empty() || ticks_.back() != bound.tick) ticks_.push_back(bound.tick);
-    const auto slot = static_cast<uint32_t>(ticks_.size() - 1);
-    if (bound.at % 2 == 0) ranges_[bound.at / 2].first = slot;
-    else ranges_[bound.at / 2].last = slot;
-  }
 }
 
 OccupancyIndex::OccupancyIndex(size_t slot_count)

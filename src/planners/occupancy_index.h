@@ -9,9 +9,9 @@
 // byte ranges, and placed buffers pack tightly, so that union is usually a
 // handful of ranges. This index therefore stores and returns unions.
 //
-// Time slots. The distinct lifetime bounds of a problem, sorted, cut time into
-// slots: slot s is [tick_s, tick_{s+1}). A lifetime [lower, upper) is the slot
-// range [slot(lower), slot(upper)). Example, three buffers:
+// Time slots (core/sweep.h). The distinct lifetime bounds of a problem, sorted,
+// cut time into slots: slot s is [tick_s, tick_{s+1}). A lifetime [lower, upper)
+// is the slot range [slot(lower), slot(upper)). Example, three buffers:
 //
 //     tick    0     2     5     9
 //     a       [=====)                 slots [0, 1)
@@ -52,6 +52,7 @@
 #include <span>
 #include <vector>
 
+#include "core/sweep.h"
 #include "memplan/problem.h"
 
 namespace memplan {
@@ -60,29 +61,6 @@ namespace memplan {
 struct ByteRange {
   int64_t begin = 0;
   int64_t end = 0;
-};
-
-// Half-open slot range [first, last) of a lifetime.
-struct SlotRange {
-  uint32_t first = 0;
-  uint32_t last = 0;
-};
-
-// The slots of a problem: its distinct lifetime bounds, sorted.
-class TimeSlots {
- public:
-  explicit TimeSlots(const Problem& problem);
-
-  // Number of slots (one fewer than the distinct bounds; 0 for no buffers).
-  size_t size() const { return ticks_.size() < 2 ? 0 : ticks_.size() - 1; }
-  // The slot range of buffer i of the problem the slots were built from.
-  SlotRange of(size_t buffer) const { return ranges_[buffer]; }
-  // The first tick of slot s (s <= size(): the end bound of the last slot too).
-  int64_t tick(size_t s) const { return ticks_[s]; }
-
- private:
-  std::vector<int64_t> ticks_;
-  std::vector<SlotRange> ranges_;
 };
 
 // A sorted set of disjoint, non-adjacent byte ranges, with room for one range

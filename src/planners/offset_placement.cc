@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "planners/stop_condition.h"
+
 namespace memplan {
 namespace {
 
@@ -15,9 +17,6 @@ uint64_t lifetime_length(const Buffer& b) {
 
 // Same bound as check_problem: any plan's bytes must stay below 2^62.
 constexpr int64_t kMaxArena = int64_t{1} << 62;
-
-// How often the placement loop looks at the cancel flag (buffers).
-constexpr size_t kCancelPollInterval = 1024;
 
 }  // namespace
 
@@ -70,6 +69,8 @@ StatusOr<Plan> place_in_order(const Problem& problem, std::span<const size_t> or
                            std::to_string(free_count) + " buffers without a fixed offset");
   }
 
+  StopCondition stop(options, "gap placement");
+  if (stop.should_stop()) return stop.status();
   const TimeSlots slots(problem);
   OccupancyIndex index(slots.size());
   int64_t arena = 0;
@@ -82,14 +83,10 @@ StatusOr<Plan> place_in_order(const Problem& problem, std::span<const size_t> or
   }
 
   std::vector<ByteRange> taken;
-  size_t placed = 0;
   for (size_t i : order) {
     const Buffer& b = problem.buffers[i];
     if (b.offset) continue;
-    if (options.cancel != nullptr && ++placed % kCancelPollInterval == 0 &&
-        options.cancel->load(std::memory_order_relaxed)) {
-      return Cancelled("placement cancelled after " + std::to_string(placed) + " buffers");
-    }
+    if (stop.should_stop()) return stop.status();
     if (b.size == 0) continue;  // offset stays 0 (step 3)
     index.taken_during(slots.of(i), &taken);
     const int64_t offset = choose_offset(taken, b.size, problem.alignment_of(i), policy, arena);

@@ -48,7 +48,9 @@ int64_t choose_offset(std::span<const ByteRange> taken, int64_t size, int64_t al
 // Places every buffer of `problem` (steps 1-3 above). `order` must list every
 // buffer without a fixed offset exactly once; buffers with a fixed offset may
 // appear too and are skipped. Fails with kInvalidArgument on a bad order, with
-// kCancelled if options.cancel is raised, and never otherwise for a problem
+// kCancelled if options.cancel is raised or kDeadlineExceeded when
+// options.time_limit_seconds runs out (polled before the first buffer and then
+// every few hundred, stop_condition.h), and never otherwise for a problem
 // that passes check_problem. The problem's capacity is not enforced: the plan
 // is returned and the validator reports it if the arena exceeds it.
 StatusOr<Plan> place_in_order(const Problem& problem, std::span<const size_t> order, FitPolicy policy,

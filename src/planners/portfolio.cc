@@ -8,9 +8,22 @@
 // portfolio runs them all and keeps the smallest plan the validator accepts.
 //
 //   1. Bound: compute the load (the lower bound every plan must respect).
-//   2. Heuristics: run every planner of heuristics.cc except naive,
-//      in registry order (min_cost_flow only on problems of at most 2,000
-//      buffers: above that it never won and dominated time and memory).
+//   2. Heuristics: run every planner of heuristics.cc except naive and
+//      greedy_best (the better of two planners that run anyway), in table
+//      order; min_cost_flow only on problems of at most 2,000 buffers (above
+//      that it never won and dominated time and memory; its network simplex
+//      grows faster than n log n and cannot be interrupted).
+//      Some members cost more than n log n where many buffers are live at
+//      once: gap placement (the offsets planners, gergov, step 3: one
+//      occupancy query per buffer, as long as the free gaps around it, all of
+//      which best fit must see), greedy_by_breadth (its class walk passes the
+//      placed buffers that overlap) and greedy_by_size_objects (stale queue
+//      entries, one per free object around a placed buffer). On random
+//      lifetimes of 10^6 buffers (~1,100 live, 10^9 overlapping pairs) each
+//      takes 30-50 s. Above kMaxPairsForHeavyMembers overlapping pairs
+//      (counted first, O(n log n)) the light members (equality,
+//      greedy_in_order) run first, and the heavy ones and the orderings only
+//      under a time limit, which stops them; without one they are skipped.
 //   3. Orderings: run best-fit gap placement (offset_placement.h) with each
 //      ordering below (the first one also with the two other fit policies).
 //      A buffer's contention is the largest live bytes over its lifetime:
@@ -26,10 +39,17 @@
 //      by a work budget (buffer placements), not by the clock, so the result
 //      is deterministic; the clock (options.time_limit_seconds, default 2 s)
 //      only cuts the improvement short on very slow machines.
-//   5. Stop as soon as a plan's arena equals the load: it is optimal. Stop
-//      at an explicit time limit or on cancel once some plan is known.
+//   5. Stop as soon as a plan's arena equals the load: it is optimal.
 //   6. Validate candidates best-first and return the first valid one (a
 //      heuristic bug can never leak an invalid plan; naive is the last resort).
+//
+// Time limit and cancel (stop_condition.h). Every planner the portfolio runs
+// gets the cancel flag and the time left of options.time_limit_seconds and
+// stops when either says so. When the time runs out or the work is cancelled
+// the portfolio returns the best valid plan found so far (naive's if none:
+// O(n), never cut): a caller that cancelled knows it did and may still want a
+// plan (`memplan plan` on SIGINT, minimisation's start). Without a time limit the improvement phase alone is
+// bounded, by kDefaultTimeLimitSeconds.
 //
 // Cost: (number of heuristics + rounds) x one placement, each O(n log n) plus
 // the occupancy queries; validation once per returned plan.
@@ -41,16 +61,51 @@
 #include <vector>
 
 #include "core/saturating.h"
+#include "core/sweep.h"
 #include "memplan/bounds.h"
 #include "memplan/validate.h"
 #include "planners/occupancy_index.h"
 #include "planners/offset_placement.h"
 #include "planners/planners.h"
+#include "planners/stop_condition.h"
 
 namespace memplan {
 namespace {
 
 constexpr size_t kMinCostFlowMaxBuffers = 2000;
+
+// Overlapping pairs above which the members whose cost grows with them are
+// skipped (step 2). Measured on the reference machine, one greedy_by_size
+// placement: DNN-like 10^6 buffers, 2.5·10^6 pairs, 0.9 s; random lifetimes of
+// 10^5, 3.2·10^7 pairs, 1.0 s; of 10^6, 10^9 pairs, 31 s. iopddl Y_1 (62k
+// buffers, 1.8·10^8 pairs, but packed into few gaps) stays below, as do all
+// the shipped instances.
+constexpr int64_t kMaxPairsForHeavyMembers = int64_t{1} << 28;
+
+// Time kept out of a time limit for what cannot be interrupted once the
+// members stop: the final validation (~0.6 s for 10^6 buffers on the
+// reference machine), and the stopped member's clean-up (freeing an occupancy
+// index of millions of nodes) — 2 µs per buffer, a quarter of the limit at most.
+constexpr double kValidationShare = 0.25;
+constexpr double kValidationSecondsPerBuffer = 2e-6;
+
+// Pairs of buffers live at the same time: at each start, the buffers live.
+int64_t overlapping_pairs(const Problem& problem) {
+  int64_t live = 0, pairs = 0;
+  for (const LifetimeEvent& e : sorted_events(problem)) {
+    if (e.start) pairs += live++;
+    else --live;
+  }
+  return pairs;
+}
+
+// Members whose cost grows with the overlapping pairs (see step 2): gap
+// placement with the occupancy index, greedy_by_breadth and
+// greedy_by_size_objects.
+bool cost_grows_with_pairs(const PlannerInfo& info) {
+  return (info.form == PlanForm::kOffsets && info.plan != &plan_naive) || info.plan == &plan_greedy_by_breadth ||
+         info.plan == &plan_greedy_by_size_objects;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -124,32 +179,40 @@ std::vector<size_t> sorted_indices(size_t n, Less less) {
 // graphs: on the SOMAS Pangu-2.6B instance size-first placement is 3.3% above
 // the load and contention-then-size 0.76%; on IOPDDL S_1 size-first is 2.5%
 // and contention-then-lifetime 0.26%.
-std::vector<std::vector<size_t>> portfolio_orders(const Problem& problem, const std::vector<int64_t>& contention) {
+// Ordering k (0 <= k < kOrderCount) of the list above, built one at a time so
+// that the caller can stop between two sorts.
+constexpr size_t kOrderCount = 5;
+std::vector<size_t> portfolio_order(const Problem& problem, const std::vector<int64_t>& contention, size_t k) {
   const auto& b = problem.buffers;
   auto length = [&](size_t i) { return saturating_sub(b[i].upper, b[i].lower); };  // lifetimes may span more than int64
   // Products can overflow int64: compare them as long double.
   auto product = [](int64_t x, int64_t y) { return static_cast<long double>(x) * static_cast<long double>(y); };
-  std::vector<std::vector<size_t>> orders;
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      if (contention[x] != contention[y]) return contention[x] > contention[y];
-                      if (b[x].size != b[y].size) return b[x].size > b[y].size;
-                      return length(x) > length(y);
-                    }));
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      if (contention[x] != contention[y]) return contention[x] > contention[y];
-                      if (length(x) != length(y)) return length(x) > length(y);
-                      return b[x].size > b[y].size;
-                    }));
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      return product(b[x].size, contention[x]) > product(b[y].size, contention[y]);
-                    }));
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      return product(b[x].size, length(x)) > product(b[y].size, length(y));
-                    }));
-  orders.push_back(sorted_indices(problem.size(), [&](size_t x, size_t y) {
-                      return b[x].lower != b[y].lower ? b[x].lower < b[y].lower : b[x].size > b[y].size;
-                    }));
-  return orders;
+  switch (k) {
+    case 0:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        if (contention[x] != contention[y]) return contention[x] > contention[y];
+        if (b[x].size != b[y].size) return b[x].size > b[y].size;
+        return length(x) > length(y);
+      });
+    case 1:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        if (contention[x] != contention[y]) return contention[x] > contention[y];
+        if (length(x) != length(y)) return length(x) > length(y);
+        return b[x].size > b[y].size;
+      });
+    case 2:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        return product(b[x].size, contention[x]) > product(b[y].size, contention[y]);
+      });
+    case 3:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        return product(b[x].size, length(x)) > product(b[y].size, length(y));
+      });
+    default:
+      return sorted_indices(problem.size(), [&](size_t x, size_t y) {
+        return b[x].lower != b[y].lower ? b[x].lower < b[y].lower : b[x].size > b[y].size;
+      });
+  }
 }
 
 // One perturbation of `order`: either move a block of buffers that end at the
@@ -186,57 +249,80 @@ bool time_left(Clock::time_point deadline) { return Clock::now() < deadline; }
 }  // namespace
 
 StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& options) {
+  // The members stop early enough to leave the final validation its time.
+  PlanOptions members = options;
+  if (options.time_limit_seconds > 0) {
+    const double reserve = std::min(kValidationShare * options.time_limit_seconds,
+                                    kValidationSecondsPerBuffer * static_cast<double>(problem.size()));
+    members.time_limit_seconds = std::max(1e-9, options.time_limit_seconds - reserve);
+  }
+  StopCondition stop(members, "portfolio");
   const int64_t bound = load(problem);
   const double limit = options.time_limit_seconds > 0 ? options.time_limit_seconds : kDefaultTimeLimitSeconds;
-  const Clock::time_point deadline =
+  const Clock::time_point improvement_deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
-  auto cancelled = [&] { return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed); };
+  // Whether to start another planner: neither cancelled nor out of time.
+  auto go_on = [&] { return !stop.should_stop_now(); };
 
   std::vector<Plan> candidates;
   int64_t best_arena = INT64_MAX;
   // Only plans that improve on the best so far are kept (a short list, so
   // memory stays O(n) times the number of improvements, not of heuristics).
+  // A planner stopped by the time limit or the cancel flag adds nothing.
   auto consider = [&](StatusOr<Plan> plan) {
-    if (!plan.ok() || plan->arena >= best_arena) return;  // failed or not better
+    if (!plan.ok() || plan->arena >= best_arena) return;  // failed, stopped or not better
     best_arena = plan->arena;
     candidates.push_back(std::move(plan).value());
   };
   auto optimal = [&] { return best_arena <= bound; };
-  // Stages 2 and 3 stop at an explicit time limit once some plan is known
-  // (without one the 2 s default only bounds the improvement phase, so the
-  // result does not depend on the machine's speed).
-  auto out_of_time = [&] {
-    return options.time_limit_seconds > 0 && !candidates.empty() && !time_left(deadline);
-  };
+  // Above the pair threshold the light members run first, and the heavy ones
+  // (with the orderings) only when a time limit bounds them.
+  const bool many_pairs = overlapping_pairs(problem) > kMaxPairsForHeavyMembers;
+  const bool heavy_members = !many_pairs || stop.has_deadline();
 
-  // 2. Every heuristic (min-cost flow only up to 2,000 buffers).
-  for (const PlannerInfo& info : heuristic_planners()) {
-    if (optimal() || cancelled() || out_of_time()) break;
-    if (info.plan == &plan_naive) continue;
+  // 2. Every fast registered planner (min-cost flow only up to 2,000 buffers),
+  //    in registry order; above the pair threshold the light ones first.
+  auto member = [&](const PlannerInfo& info) {
     // Min-cost flow never won on a large instance of the benchmark set (its
     // shared objects leave 26-74% on the torch traces) but costs the most time
     // and memory of all (36 MB of the portfolio's 36 MB peak on mobilenet_v2's
     // 6,857 buffers): only small problems try it.
-    if (info.name == "min_cost_flow" && problem.buffers.size() > kMinCostFlowMaxBuffers) continue;
-    consider(info.plan(problem, options));
+    return info.fast && info.plan != &plan_naive &&
+           info.plan != &plan_greedy_best &&
+           !(info.name == "min_cost_flow" && problem.buffers.size() > kMinCostFlowMaxBuffers);
+  };
+  for (int pass = many_pairs ? 0 : 1; pass < 2; ++pass) {
+    for (const PlannerInfo& info : heuristic_planners()) {
+      if (optimal() || !go_on()) break;
+      if (!member(info)) continue;
+      // Pass 0: the light members; pass 1: the rest (everything when the
+      // pairs are few).
+      const bool heavy = many_pairs && cost_grows_with_pairs(info);
+      if (pass == 0 && heavy) continue;
+      if (pass == 1 && many_pairs && !heavy) continue;
+      if (heavy && !heavy_members) continue;
+      consider(info.plan(problem, stop.options_for_nested()));
+    }
   }
 
   // 3. Gap placement with every ordering and fit policy.
-  const std::vector<int64_t> contention = contention_of(problem);
-  std::vector<std::vector<size_t>> orders = portfolio_orders(problem, contention);
+  std::vector<size_t> best_order;
+  FitPolicy best_policy = FitPolicy::kBestFit;
+  int64_t best_order_arena = INT64_MAX;
+  std::vector<int64_t> contention;
+  if (heavy_members && !optimal() && go_on()) contention = contention_of(problem);
   // Best fit with every order; the other two policies only where they have
   // been seen to win (keeps the portfolio to a dozen placements on big problems).
   constexpr FitPolicy kPolicies[] = {FitPolicy::kBestFit, FitPolicy::kBestFitInArena, FitPolicy::kFirstFit};
-  size_t best_order = 0;
-  FitPolicy best_policy = FitPolicy::kBestFit;
-  int64_t best_order_arena = INT64_MAX;
-  for (size_t o = 0; o < orders.size() && !optimal() && !cancelled() && !out_of_time(); ++o) {
+  for (size_t o = 0; o < kOrderCount && !contention.empty() && !optimal() && go_on(); ++o) {
+    const std::vector<size_t> order = portfolio_order(problem, contention, o);
     for (FitPolicy policy : kPolicies) {
       if (policy != FitPolicy::kBestFit && o != 0) continue;
-      StatusOr<Plan> plan = place_in_order(problem, orders[o], policy, options);
+      if (!go_on()) break;
+      StatusOr<Plan> plan = place_in_order(problem, order, policy, stop.options_for_nested());
       if (plan.ok() && plan->arena < best_order_arena) {
         best_order_arena = plan->arena;
-        best_order = o;
+        best_order = order;
         best_policy = policy;
       }
       consider(std::move(plan));
@@ -246,16 +332,17 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
 
   // 4. Improvement by perturbing the best ordering.
   if (!optimal() && best_order_arena != INT64_MAX && problem.size() > 1 &&
-      problem.size() <= kMaxBuffersForImprovement) {
+      problem.size() <= kMaxBuffersForImprovement && go_on()) {
     Rng rng{options.seed ^ 0x6d656d706c616eULL};
-    std::vector<size_t> current = orders[best_order];
-    StatusOr<Plan> current_plan = place_in_order(problem, current, best_policy, options);
+    std::vector<size_t> current = best_order;
+    StatusOr<Plan> current_plan = place_in_order(problem, current, best_policy, stop.options_for_nested());
     const int64_t rounds = std::min<int64_t>(
         kMaxImprovementRounds, kImprovementPlacementBudget / static_cast<int64_t>(problem.size()));
-    for (int64_t r = 0; r < rounds && current_plan.ok() && !optimal() && !cancelled() && time_left(deadline); ++r) {
+    for (int64_t r = 0; r < rounds && current_plan.ok() && !optimal() && go_on() && time_left(improvement_deadline);
+         ++r) {
       std::vector<size_t> trial = current;
       perturb(problem, *current_plan, &trial, &rng);
-      StatusOr<Plan> plan = place_in_order(problem, trial, best_policy, options);
+      StatusOr<Plan> plan = place_in_order(problem, trial, best_policy, stop.options_for_nested());
       if (!plan.ok()) break;
       if (plan->arena <= current_plan->arena) {
         current = std::move(trial);
@@ -268,11 +355,12 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
   // caller that cancelled knows it did, and may still want a plan (`memplan
   // plan` on SIGINT, minimisation's start).
 
-  // 6. Best valid candidate; the naive plan if every heuristic failed.
+  // 6. Best valid candidate; the naive plan if every heuristic failed or the
+  //    time ran out before any finished.
   for (auto c = candidates.rbegin(); c != candidates.rend(); ++c) {  // smallest last
     if (validate(problem, *c).ok()) return std::move(*c);
   }
-  return plan_naive(problem, options);
+  return plan_naive(problem, PlanOptions{});  // O(n); never cut, never cancelled
 }
 
 }  // namespace memplan

@@ -45,11 +45,15 @@
 
 namespace memplan {
 
-StatusOr<ObjectAssignment> assign_equality(const Problem& problem);
-StatusOr<ObjectAssignment> assign_greedy_in_order(const Problem& problem);
-StatusOr<ObjectAssignment> assign_greedy_by_breadth(const Problem& problem);
-StatusOr<ObjectAssignment> assign_greedy_by_size_objects(const Problem& problem);
-StatusOr<ObjectAssignment> assign_greedy_best(const Problem& problem);
+// Each stops with kCancelled / kDeadlineExceeded when options.cancel is raised
+// or options.time_limit_seconds runs out (stop_condition.h). min_cost_flow
+// can only look before and after its network simplex, which LEMON gives no
+// way to interrupt.
+StatusOr<ObjectAssignment> assign_equality(const Problem& problem, const PlanOptions& options = {});
+StatusOr<ObjectAssignment> assign_greedy_in_order(const Problem& problem, const PlanOptions& options = {});
+StatusOr<ObjectAssignment> assign_greedy_by_breadth(const Problem& problem, const PlanOptions& options = {});
+StatusOr<ObjectAssignment> assign_greedy_by_size_objects(const Problem& problem, const PlanOptions& options = {});
+StatusOr<ObjectAssignment> assign_greedy_best(const Problem& problem, const PlanOptions& options = {});
 StatusOr<ObjectAssignment> assign_min_cost_flow(const Problem& problem, const PlanOptions& options = {});
 
 // Sum of object sizes that have at least one member (the arena of the stacked

@@ -1,11 +1,12 @@
 // sections.cc — maximal cliques of the interval graph by one sweep over ticks.
 //
-//   1. Collect the distinct ticks at which lifetimes start or end.
+//   1. Number the distinct ticks at which lifetimes start or end (the time
+//      slots of core/sweep.h).
 //   2. The elementary interval [t_k, t_k+1) is a section iff some buffer starts
 //      at t_k and some buffer ends at t_k+1: its live set grew at its start and
 //      shrinks right after it, so no neighbouring interval contains it.
 //   3. A buffer's sections are those whose start tick lies in its lifetime:
-//      two binary searches.
+//      two binary searches among the section ticks.
 //   4. Members, boundary crossings (a difference array) and the overlap graph
 //      (a sweep in order of start with the set of still-live buffers) follow.
 // O(n log n + sum of section sizes + overlapping pairs) time and space.
@@ -14,6 +15,8 @@
 #include <algorithm>
 #include <cassert>
 #include <numeric>
+
+#include "core/sweep.h"
 
 namespace memplan::solver {
 
@@ -26,35 +29,28 @@ SectionLayout build_sections(std::span<const int64_t> lower, std::span<const int
   layout.member_start.assign(1, 0);
   if (n == 0) return layout;
 
-  std::vector<int64_t> ticks;
-  ticks.reserve(2 * static_cast<size_t>(n));
-  ticks.insert(ticks.end(), lower.begin(), lower.end());
-  ticks.insert(ticks.end(), upper.begin(), upper.end());
-  std::sort(ticks.begin(), ticks.end());
-  ticks.erase(std::unique(ticks.begin(), ticks.end()), ticks.end());
-  auto tick_index = [&](int64_t t) {
-    return static_cast<size_t>(std::lower_bound(ticks.begin(), ticks.end(), t) - ticks.begin());
-  };
-
-  std::vector<char> starts_at(ticks.size(), 0), ends_at(ticks.size(), 0);
+  // Tick indices are the slot numbers of core/sweep.h: slot k starts at the
+  // k-th distinct tick, and a lifetime is the slot range [lo, hi).
+  const TimeSlots slots(lower, upper);
+  const size_t tick_count = slots.size() + 1;
+  std::vector<char> starts_at(tick_count, 0), ends_at(tick_count, 0);
   for (int32_t b = 0; b < n; ++b) {
-    starts_at[tick_index(lower[b])] = 1;
-    ends_at[tick_index(upper[b])] = 1;
+    starts_at[slots.of(b).first] = 1;
+    ends_at[slots.of(b).last] = 1;
   }
   // Tick index at which each section starts, increasing.
-  std::vector<size_t> section_tick;
-  for (size_t k = 0; k + 1 < ticks.size(); ++k) {
-    if (starts_at[k] && ends_at[k + 1]) section_tick.push_back(k);
+  std::vector<uint32_t> section_tick;
+  for (size_t k = 0; k + 1 < tick_count; ++k) {
+    if (starts_at[k] && ends_at[k + 1]) section_tick.push_back(static_cast<uint32_t>(k));
   }
   layout.section_count = static_cast<int32_t>(section_tick.size());
 
   for (int32_t b = 0; b < n; ++b) {
-    const size_t lo = tick_index(lower[b]);
-    const size_t hi = tick_index(upper[b]);
-    layout.first_section[b] =
-        static_cast<int32_t>(std::lower_bound(section_tick.begin(), section_tick.end(), lo) - section_tick.begin());
-    layout.end_section[b] =
-        static_cast<int32_t>(std::lower_bound(section_tick.begin(), section_tick.end(), hi) - section_tick.begin());
+    const SlotRange r = slots.of(b);
+    layout.first_section[b] = static_cast<int32_t>(
+        std::lower_bound(section_tick.begin(), section_tick.end(), r.first) - section_tick.begin());
+    layout.end_section[b] = static_cast<int32_t>(
+        std::lower_bound(section_tick.begin(), section_tick.end(), r.last) - section_tick.begin());
     assert(layout.first_section[b] < layout.end_section[b] && "every buffer lies in at least one section");
   }
 
@@ -117,23 +113,16 @@ LayoutSize measure_sections(std::span<const int64_t> lower, std::span<const int6
   const size_t n = lower.size();
   if (n == 0) return {};
   // Overlapping pairs: at each start, every buffer still live.
-  std::vector<std::pair<int64_t, int>> events;
-  events.reserve(2 * n);
-  for (size_t b = 0; b < n; ++b) {
-    events.emplace_back(lower[b], 1);
-    events.emplace_back(upper[b], 0);  // ends sort before starts at the same tick
-  }
-  std::sort(events.begin(), events.end());
   int64_t live = 0, pairs = 0;
   std::vector<char> starts_at, ends_at;
   std::vector<int64_t> ticks;
-  for (const auto& [tick, is_start] : events) {
-    if (ticks.empty() || ticks.back() != tick) {
-      ticks.push_back(tick);
+  for (const LifetimeEvent& e : sorted_events(lower, upper)) {
+    if (ticks.empty() || ticks.back() != e.tick) {
+      ticks.push_back(e.tick);
       starts_at.push_back(0);
       ends_at.push_back(0);
     }
-    if (is_start) {
+    if (e.start) {
       pairs += live;
       ++live;
       starts_at.back() = 1;

@@ -34,11 +34,11 @@ struct Strategy {
 
 const std::vector<Strategy>& strategies() {
   static const std::vector<Strategy> all = {
-      {"equality", assign_equality},
-      {"greedy_in_order", assign_greedy_in_order},
-      {"greedy_by_breadth", assign_greedy_by_breadth},
-      {"greedy_by_size_objects", assign_greedy_by_size_objects},
-      {"greedy_best", assign_greedy_best},
+      {"equality", [](const Problem& p) { return assign_equality(p); }},
+      {"greedy_in_order", [](const Problem& p) { return assign_greedy_in_order(p); }},
+      {"greedy_by_breadth", [](const Problem& p) { return assign_greedy_by_breadth(p); }},
+      {"greedy_by_size_objects", [](const Problem& p) { return assign_greedy_by_size_objects(p); }},
+      {"greedy_best", [](const Problem& p) { return assign_greedy_best(p); }},
       {"min_cost_flow", [](const Problem& p) { return assign_min_cost_flow(p); }},
   };
   return all;

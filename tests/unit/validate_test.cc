@@ -161,6 +161,91 @@ TEST(Validate, OverlapReportsAPairAndATickAtWhichBothAreLive) {
   EXPECT_EQ(r.tick, 5);
 }
 
+// The sweep compares a starting buffer with the live ranges just below and
+// just above its offset; each of the next tests needs one of them.
+// below [0,4) at [0,16), above [0,4) at [32,48); the third starts at tick 1.
+Problem below_and_above(int64_t size_of_third) {
+  return Problem{.buffers = {{.id = "below", .lower = 0, .upper = 4, .size = 16},
+                             {.id = "above", .lower = 0, .upper = 4, .size = 16},
+                             {.id = "third", .lower = 1, .upper = 3, .size = size_of_third}}};
+}
+
+TEST(Validate, InvalidatesOverlapWithTheRangeBelowOnly) {
+  const Problem p = below_and_above(4);
+  const ValidationResult r = validate(p, make_plan(p, {0, 32, 8}));
+  ASSERT_EQ(r.violation, Violation::kOverlap);
+  EXPECT_EQ(r.first, 0u);
+  EXPECT_EQ(r.second, 2u);
+  EXPECT_EQ(r.tick, 1);
+  EXPECT_NE(r.message.find("[8, 12)"), std::string::npos) << r.message;
+}
+
+TEST(Validate, InvalidatesOverlapWithTheRangeAboveOnly) {
+  const Problem p = below_and_above(16);
+  const ValidationResult r = validate(p, make_plan(p, {0, 32, 20}));
+  ASSERT_EQ(r.violation, Violation::kOverlap);
+  EXPECT_EQ(r.first, 1u);
+  EXPECT_EQ(r.second, 2u);
+  EXPECT_NE(r.message.find("[32, 36)"), std::string::npos) << r.message;
+}
+
+TEST(Validate, InvalidatesOverlapAtTheSameOffset) {
+  const Problem p = below_and_above(1);
+  const ValidationResult r = validate(p, make_plan(p, {0, 32, 32}));
+  ASSERT_EQ(r.violation, Violation::kOverlap);
+  EXPECT_EQ(r.first, 1u);
+  EXPECT_EQ(r.second, 2u);
+}
+
+TEST(Validate, AcceptsARangeFillingTheGapBetweenTwoLiveRanges) {
+  // [16, 32) touches the range below at 16 and the range above at 32.
+  const Problem p = below_and_above(16);
+  const ValidationResult r = validate(p, make_plan(p, {0, 32, 16}));
+  EXPECT_TRUE(r.ok()) << r.message;
+}
+
+TEST(Validate, ZeroSizeBufferDoesNotHideAnOverlap) {
+  // The empty buffer at offset 8 sits inside `wide`; `narrow` overlaps `wide`.
+  const Problem p{.buffers = {{.id = "wide", .lower = 0, .upper = 4, .size = 16},
+                              {.id = "empty", .lower = 0, .upper = 4, .size = 0},
+                              {.id = "narrow", .lower = 2, .upper = 4, .size = 2}}};
+  const ValidationResult r = validate(p, make_plan(p, {0, 8, 10}));
+  ASSERT_EQ(r.violation, Violation::kOverlap);
+  EXPECT_EQ(r.first, 0u);
+  EXPECT_EQ(r.second, 2u);
+  EXPECT_EQ(r.tick, 2);
+}
+
+TEST(Validate, InvalidatesOverlapWithABufferLiveAfterAnotherEnded) {
+  // `gone` ends at tick 2, so `late` may reuse its bytes, but not `stays`'.
+  const Problem p{.buffers = {{.id = "gone", .lower = 0, .upper = 2, .size = 16},
+                              {.id = "stays", .lower = 0, .upper = 5, .size = 16},
+                              {.id = "late", .lower = 2, .upper = 6, .size = 16}}};
+  EXPECT_TRUE(validate(p, make_plan(p, {0, 16, 0})).ok());
+  const ValidationResult r = validate(p, make_plan(p, {0, 16, 8}));
+  ASSERT_EQ(r.violation, Violation::kOverlap);
+  EXPECT_EQ(r.first, 1u);
+  EXPECT_EQ(r.second, 2u);
+  EXPECT_EQ(r.tick, 2);
+}
+
+TEST(Validate, AcceptsManyBuffersLiveAtOnce) {
+  // 20,000 buffers all live at tick 0, stacked: the all-pairs sweep this
+  // validator replaced took seconds here.
+  Problem p;
+  std::vector<int64_t> offsets;
+  for (int i = 0; i < 20000; ++i) {
+    p.buffers.push_back({.id = std::to_string(i), .lower = 0, .upper = 1, .size = 8});
+    offsets.push_back(8 * int64_t{i});
+  }
+  EXPECT_TRUE(validate(p, make_plan(p, offsets)).ok());
+  offsets.back() = 0;  // now the last one overlaps the first
+  const ValidationResult r = validate(p, make_plan(p, offsets));
+  ASSERT_EQ(r.violation, Violation::kOverlap);
+  EXPECT_EQ(r.first, 0u);
+  EXPECT_EQ(r.second, 19999u);
+}
+
 TEST(Validate, InvalidatesWrongArena) {
   const Problem p = three_in_a_row();
   Plan too_small{.offsets = {0, 8, 0}, .arena = 15};
