@@ -65,11 +65,11 @@ ExactOptions exact_options_for(const PlanOptions& options, double seconds) {
   return exact;
 }
 
-// Moves an exact result's plan and bound into `result`, keeping the
-// statistics; the verdict for a capacity follows the solver's outcome.
-void take_exact(ExactResult solved, PlanningResult* result) {
+// Moves an exact result's bound and statistics into `result`, and its plan
+// too when `take_plan` (else the plan found before stays the best).
+void take_exact(ExactResult solved, PlanningResult* result, bool take_plan = true) {
   result->lower_bound = std::max(result->lower_bound, solved.lower_bound);
-  if (solved.plan) {
+  if (solved.plan && take_plan) {
     result->plan = std::move(solved.plan);
     result->made_by = "exact";
   }
@@ -128,13 +128,8 @@ Status run_default(const Problem& problem, const PlanOptions& options, Clock::ti
     const bool refuted = solved->outcome == ExactOutcome::kInfeasible;
     const int64_t proven = solved->lower_bound;
     const int64_t nodes = solved->stats.nodes;
-    if (solved->plan || refuted) {
-      take_exact(std::move(*solved), result);
-    } else {
-      result->lower_bound = std::max(result->lower_bound, proven);
-      solved->plan.reset();
-      result->exact = std::move(*solved);  // keeps the heuristic plan as the best found
-    }
+    // Without a plan or a proof, the heuristic plan stays the best found.
+    take_exact(std::move(solved).value(), result, /*take_plan=*/true);
     if (refuted) {
       result->plan.reset();
       result->reason = "the exact search proved that every plan needs at least " + bytes_text(proven) + " (" +
@@ -150,14 +145,8 @@ Status run_default(const Problem& problem, const PlanOptions& options, Clock::ti
   exact.start_plan = &*result->plan;  // improved by windows on large problems
   StatusOr<ExactResult> solved = solve_minimize(problem, exact);
   if (!solved.ok()) return Status();  // the heuristic plan stands
-  exact.start_plan = nullptr;
-  if (solved->plan && solved->plan->arena < result->plan->arena) {
-    take_exact(std::move(*solved), result);
-  } else {
-    result->lower_bound = std::max(result->lower_bound, solved->lower_bound);
-    solved->plan.reset();
-    result->exact = std::move(*solved);
-  }
+  const bool better = solved->plan && solved->plan->arena < result->plan->arena;
+  take_exact(std::move(solved).value(), result, better);
   return Status();
 }
 
