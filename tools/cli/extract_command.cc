@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "exit_codes.h"
 #include "inputs.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
@@ -26,6 +27,7 @@ struct ExtractArguments {
   std::string alignment;  // default: 16 for traces, 64 for models
   std::string output_path;
   std::vector<std::string> inputs;  // ONNX: NAME=DIMS
+  bool keep_constants = false;      // ONNX: constants in the arena too
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -50,6 +52,7 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
 #if MEMPLAN_WITH_ONNX
   OnnxOptions options;
   options.alignment = power_of_two_byte_size(args.alignment.empty() ? "64" : args.alignment, "--alignment");
+  options.fold_constants = !args.keep_constants;
   for (const std::string& text : args.inputs) {
     StatusOr<OnnxInputShape> shape = parse_onnx_input_shape(text);
     throw_if_error(shape.status());
@@ -69,8 +72,9 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
                x.producer.c_str(), x.nodes, x.nodes - 1);
   std::fprintf(report, "buffers      %zu intermediate tensors, %s in all, load %s\n", x.problem.size(),
                format_bytes(total).c_str(), format_bytes(load(x.problem)).c_str());
-  std::fprintf(report, "left out     %zu initializers (%s), %zu graph inputs (%s)\n", x.initializers,
-               format_bytes(x.initializer_bytes).c_str(), x.graph_inputs, format_bytes(x.graph_input_bytes).c_str());
+  std::fprintf(report, "left out     %zu initializers (%s), %zu graph inputs (%s), %zu constants (%s)\n",
+               x.initializers, format_bytes(x.initializer_bytes).c_str(), x.graph_inputs,
+               format_bytes(x.graph_input_bytes).c_str(), x.constants, format_bytes(x.constant_bytes).c_str());
   if (x.unread > 0) std::fprintf(report, "unread       %zu node outputs no node reads (each lives one tick)\n", x.unread);
   std::fprintf(report, "wrote        %s\n", args.output_path.c_str());
 #else
@@ -124,6 +128,8 @@ void register_extract_command(CLI::App& app) {
                       "ONNX: the shape of a graph input, NAME=1x3x224x224; repeat for each input the model "
                       "leaves open")
       ->type_name("NAME=DIMS");
+  command->add_flag("--keep-constants", args->keep_constants,
+                    "ONNX: plan constants (outputs of nodes that read only initializers) in the arena too");
   command->add_option("-i,--iteration", args->iteration,
                       "The iteration: N is the span from the N-th mark to the next; 0 is the span before the first "
                       "mark (default: 1)")
@@ -148,7 +154,8 @@ void register_extract_command(CLI::App& app) {
       "An ONNX model (named *.onnx, or recognised by its first bytes) is planned before it runs:\n"
       "node k is tick k; each tensor a node writes is one buffer, product(shape) x element size\n"
       "from ONNX shape inference, live from its node to its last reader, [p, last + 1); graph\n"
-      "outputs live to the end; initializers and graph inputs stay outside the arena.\n"
+      "outputs live to the end; initializers, graph inputs and constants (outputs of nodes that\n"
+      "read only initializers) stay outside the arena.\n"
       "\n"
       "Example:\n"
       "  memplan extract run.trace --iteration 2 --min-size 4K --output step.csv\n"

@@ -31,9 +31,13 @@ std::optional<int64_t> element_size(int32_t type) {
   }
 }
 
-std::string type_name(int32_t type) {
-  if (onnx::TensorProto_DataType_IsValid(type)) return onnx::TensorProto_DataType_Name(type);
-  return "unknown element type " + std::to_string(type);
+// Why a tensor of element type `type` cannot be sized.
+std::string element_type_problem(int32_t type) {
+  if (type == onnx::TensorProto::UNDEFINED) return "element type UNDEFINED (0)";
+  if (!onnx::TensorProto_DataType_IsValid(type)) {
+    return "unknown element type " + std::to_string(type) + " (not an ONNX TensorProto data type)";
+  }
+  return "element type " + onnx::TensorProto_DataType_Name(type) + " has no fixed size in bytes";
 }
 
 std::string node_label(const onnx::NodeProto& node, size_t index) {
@@ -44,7 +48,10 @@ std::string node_label(const onnx::NodeProto& node, size_t index) {
 
 std::string format_dims(const std::vector<int64_t>& dims) {
   std::string s;
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += 'x';
+    s += std::to_string(dims[i]);
+  }
   return s.empty() ? "scalar" : s;
 }
 
@@ -71,9 +78,7 @@ StatusOr<int64_t> value_bytes(const onnx::TypeProto& type, const std::string& wh
   }
   const onnx::TypeProto_Tensor& tensor = type.tensor_type();
   const std::optional<int64_t> element = element_size(tensor.elem_type());
-  if (!element) {
-    return InvalidArgument(what + ": element type " + type_name(tensor.elem_type()) + " has no fixed size in bytes");
-  }
+  if (!element) return InvalidArgument(what + ": " + element_type_problem(tensor.elem_type()));
   if (!tensor.has_shape()) return InvalidArgument(what + ": no shape (shape inference could not infer it)");
   std::vector<int64_t> dims;
   bool symbolic = false;
@@ -144,6 +149,36 @@ Status apply_input_shapes(onnx::GraphProto* graph, const std::set<std::string>& 
     for (int64_t d : given.dims) shape->add_dim()->set_dim_value(d);
   }
   return Status::Ok();
+}
+
+// Every tensor a node reads is an input, an initializer or written by an
+// earlier node, and no tensor is written twice.
+Status check_order(const onnx::GraphProto& graph, const std::set<std::string>& initializers) {
+  std::set<std::string> known(initializers);
+  for (const onnx::ValueInfoProto& v : graph.input()) known.insert(v.name());
+  for (int k = 0; k < graph.node_size(); ++k) {
+    const onnx::NodeProto& node = graph.node(k);
+    for (const std::string& name : node.input()) {
+      if (!name.empty() && !known.count(name)) {
+        return InvalidArgument(node_label(node, k) + " reads '" + name +
+                               "', which no earlier node writes and which is no input or initializer "
+                               "(the graph is not topologically sorted, or the tensor is missing)");
+      }
+    }
+    for (const std::string& name : node.output()) {
+      if (!name.empty() && !known.insert(name).second) {
+        return InvalidArgument(node_label(node, k) + " writes '" + name + "', which is already written");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Nodes whose outputs differ from run to run: never folded into constants.
+bool is_random(const onnx::NodeProto& node) {
+  static const std::set<std::string> random = {"RandomNormal", "RandomNormalLike", "RandomUniform",
+                                               "RandomUniformLike", "Multinomial", "Bernoulli"};
+  return random.count(node.op_type()) > 0;
 }
 
 // A tensor name as a CSV id: the problem CSV has no quoting, so commas,
@@ -219,6 +254,15 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
   for (const onnx::SparseTensorProto& t : graph->sparse_initializer()) initializers.insert(t.values().name());
   if (Status s = apply_input_shapes(graph, initializers, options.inputs, source); !s.ok()) return s;
 
+  // Before shape inference, whose messages about these are less direct: the
+  // nodes are in topological order, and the inputs have element types.
+  if (Status s = check_order(*graph, initializers); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  for (const onnx::ValueInfoProto& v : graph->input()) {
+    if (initializers.count(v.name()) || v.type().value_case() != onnx::TypeProto::kTensorType) continue;
+    const int32_t type = v.type().tensor_type().elem_type();
+    if (!element_size(type)) return InvalidArgument(source + ": input '" + v.name() + "': " + element_type_problem(type));
+  }
+
   // Shape inference, strict: a node it cannot type is an error, not a gap.
   graph->clear_value_info();
   try {
@@ -244,7 +288,7 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
   for (const onnx::TensorProto& t : graph->initializer()) {
     ++out.initializers;
     const std::optional<int64_t> element = element_size(t.data_type());
-    if (!element) return InvalidArgument(source + ": initializer '" + t.name() + "': element type " + type_name(t.data_type()) + " has no fixed size in bytes");
+    if (!element) return InvalidArgument(source + ": initializer '" + t.name() + "': " + element_type_problem(t.data_type()));
     StatusOr<int64_t> b = tensor_bytes({t.dims().begin(), t.dims().end()}, *element, source + ": initializer '" + t.name() + "'");
     if (!b.ok()) return b.status();
     out.initializer_bytes += *b;
@@ -261,6 +305,7 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     size_t producer = 0;
     size_t last_reader = 0;
     bool read = false;
+    bool constant = false;  // every input is an initializer or a constant
   };
   std::unordered_map<std::string, Tensor> produced;
   std::vector<std::string> order;  // tensors in the order nodes write them
@@ -270,13 +315,17 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
   for (const onnx::ValueInfoProto& v : graph->input()) fed.insert(v.name());
   for (size_t k = 0; k < out.nodes; ++k) {
     const onnx::NodeProto& node = graph->node(static_cast<int>(k));
+    bool constant = options.fold_constants && !is_random(node);
     for (const std::string& name : node.input()) {
       if (name.empty()) continue;  // an optional input left out
       auto it = produced.find(name);
       if (it != produced.end()) {
         it->second.last_reader = k;
         it->second.read = true;
-      } else if (!fed.count(name)) {
+        constant = constant && it->second.constant;
+      } else if (fed.count(name)) {
+        constant = constant && initializers.count(name) > 0;
+      } else {
         return InvalidArgument(source + ": " + node_label(node, k) + " reads '" + name +
                                "', which no earlier node writes and which is no input or initializer "
                                "(the graph is not topologically sorted, or the tensor is missing)");
@@ -287,7 +336,7 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
       if (produced.count(name) || fed.count(name)) {
         return InvalidArgument(source + ": " + node_label(node, k) + " writes '" + name + "', which is already written");
       }
-      produced[name] = Tensor{.producer = k, .last_reader = k};
+      produced[name] = Tensor{.producer = k, .last_reader = k, .constant = constant};
       order.push_back(name);
     }
   }
@@ -312,6 +361,11 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
       note(b.status());
       continue;
     }
+    if (t.constant) {
+      ++out.constants;
+      out.constant_bytes += *b;
+      continue;
+    }
     const bool is_output = outputs.count(name) > 0;
     if (!t.read && !is_output) ++out.unread;
     const int64_t lower = static_cast<int64_t>(t.producer);
@@ -326,7 +380,16 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
                  (where.size() > 1 ? " and " + std::to_string(where.size() - 1) + " more" : "") + ")";
       first = false;
     }
-    return InvalidArgument(message + "; give the inputs' shapes with --input NAME=DIMS");
+    message += "; give the inputs' shapes with --input NAME=DIMS";
+    for (const auto& [dim, where] : open) {
+      if (dim == "?" || dim.rfind("unk__", 0) == 0) {
+        message += " (dimensions named unk__N or ? are ones ONNX's shape inference could not compute: data-dependent, "
+                   "or computed by a chain of shape operators it does not follow; export the model with fixed "
+                   "input shapes)";
+        break;
+      }
+    }
+    return InvalidArgument(message);
   }
   if (!first_error.empty()) return InvalidArgument(source + ": " + first_error);
   if (Status s = check_problem(out.problem); !s.ok()) return Status(s.code(), source + ": " + s.message());

@@ -15,8 +15,13 @@
 //     add   (2..3)                [======)   a graph output: to the end
 //
 // Initializers (weights) and graph inputs are not in the arena: they are
-// owned by whoever loads the model and feeds it. The extraction counts them
-// and their bytes so that a report can say what was left out.
+// owned by whoever loads the model and feeds it. So are constants: the
+// outputs of nodes that read only initializers and other constants (a
+// Constant node; torch's exporter writes Identity copies of shared weights),
+// which a runtime computes once when it loads the model, as ONNX Runtime's
+// constant folding does (random-number nodes are never constants). Their
+// nodes keep their ticks. The extraction counts all three and their bytes so
+// that a report can say what was left out.
 //
 // Sizes are product(shape) x element size, from ONNX's own shape inference
 // run with the input shapes given. What the front end cannot size is an
@@ -58,6 +63,9 @@ struct OnnxOptions {
   // The alignment every buffer gets (a power of two). 64: a cache line, and
   // what ONNX Runtime's CPU allocator aligns to.
   int64_t alignment = 64;
+  // Leave constants out of the arena (see above). false: every tensor a node
+  // writes is a buffer, constants included.
+  bool fold_constants = true;
 };
 
 // What an extraction found besides the problem.
@@ -71,6 +79,8 @@ struct OnnxExtraction {
   int64_t initializer_bytes = 0;
   size_t graph_inputs = 0;       // left out of the arena: fed by the caller
   int64_t graph_input_bytes = 0;
+  size_t constants = 0;          // left out of the arena: folded constants
+  int64_t constant_bytes = 0;
   size_t graph_outputs = 0;      // in the arena when a node writes them, live to the end
   size_t unread = 0;             // node outputs no node reads and that are no graph output
 };
