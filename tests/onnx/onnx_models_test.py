@@ -198,6 +198,12 @@ def main():
                   f"ms={seconds * 1000:.2f}")
         else:
             print(f"{planner}: arena {arena} B, load {load} B")
+    if name == "residual":
+        svg, html = os.path.join(work, f"{name}.svg"), os.path.join(work, f"{name}.html")
+        run(memplan, "render", csv_path, "--svg", svg)
+        run(memplan, "report", csv_path, "--html", html)
+        assert open(svg).read().lstrip().startswith("<"), svg
+        assert "<html" in open(html).read(1000).lower(), html
     print(f"OK: {name}: {len(got)} buffers match ONNX's shape inference; planned by {len(planners)} planner(s)")
 
 
