@@ -14,6 +14,13 @@ endif()
 memplan_cli_test(extract_onnx_tiny EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --output tiny.csv
   STDOUT "3 nodes.*buffers +3 intermediate tensors, 192 B in all, load 192 B.*left out +1 initializers \\(128 B\\), 1 graph inputs \\(32 B\\), 0 constants"
   FILE tiny.csv FILE_REGEX "mm,0,3,64,64\nr,1,3,64,64\ny,2,3,64,64")
+memplan_cli_test(extract_onnx_recognised_by_content EXIT 0 ARGS extract ${onnx_data}/tiny.model --input x=2x4 --output -
+  STDOUT "mm,0,3,64,64" STDERR "model +.*tiny.model: ONNX IR 8")
+# constant.onnx: Constant -> c; x + c -> y. The constant is left out unless asked for.
+memplan_cli_test(extract_onnx_folds_constants EXIT 0 ARGS extract ${onnx_data}/constant.onnx --input x=2x4 --output -
+  STDOUT "^id,lower,upper,size,alignment\ny,1,2,32,64\n$" STDERR "1 constants \\(16 B\\)")
+memplan_cli_test(extract_onnx_keep_constants EXIT 0 ARGS extract ${onnx_data}/constant.onnx --input x=2x4 --keep-constants --output -
+  STDOUT "^id,lower,upper,size,alignment\nc,0,2,16,64\ny,1,2,32,64\n$" STDERR "0 constants")
 memplan_cli_test(extract_onnx_to_stdout EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=1x4 --output -
   STDOUT "^id,lower,upper,size,alignment\nmm,0,3,32,64" STDERR "wrote +-")
 memplan_cli_test(extract_onnx_alignment EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=1x4 -a 256 --output -

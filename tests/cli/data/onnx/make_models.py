@@ -58,3 +58,12 @@ save(g, "subgraph.onnx")
 save(tiny_graph([helper.make_node("Relu", ["mm"], ["r"], name="relu"),
                  helper.make_node("MatMul", ["x", "w"], ["mm"], name="matmul"),
                  helper.make_node("Add", ["r", "mm"], ["y"], name="add")]), "unsorted.onnx")
+
+# The same model under a name without .onnx: extract recognises it by its first bytes.
+with open("tiny.model", "wb") as f:
+    f.write(data)
+
+# A Constant node: its output is folded (left out of the arena) unless --keep-constants.
+c = helper.make_tensor("cv", TensorProto.FLOAT, [4], [1.0] * 4)
+save(tiny_graph([helper.make_node("Constant", [], ["c"], value=c, name="const"),
+                 helper.make_node("Add", ["x", "c"], ["y"], name="add")]), "constant.onnx")
