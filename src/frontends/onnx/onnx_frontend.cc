@@ -66,6 +66,13 @@ StatusOr<int64_t> tensor_bytes(const std::vector<int64_t>& dims, int64_t element
   return bytes;
 }
 
+// *total += bytes unless that overflows (then false, *total unchanged).
+bool add_bytes(int64_t* total, int64_t bytes) {
+  if (bytes > INT64_MAX - *total) return false;
+  *total += bytes;
+  return true;
+}
+
 // The fixed shape and size of a tensor-typed value, or an error naming what
 // is missing. `open` collects dimensions left symbolic (name -> tensors).
 StatusOr<int64_t> value_bytes(const onnx::TypeProto& type, const std::string& what,
@@ -291,13 +298,17 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     if (!element) return InvalidArgument(source + ": initializer '" + t.name() + "': " + element_type_problem(t.data_type()));
     StatusOr<int64_t> b = tensor_bytes({t.dims().begin(), t.dims().end()}, *element, source + ": initializer '" + t.name() + "'");
     if (!b.ok()) return b.status();
-    out.initializer_bytes += *b;
+    if (!add_bytes(&out.initializer_bytes, *b)) return InvalidArgument(source + ": initializers overflow 64-bit bytes");
   }
   for (const onnx::ValueInfoProto& v : graph->input()) {
     if (initializers.count(v.name())) continue;
     ++out.graph_inputs;
     StatusOr<int64_t> b = value_bytes(v.type(), "input '" + v.name() + "'", &open);
-    if (b.ok()) out.graph_input_bytes += *b; else note(b.status());
+    if (!b.ok()) {
+      note(b.status());
+    } else if (!add_bytes(&out.graph_input_bytes, *b)) {
+      return InvalidArgument(source + ": graph inputs overflow 64-bit bytes");
+    }
   }
 
   // The node walk: who writes each tensor, who reads it last.
@@ -363,7 +374,7 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     }
     if (t.constant) {
       ++out.constants;
-      out.constant_bytes += *b;
+      if (!add_bytes(&out.constant_bytes, *b)) return InvalidArgument(source + ": constants overflow 64-bit bytes");
       continue;
     }
     const bool is_output = outputs.count(name) > 0;
