@@ -2,11 +2,11 @@
 // ModelProto (Debian's protobuf) -> shape inference (Debian's libonnx) ->
 // memplan's graph walk -> Problem.
 //
-// Built only when MEMPLAN_WITH_ONNX is ON in a fuzz build, which must be asked
-// for (-DMEMPLAN_BUILD_FUZZ=ON -DMEMPLAN_WITH_ONNX=ON): Debian's libonnx and
-// libprotobuf are not instrumented, so the fuzzer is guided by coverage of
-// memplan's own code only, and ASan sees memplan's accesses, not the
-// libraries'. The first input byte picks the input shapes tried, so that
+// Built when MEMPLAN_WITH_ONNX is ON in a fuzz build (the default there when
+// libonnx-dev is installed). Debian's libonnx and libprotobuf are not
+// instrumented, so the fuzzer is guided by coverage of memplan's own code
+// only, and ASan sees memplan's accesses, not the libraries'; the parse and
+// shape inference still run on every input, so a crash in them shows too. The first input byte picks the input shapes tried, so that
 // models with a symbolic batch get past shape inference too.
 //
 // Properties checked on every input:
