@@ -149,8 +149,6 @@ void register_extract_command(CLI::App& app) {
       "until r + 1, so old and new overlap for the copy. Buffers allocated before the iteration or\n"
       "freed after it are left out (and counted): they belong to the ordinary allocator.\n"
       "\n"
-      "Example:\n"
-      "\n"
       "An ONNX model (named *.onnx, or recognised by its first bytes) is planned before it runs:\n"
       "node k is tick k; each tensor a node writes is one buffer, product(shape) x element size\n"
       "from ONNX shape inference, live from its node to its last reader, [p, last + 1); graph\n"
@@ -159,8 +157,8 @@ void register_extract_command(CLI::App& app) {
       "\n"
       "Example:\n"
       "  memplan extract run.trace --iteration 2 --min-size 4K --output step.csv\n"
-      "  memplan extract resnet18.onnx --input input=1x3x224x224 --output resnet18.csv\n"
-      "  memplan plan step.csv");
+      "  memplan plan step.csv\n"
+      "  memplan extract resnet18.onnx --input input=1x3x224x224 --output resnet18.csv");
   command->callback([args] { run_extract(*args); });
 }
 
