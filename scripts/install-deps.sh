@@ -12,6 +12,7 @@ packages=(
   python3-torch python3-torchvision libtorch-dev   # capture and serving of real models
   libmlir-15-dev mlir-15-tools llvm-15-dev llvm-15-tools   # the MLIR merge-alloc pass
   libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev   # allocator baselines in benchmarks
+  libonnx-dev python3-onnx                     # the ONNX front end and its tests
   chromium                                     # the HTML report's browser tests (headless)
 )
 missing=()

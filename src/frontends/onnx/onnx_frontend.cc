@@ -1,0 +1,410 @@
+// onnx_frontend.cc — ONNX model + input shapes -> Problem (see onnx_frontend.h).
+// The only file that includes ONNX's and protobuf's headers.
+#include "onnx_frontend.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <climits>
+#include <exception>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+namespace memplan {
+namespace {
+
+// Bytes per element of an ONNX TensorProto data type; nullopt for types
+// without a fixed size (STRING) and for values this version does not know.
+std::optional<int64_t> element_size(int32_t type) {
+  using T = onnx::TensorProto;
+  switch (type) {
+    case T::UINT8: case T::INT8: case T::BOOL: return 1;
+    case T::UINT16: case T::INT16: case T::FLOAT16: case T::BFLOAT16: return 2;
+    case T::FLOAT: case T::INT32: case T::UINT32: return 4;
+    case T::INT64: case T::UINT64: case T::DOUBLE: case T::COMPLEX64: return 8;
+    case T::COMPLEX128: return 16;
+    default: return std::nullopt;
+  }
+}
+
+// Why a tensor of element type `type` cannot be sized.
+std::string element_type_problem(int32_t type) {
+  if (type == onnx::TensorProto::UNDEFINED) return "element type UNDEFINED (0)";
+  if (!onnx::TensorProto_DataType_IsValid(type)) {
+    return "unknown element type " + std::to_string(type) + " (not an ONNX TensorProto data type)";
+  }
+  return "element type " + onnx::TensorProto_DataType_Name(type) + " has no fixed size in bytes";
+}
+
+std::string node_label(const onnx::NodeProto& node, size_t index) {
+  std::string label = "node " + std::to_string(index) + " (" + node.op_type();
+  if (!node.name().empty()) label += " '" + node.name() + "'";
+  return label + ")";
+}
+
+std::string format_dims(const std::vector<int64_t>& dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += 'x';
+    s += std::to_string(dims[i]);
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+// product(dims) x element size, checked for overflow; `what` names the tensor.
+StatusOr<int64_t> tensor_bytes(const std::vector<int64_t>& dims, int64_t element, const std::string& what) {
+  int64_t bytes = element;
+  for (int64_t d : dims) {
+    if (d < 0) return InvalidArgument(what + ": negative dimension " + std::to_string(d));
+    if (d != 0 && bytes > INT64_MAX / d) return InvalidArgument(what + ": " + format_dims(dims) + " overflows 64-bit bytes");
+    bytes *= d;
+  }
+  return bytes;
+}
+
+// *total += bytes unless that overflows (then false, *total unchanged).
+bool add_bytes(int64_t* total, int64_t bytes) {
+  if (bytes > INT64_MAX - *total) return false;
+  *total += bytes;
+  return true;
+}
+
+// The fixed shape and size of a tensor-typed value, or an error naming what
+// is missing. `open` collects dimensions left symbolic (name -> tensors).
+StatusOr<int64_t> value_bytes(const onnx::TypeProto& type, const std::string& what,
+                              std::map<std::string, std::vector<std::string>>* open) {
+  if (type.value_case() != onnx::TypeProto::kTensorType) {
+    if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+      return InvalidArgument(what + ": no type (shape inference could not infer it)");
+    }
+    return Unimplemented(what + ": not a tensor (sequences, maps, optionals and sparse tensors are not handled)");
+  }
+  const onnx::TypeProto_Tensor& tensor = type.tensor_type();
+  const std::optional<int64_t> element = element_size(tensor.elem_type());
+  if (!element) return InvalidArgument(what + ": " + element_type_problem(tensor.elem_type()));
+  if (!tensor.has_shape()) return InvalidArgument(what + ": no shape (shape inference could not infer it)");
+  std::vector<int64_t> dims;
+  bool symbolic = false;
+  for (int i = 0; i < tensor.shape().dim_size(); ++i) {
+    const onnx::TensorShapeProto_Dimension& d = tensor.shape().dim(i);
+    if (d.has_dim_value()) {
+      dims.push_back(d.dim_value());
+      continue;
+    }
+    symbolic = true;
+    const std::string name = d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : "?";
+    (*open)[name].push_back(what + " dim " + std::to_string(i));
+  }
+  if (symbolic) return InvalidArgument("");  // the caller reports every open dimension at once
+  return tensor_bytes(dims, *element, what);
+}
+
+Status check_no_subgraphs(const onnx::GraphProto& graph) {
+  for (int k = 0; k < graph.node_size(); ++k) {
+    for (const onnx::AttributeProto& a : graph.node(k).attribute()) {
+      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS || a.has_g() ||
+          a.graphs_size() > 0) {
+        return Unimplemented(node_label(graph.node(k), k) + " has a subgraph (attribute '" + a.name() +
+                             "'): If, Loop and Scan are not handled; their tensors would be sized and timed wrongly");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Applies the --input shapes to the graph's inputs before shape inference.
+Status apply_input_shapes(onnx::GraphProto* graph, const std::set<std::string>& initializers,
+                          const std::vector<OnnxInputShape>& inputs, const std::string& source) {
+  std::string known;
+  for (const onnx::ValueInfoProto& v : graph->input()) {
+    if (!initializers.count(v.name())) known += (known.empty() ? "" : ", ") + v.name();
+  }
+  std::set<std::string> seen;
+  for (const OnnxInputShape& given : inputs) {
+    if (!seen.insert(given.name).second) return InvalidArgument("--input " + given.name + " given twice");
+    onnx::ValueInfoProto* target = nullptr;
+    for (onnx::ValueInfoProto& v : *graph->mutable_input()) {
+      if (v.name() == given.name && !initializers.count(v.name())) target = &v;
+    }
+    if (target == nullptr) {
+      return InvalidArgument(source + ": --input " + given.name + ": the model has no such input (its inputs: " +
+                             (known.empty() ? "none" : known) + ")");
+    }
+    if (target->type().value_case() != onnx::TypeProto::kTensorType) {
+      return Unimplemented(source + ": input '" + given.name + "' is not a tensor");
+    }
+    onnx::TypeProto_Tensor* tensor = target->mutable_type()->mutable_tensor_type();
+    const std::string what = source + ": --input " + given.name + "=" + format_dims(given.dims);
+    if (tensor->has_shape()) {
+      const onnx::TensorShapeProto& shape = tensor->shape();
+      if (shape.dim_size() != static_cast<int>(given.dims.size())) {
+        return InvalidArgument(what + ": the model gives that input rank " + std::to_string(shape.dim_size()));
+      }
+      for (int i = 0; i < shape.dim_size(); ++i) {
+        if (shape.dim(i).has_dim_value() && shape.dim(i).dim_value() != given.dims[i]) {
+          return InvalidArgument(what + ": the model fixes dim " + std::to_string(i) + " at " +
+                                 std::to_string(shape.dim(i).dim_value()));
+        }
+      }
+    }
+    onnx::TensorShapeProto* shape = tensor->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : given.dims) shape->add_dim()->set_dim_value(d);
+  }
+  return Status::Ok();
+}
+
+// Every tensor a node reads is an input, an initializer or written by an
+// earlier node, and no tensor is written twice.
+Status check_order(const onnx::GraphProto& graph, const std::set<std::string>& initializers) {
+  std::set<std::string> known(initializers);
+  for (const onnx::ValueInfoProto& v : graph.input()) known.insert(v.name());
+  for (int k = 0; k < graph.node_size(); ++k) {
+    const onnx::NodeProto& node = graph.node(k);
+    for (const std::string& name : node.input()) {
+      if (!name.empty() && !known.count(name)) {
+        return InvalidArgument(node_label(node, k) + " reads '" + name +
+                               "', which no earlier node writes and which is no input or initializer "
+                               "(the graph is not topologically sorted, or the tensor is missing)");
+      }
+    }
+    for (const std::string& name : node.output()) {
+      if (!name.empty() && !known.insert(name).second) {
+        return InvalidArgument(node_label(node, k) + " writes '" + name + "', which is already written");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Nodes whose outputs differ from run to run: never folded into constants.
+bool is_random(const onnx::NodeProto& node) {
+  static const std::set<std::string> random = {"RandomNormal", "RandomNormalLike", "RandomUniform",
+                                               "RandomUniformLike", "Multinomial", "Bernoulli"};
+  return random.count(node.op_type()) > 0;
+}
+
+// A tensor name as a CSV id: the problem CSV has no quoting, so commas,
+// blanks and control characters become '_'; a name that then clashes with
+// an earlier one gets "~2", "~3", ...
+std::string csv_id(const std::string& name, std::set<std::string>* taken) {
+  std::string id = name.empty() ? "_" : name;
+  for (char& c : id) {
+    if (c == ',' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f) c = '_';
+  }
+  std::string unique = id;
+  for (int n = 2; !taken->insert(unique).second; ++n) unique = id + "~" + std::to_string(n);
+  return unique;
+}
+
+}  // namespace
+
+StatusOr<OnnxInputShape> parse_onnx_input_shape(const std::string& text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    return InvalidArgument("--input '" + text + "': expected NAME=DIMS, e.g. input=1x3x224x224");
+  }
+  OnnxInputShape shape{.name = text.substr(0, eq)};
+  const std::string dims = text.substr(eq + 1);
+  size_t at = 0;
+  while (at < dims.size()) {
+    size_t end = dims.find_first_of("xX,", at);
+    if (end == std::string::npos) end = dims.size();
+    const std::string field = dims.substr(at, end - at);
+    if (field.empty() || field.size() > 18 || field.find_first_not_of("0123456789") != std::string::npos) {
+      return InvalidArgument("--input '" + text + "': dimension '" + field + "' is not a non-negative integer");
+    }
+    shape.dims.push_back(std::stoll(field));
+    at = end + 1;
+    if (end + 1 == dims.size()) return InvalidArgument("--input '" + text + "': trailing separator");
+  }
+  return shape;
+}
+
+bool looks_like_onnx_model(std::span<const uint8_t> bytes) {
+  // Tag 0x08: field 1 (ir_version) as a varint, then a small version number.
+  return bytes.size() >= 2 && bytes[0] == 0x08 && bytes[1] >= 1 && bytes[1] < 0x80;
+}
+
+StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, const std::string& source,
+                                            const OnnxOptions& options) {
+  if (!is_power_of_two(options.alignment)) {
+    return InvalidArgument("alignment " + std::to_string(options.alignment) + " is not a power of two");
+  }
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return InvalidArgument(source + ": larger than 2 GiB, which protobuf cannot read in one message");
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidArgument(source + ": not an ONNX model (protobuf parse failed: truncated or not a ModelProto)");
+  }
+  if (!model.has_graph() || model.ir_version() <= 0) {
+    return InvalidArgument(source + ": not an ONNX model (no " + (model.has_graph() ? "ir_version" : "graph") +
+                           "; truncated?)");
+  }
+  OnnxExtraction out;
+  out.ir_version = model.ir_version();
+  out.producer = model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
+  for (const onnx::OperatorSetIdProto& op : model.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") out.opset = op.version();
+  }
+  if (out.opset <= 0) return InvalidArgument(source + ": no opset for the default ONNX domain (truncated?)");
+
+  onnx::GraphProto* graph = model.mutable_graph();
+  if (Status s = check_no_subgraphs(*graph); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& t : graph->initializer()) initializers.insert(t.name());
+  for (const onnx::SparseTensorProto& t : graph->sparse_initializer()) initializers.insert(t.values().name());
+  if (Status s = apply_input_shapes(graph, initializers, options.inputs, source); !s.ok()) return s;
+
+  // Before shape inference, whose messages about these are less direct: the
+  // nodes are in topological order, and the inputs have element types.
+  if (Status s = check_order(*graph, initializers); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  for (const onnx::ValueInfoProto& v : graph->input()) {
+    if (initializers.count(v.name()) || v.type().value_case() != onnx::TypeProto::kTensorType) continue;
+    const int32_t type = v.type().tensor_type().elem_type();
+    if (!element_size(type)) return InvalidArgument(source + ": input '" + v.name() + "': " + element_type_problem(type));
+  }
+
+  // Shape inference, strict: a node it cannot type is an error, not a gap.
+  graph->clear_value_info();
+  try {
+    onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/1, /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), inference);
+  } catch (const std::exception& e) {
+    return InvalidArgument(source + ": ONNX shape inference failed: " + e.what());
+  }
+
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  for (const onnx::ValueInfoProto& v : graph->input()) types[v.name()] = &v.type();
+  for (const onnx::ValueInfoProto& v : graph->value_info()) types[v.name()] = &v.type();
+  for (const onnx::ValueInfoProto& v : graph->output()) {
+    if (v.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) types[v.name()] = &v.type();
+  }
+  std::map<std::string, std::vector<std::string>> open;  // symbolic dimension -> where
+  std::string first_error;
+  auto note = [&](const Status& s) {
+    if (!s.message().empty() && first_error.empty()) first_error = s.message();
+  };
+
+  // Outside the arena: initializers (sized from their own dims) and inputs.
+  for (const onnx::TensorProto& t : graph->initializer()) {
+    ++out.initializers;
+    const std::optional<int64_t> element = element_size(t.data_type());
+    if (!element) return InvalidArgument(source + ": initializer '" + t.name() + "': " + element_type_problem(t.data_type()));
+    StatusOr<int64_t> b = tensor_bytes({t.dims().begin(), t.dims().end()}, *element, source + ": initializer '" + t.name() + "'");
+    if (!b.ok()) return b.status();
+    if (!add_bytes(&out.initializer_bytes, *b)) return InvalidArgument(source + ": initializers overflow 64-bit bytes");
+  }
+  for (const onnx::ValueInfoProto& v : graph->input()) {
+    if (initializers.count(v.name())) continue;
+    ++out.graph_inputs;
+    StatusOr<int64_t> b = value_bytes(v.type(), "input '" + v.name() + "'", &open);
+    if (!b.ok()) {
+      note(b.status());
+    } else if (!add_bytes(&out.graph_input_bytes, *b)) {
+      return InvalidArgument(source + ": graph inputs overflow 64-bit bytes");
+    }
+  }
+
+  // The node walk: who writes each tensor, who reads it last.
+  struct Tensor {
+    size_t producer = 0;
+    size_t last_reader = 0;
+    bool read = false;
+    bool constant = false;  // every input is an initializer or a constant
+  };
+  std::unordered_map<std::string, Tensor> produced;
+  std::vector<std::string> order;  // tensors in the order nodes write them
+  out.nodes = static_cast<size_t>(graph->node_size());
+  if (out.nodes == 0) return InvalidArgument(source + ": the graph has no nodes");
+  std::set<std::string> fed(initializers);
+  for (const onnx::ValueInfoProto& v : graph->input()) fed.insert(v.name());
+  for (size_t k = 0; k < out.nodes; ++k) {
+    const onnx::NodeProto& node = graph->node(static_cast<int>(k));
+    bool constant = options.fold_constants && !is_random(node);
+    for (const std::string& name : node.input()) {
+      if (name.empty()) continue;  // an optional input left out
+      auto it = produced.find(name);
+      if (it != produced.end()) {
+        it->second.last_reader = k;
+        it->second.read = true;
+        constant = constant && it->second.constant;
+      } else if (fed.count(name)) {
+        constant = constant && initializers.count(name) > 0;
+      } else {
+        return InvalidArgument(source + ": " + node_label(node, k) + " reads '" + name +
+                               "', which no earlier node writes and which is no input or initializer "
+                               "(the graph is not topologically sorted, or the tensor is missing)");
+      }
+    }
+    for (const std::string& name : node.output()) {
+      if (name.empty()) continue;  // an optional output not asked for
+      if (produced.count(name) || fed.count(name)) {
+        return InvalidArgument(source + ": " + node_label(node, k) + " writes '" + name + "', which is already written");
+      }
+      produced[name] = Tensor{.producer = k, .last_reader = k, .constant = constant};
+      order.push_back(name);
+    }
+  }
+  std::set<std::string> outputs;
+  for (const onnx::ValueInfoProto& v : graph->output()) outputs.insert(v.name());
+  out.graph_outputs = outputs.size();
+
+  out.problem.alignment = options.alignment;
+  std::set<std::string> ids;
+  for (const std::string& name : order) {
+    const Tensor& t = produced[name];
+    const onnx::NodeProto& node = graph->node(static_cast<int>(t.producer));
+    const std::string what = "tensor '" + name + "' (written by " + node_label(node, t.producer) + ")";
+    auto type = types.find(name);
+    if (type == types.end()) {
+      note(InvalidArgument(what + ": no shape (shape inference could not infer it)"));
+      continue;
+    }
+    StatusOr<int64_t> b = value_bytes(*type->second, what, &open);
+    if (!b.ok()) {
+      if (b.status().code() == StatusCode::kUnimplemented && first_error.empty()) return Status(b.status().code(), source + ": " + b.status().message());
+      note(b.status());
+      continue;
+    }
+    if (t.constant) {
+      ++out.constants;
+      if (!add_bytes(&out.constant_bytes, *b)) return InvalidArgument(source + ": constants overflow 64-bit bytes");
+      continue;
+    }
+    const bool is_output = outputs.count(name) > 0;
+    if (!t.read && !is_output) ++out.unread;
+    const int64_t lower = static_cast<int64_t>(t.producer);
+    const int64_t upper = is_output ? static_cast<int64_t>(out.nodes) : static_cast<int64_t>(t.last_reader) + 1;
+    out.problem.buffers.push_back(Buffer{.id = csv_id(name, &ids), .lower = lower, .upper = upper, .size = *b, .alignment = options.alignment});
+  }
+  if (!open.empty()) {
+    std::string message = source + ": symbolic dimensions left open: ";
+    bool first = true;
+    for (const auto& [dim, where] : open) {
+      message += (first ? "" : "; ") + dim + " (" + where.front() +
+                 (where.size() > 1 ? " and " + std::to_string(where.size() - 1) + " more" : "") + ")";
+      first = false;
+    }
+    message += "; give the inputs' shapes with --input NAME=DIMS";
+    for (const auto& [dim, where] : open) {
+      if (dim == "?" || dim.rfind("unk__", 0) == 0) {
+        message += " (dimensions named unk__N or ? are ones ONNX's shape inference could not compute: data-dependent, "
+                   "or computed by a chain of shape operators it does not follow; export the model with fixed "
+                   "input shapes)";
+        break;
+      }
+    }
+    return InvalidArgument(message);
+  }
+  if (!first_error.empty()) return InvalidArgument(source + ": " + first_error);
+  if (Status s = check_problem(out.problem); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  return out;
+}
+
+}  // namespace memplan

@@ -1,0 +1,101 @@
+// onnx_frontend.h — plans a model before it runs: an ONNX model plus the
+// shapes of its inputs becomes a Problem, one buffer per intermediate tensor.
+//
+// The model's nodes keep the order the file gives them (ONNX requires graphs
+// to be topologically sorted; the reader checks it). Node k runs at tick k.
+// A tensor that node p writes and nodes c1 < ... < cn read lives [p, cn + 1):
+// it is live while its last reader runs, so a node's inputs and outputs never
+// share bytes. A tensor that no node reads lives [p, p + 1); a graph output
+// lives to the end, [p, number of nodes). Example, three nodes:
+//
+//     tick          0      1      2
+//     node          Conv   Relu   Add(relu, conv)
+//     conv  (0..2)  [====================)   read by Add at tick 2
+//     relu  (1..2)         [=============)
+//     add   (2..3)                [======)   a graph output: to the end
+//
+// Initializers (weights) and graph inputs are not in the arena: they are
+// owned by whoever loads the model and feeds it. So are constants: the
+// outputs of nodes that read only initializers and other constants (a
+// Constant node; torch's exporter writes Identity copies of shared weights),
+// which a runtime computes once when it loads the model, as ONNX Runtime's
+// constant folding does (random-number nodes are never constants). Their
+// nodes keep their ticks. The extraction counts all three and their bytes so
+// that a report can say what was left out.
+//
+// Sizes are product(shape) x element size, from ONNX's own shape inference
+// run with the input shapes given. What the front end cannot size is an
+// error that names the tensor, never a guess: a dimension left symbolic, a
+// tensor shape inference could not infer, an element type without a fixed
+// size (strings), a non-tensor value (sequences, maps, optionals), and nodes
+// with subgraphs (If, Loop, Scan), whose tensors live by rules this simple
+// model of a graph does not describe.
+//
+// This header names no ONNX or protobuf type: the CLI includes it without
+// ONNX's headers. Thread-safety: extract_onnx_model may run on several
+// threads at once (ONNX's schema registry is built once, thread-safely).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "memplan/problem.h"
+#include "memplan/status.h"
+
+namespace memplan {
+
+// One `--input NAME=1x3x224x224`: the shape a graph input is given.
+struct OnnxInputShape {
+  std::string name;
+  std::vector<int64_t> dims;
+};
+
+// Parses "NAME=D0xD1x...xDn" (each D >= 0; a scalar input is "NAME="). The
+// name may contain '=' only before the last one.
+StatusOr<OnnxInputShape> parse_onnx_input_shape(const std::string& text);
+
+struct OnnxOptions {
+  // Shapes for graph inputs; each must name a graph input that is not an
+  // initializer, and must agree with every dimension the model fixes.
+  std::vector<OnnxInputShape> inputs;
+  // The alignment every buffer gets (a power of two). 64: a cache line, and
+  // what ONNX Runtime's CPU allocator aligns to.
+  int64_t alignment = 64;
+  // Leave constants out of the arena (see above). false: every tensor a node
+  // writes is a buffer, constants included.
+  bool fold_constants = true;
+};
+
+// What an extraction found besides the problem.
+struct OnnxExtraction {
+  Problem problem;               // one buffer per intermediate tensor; id = tensor name
+  int64_t ir_version = 0;        // the model's IR version
+  int64_t opset = 0;             // the default domain's opset version
+  std::string producer;          // "pytorch 1.13.1", or "" when the model does not say
+  size_t nodes = 0;              // ticks 0 .. nodes - 1
+  size_t initializers = 0;       // left out of the arena: weights
+  int64_t initializer_bytes = 0;
+  size_t graph_inputs = 0;       // left out of the arena: fed by the caller
+  int64_t graph_input_bytes = 0;
+  size_t constants = 0;          // left out of the arena: folded constants
+  int64_t constant_bytes = 0;
+  size_t graph_outputs = 0;      // in the arena when a node writes them, live to the end
+  size_t unread = 0;             // node outputs no node reads and that are no graph output
+};
+
+// Reads a serialized ModelProto, runs shape inference with `options.inputs`
+// and builds the problem. `source` names the model in messages. Errors:
+// InvalidArgument for a model that is not one (truncated, not protobuf, no
+// graph), for shapes that are missing or symbolic and for element types
+// without a size; Unimplemented for subgraphs and non-tensor values.
+StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, const std::string& source,
+                                            const OnnxOptions& options = {});
+
+// True if `bytes` start like a serialized ModelProto: field 1 (ir_version,
+// a varint) first, as every ONNX writer puts it. A cheap test to tell a model
+// from a trace or a CSV; extract_onnx_model is the real check.
+bool looks_like_onnx_model(std::span<const uint8_t> bytes);
+
+}  // namespace memplan

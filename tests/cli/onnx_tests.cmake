@@ -1,0 +1,53 @@
+# onnx_tests.cmake — CLI tests (label cli) of `memplan extract` on the small
+# ONNX models in tests/cli/data/onnx (made by make_models.py there): a good
+# model with and without its input shape, and each kind of bad model.
+# Included by tests/CMakeLists.txt with the other tests/cli/*.cmake.
+set(onnx_data ${CMAKE_CURRENT_LIST_DIR}/data/onnx)
+
+if(NOT MEMPLAN_WITH_ONNX)
+  memplan_cli_test(extract_onnx_without_the_front_end EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --output out.csv
+    STDERR "built without the ONNX front end")
+  return()
+endif()
+
+# tiny.onnx: x[batch,4] @ w[4,8] -> mm; relu(mm) -> r; r + mm -> y (a graph output).
+memplan_cli_test(extract_onnx_tiny EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --output tiny.csv
+  STDOUT "3 nodes.*buffers +3 intermediate tensors, 192 B in all, load 192 B.*left out +1 initializers \\(128 B\\), 1 graph inputs \\(32 B\\), 0 constants"
+  FILE tiny.csv FILE_REGEX "mm,0,3,64,64\nr,1,3,64,64\ny,2,3,64,64")
+memplan_cli_test(extract_onnx_recognised_by_content EXIT 0 ARGS extract ${onnx_data}/tiny.model --input x=2x4 --output -
+  STDOUT "mm,0,3,64,64" STDERR "model +.*tiny.model: ONNX IR 8")
+# constant.onnx: Constant -> c; x + c -> y. The constant is left out unless asked for.
+memplan_cli_test(extract_onnx_folds_constants EXIT 0 ARGS extract ${onnx_data}/constant.onnx --input x=2x4 --output -
+  STDOUT "^id,lower,upper,size,alignment\ny,1,2,32,64\n$" STDERR "1 constants \\(16 B\\)")
+memplan_cli_test(extract_onnx_keep_constants EXIT 0 ARGS extract ${onnx_data}/constant.onnx --input x=2x4 --keep-constants --output -
+  STDOUT "^id,lower,upper,size,alignment\nc,0,2,16,64\ny,1,2,32,64\n$" STDERR "0 constants")
+memplan_cli_test(extract_onnx_to_stdout EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=1x4 --output -
+  STDOUT "^id,lower,upper,size,alignment\nmm,0,3,32,64" STDERR "wrote +-")
+memplan_cli_test(extract_onnx_alignment EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=1x4 -a 256 --output -
+  STDOUT "mm,0,3,32,256")
+memplan_cli_test(extract_onnx_symbolic_dimension_is_named EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --output out.csv
+  STDERR "symbolic dimensions left open: batch \\(input 'x' dim 0.*--input NAME=DIMS")
+memplan_cli_test(extract_onnx_unknown_input EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input image=1x4 --output out.csv
+  STDERR "--input image: the model has no such input \\(its inputs: x\\)")
+memplan_cli_test(extract_onnx_wrong_rank EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=1x4x4 --output out.csv
+  STDERR "the model gives that input rank 2")
+memplan_cli_test(extract_onnx_fixed_dimension_disagrees EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=1x5 --output out.csv
+  STDERR "the model fixes dim 1 at 4")
+memplan_cli_test(extract_onnx_bad_input_syntax EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=1xq --output out.csv
+  STDERR "dimension 'q' is not a non-negative integer")
+memplan_cli_test(extract_onnx_input_on_a_trace EXIT 1 ARGS extract ${MEMPLAN_CLI_DATA}/small.csv --input x=1 --output out.csv
+  STDERR "--input applies to ONNX models")
+
+# Bad models: each a clear error, exit 1, no output file.
+memplan_cli_test(extract_onnx_truncated EXIT 1 ARGS extract ${onnx_data}/truncated.onnx --input x=1x4 --output out.csv
+  STDERR "truncated.onnx: not an ONNX model")
+memplan_cli_test(extract_onnx_missing_shape EXIT 1 ARGS extract ${onnx_data}/missing_shape.onnx --input x=1x4 --output out.csv
+  STDERR "shape inference failed.*node name mystery")
+memplan_cli_test(extract_onnx_string_tensor EXIT 1 ARGS extract ${onnx_data}/string_tensor.onnx --input x=1x4 --output out.csv
+  STDERR "tensor 's' .*element type STRING has no fixed size")
+memplan_cli_test(extract_onnx_unknown_element_type EXIT 1 ARGS extract ${onnx_data}/unknown_type.onnx --input x=1x4 --output out.csv
+  STDERR "input .x.: unknown element type 99 \\(not an ONNX TensorProto data type\\)")
+memplan_cli_test(extract_onnx_subgraph EXIT 1 ARGS extract ${onnx_data}/subgraph.onnx --input x=1x4 --output out.csv
+  STDERR "node 0 \\(If 'branch'\\) has a subgraph.*not handled")
+memplan_cli_test(extract_onnx_unsorted EXIT 1 ARGS extract ${onnx_data}/unsorted.onnx --input x=1x4 --output out.csv
+  STDERR "node 0 \\(Relu 'relu'\\) reads 'mm'.*not topologically sorted")
