@@ -38,7 +38,7 @@ std::string file_head(const std::string& path) {
 // problem with an operator column.
 void run_extract_profile(const ExtractArguments& args, const ExtractOptions& options) {
   StatusOr<TorchProfile> profile = read_torch_profile(args.trace_path);
-  throw_if_error(profile.status(), args.trace_path);
+  throw_if_error(profile.status());  // its messages name the file
   const std::vector<int64_t> steps = profile_step_numbers(*profile);
   const int64_t step = args.iteration_option->count() > 0 ? args.iteration : steps.front();
   StatusOr<ProfileExtraction> extraction = extract_profile_step(*profile, step, options.min_size, options.alignment);
