@@ -4,7 +4,7 @@ set(MEMPLAN_TORCH_PROFILE ${PROJECT_SOURCE_DIR}/tests/torch_profiler/data/resnet
 
 memplan_cli_test(extract_profile_step_writes_operators EXIT 0
   ARGS extract ${MEMPLAN_TORCH_PROFILE} --iteration 1 --output step1.csv
-  STDOUT "step +ProfilerStep#1 of .*resnet18_32px_3steps.json \\(3 steps\\): 217 memory events.*buffers +108, 1651148 B.*108 with an operator.*left out +0 escaping the step \\(0 B\\), 1 allocated before it"
+  STDOUT "step +ProfilerStep#1 of .*resnet18_32px_3steps.json \\(3 steps\\): 217 memory events.*buffers +108, 1.57 MiB in all, load 208.00 KiB; 108 with an operator.*left out +0 escaping the step \\(0 B\\), 1 allocated before it"
   FILE step1.csv FILE_REGEX "^id,lower,upper,size,alignment,operator\n0,0,[0-9]+,[0-9]+,16,aten::[a-z_]+\n")
 memplan_cli_test(extract_profile_defaults_to_the_first_step EXIT 0
   ARGS extract ${MEMPLAN_TORCH_PROFILE} --output -
