@@ -13,8 +13,10 @@
 // in a span named "ProfilerStep#N". The document is an object with a
 // "traceEvents" array (or, as the chrome format also allows, the bare array).
 //
-// Steps. Step N is the span of "ProfilerStep#N"; a memory event belongs to it
-// when its time lies in the span (any thread). A trace without step spans is
+// Steps. Step N is the span of "ProfilerStep#N" (in the categories of
+// operator spans below: Kineto's copy on the GPU timeline, category
+// gpu_user_annotation, is skipped); a memory event belongs to it when its
+// time lies in the span (any thread). A trace without step spans is
 // one iteration, numbered 0, holding every memory event.
 //
 // Ticks. A step becomes a problem like an iteration of a memplan trace

@@ -206,8 +206,10 @@ StatusOr<TorchProfile> parse_torch_profile(std::string_view text, std::string_vi
     if (ph == event.end() || *ph != "X") continue;
     const std::optional<double> ts = number_at(event, "ts");
     const std::optional<double> dur = number_at(event, "dur");
+    // Kineto repeats each ProfilerStep on the GPU's timeline (category
+    // gpu_user_annotation): only the CPU's spans count.
+    if (!is_operator_category(event)) continue;
     const bool is_step = name.starts_with(kStepPrefix);
-    if (!is_step && !is_operator_category(event)) continue;
     if (!ts) return error.field("ts", "missing or not a finite number");
     if (!dur || *dur < 0) return error.field("dur", "missing, negative or not a finite number");
     if (is_step) {
@@ -227,7 +229,8 @@ StatusOr<TorchProfile> parse_torch_profile(std::string_view text, std::string_vi
   }
   if (profile.events.empty()) {
     return InvalidArgument(std::string(source) + ": no \"[memory]\" events in " + std::to_string(profile.trace_events) +
-                           " trace events (record with torch.profiler.profile(profile_memory=True))");
+                           " trace events (record with torch.profiler.profile(profile_memory=True); a PyTorch built without "
+                           "Kineto exports none: docs/formats.md)");
   }
   for (auto& [key, thread] : threads) attribute(thread, profile);
 

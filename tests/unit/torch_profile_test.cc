@@ -90,6 +90,13 @@ TEST(TorchProfile, StepsSplitTheTraceAndLeaveOutWhatCrossesThem) {
       memory(250, 1, 0x500), memory(260, -1, 0x500),  // after every step
   }));
   EXPECT_EQ(profile_step_numbers(p), (std::vector<int64_t>{0, 1}));
+  // Kineto's copy of a step on the GPU timeline is not a second step 0.
+  const TorchProfile with_gpu_copy = parse_ok(trace({
+      R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":7,"tid":1,"ts":0,"dur":100})",
+      R"({"ph":"X","cat":"gpu_user_annotation","name":"ProfilerStep#0","pid":0,"tid":7,"ts":3,"dur":90})",
+      memory(10, 64, 0x100)}));
+  ASSERT_EQ(with_gpu_copy.steps.size(), 1u);
+  EXPECT_EQ(with_gpu_copy.steps[0].end_us, 100);
   StatusOr<ProfileExtraction> s0 = extract_profile_step(p, 0, /*min_size=*/16);
   ASSERT_TRUE(s0.ok()) << s0.status().message();
   EXPECT_EQ(s0->events, 5u);
