@@ -19,3 +19,12 @@ memplan_cli_test(extract_profile_unknown_step_is_a_user_error EXIT 1
 memplan_cli_test(extract_profile_damaged_event_names_index_and_field EXIT 1
   ARGS extract ${MEMPLAN_CLI_DATA}/profile_bad_bytes.json --output x.csv
   STDERR "profile_bad_bytes.json: traceEvents\\[0\\]: field 'args.Bytes'")
+# The operator column reaches the HTML report.
+set(MEMPLAN_PROFILE_REPORT_DIR ${CMAKE_CURRENT_BINARY_DIR}/cli/profile_report)
+memplan_cli_test(extract_profile_for_report EXIT 0 WORKDIR ${MEMPLAN_PROFILE_REPORT_DIR}
+  ARGS extract ${MEMPLAN_TORCH_PROFILE} --iteration 0 --output step0.csv
+  FIXTURES_SETUP profile_step0)
+memplan_cli_test(report_shows_profile_operators EXIT 0 WORKDIR ${MEMPLAN_PROFILE_REPORT_DIR}
+  ARGS report step0.csv --html step0.html
+  FILE step0.html FILE_REGEX "\"operator_names\":\\[\"aten::empty\",\"aten::mkldnn_convolution\""
+  FIXTURES_REQUIRED profile_step0)
