@@ -38,6 +38,7 @@
 // Readers never throw, never abort, and take time linear in the input.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,10 @@ StatusOr<Problem> read_problem_csv(const std::string& path);
 
 // id,lower,upper,size (+ alignment when any buffer has one > 1, + offset when any is fixed).
 std::string format_problem_csv(const Problem& problem);
+// The same with an `operator` column when `operators` is not empty: one name
+// per buffer (missing ones empty), which `memplan report` shows and the reader
+// ignores. Commas become ';' and line breaks spaces, since fields are unquoted.
+std::string format_problem_csv(const Problem& problem, std::span<const std::string> operators);
 // id,lower,upper,size[,alignment],offset — one row per buffer, in problem order.
 std::string format_plan_csv(const Problem& problem, const Plan& plan);
 

@@ -525,14 +525,18 @@ StatusOr<Plan> parse_plan_csv(const Problem& problem, std::string_view text, std
   return make_plan(problem, std::move(offsets));
 }
 
-std::string format_problem_csv(const Problem& problem) {
+std::string format_problem_csv(const Problem& problem) { return format_problem_csv(problem, {}); }
+
+std::string format_problem_csv(const Problem& problem, std::span<const std::string> operators) {
   const bool with_alignment = needs_alignment_column(problem);
+  const bool with_operator = !operators.empty();
   bool with_offset = false;
   for (const Buffer& b : problem.buffers) with_offset |= b.offset.has_value();
 
   std::string out = "id,lower,upper,size";
   if (with_alignment) out += ",alignment";
   if (with_offset) out += ",offset";
+  if (with_operator) out += ",operator";
   out += '\n';
   out.reserve(out.size() + problem.size() * 40);
   for (size_t i = 0; i < problem.size(); ++i) {
@@ -540,6 +544,17 @@ std::string format_problem_csv(const Problem& problem) {
     if (with_offset) {
       out.push_back(',');
       if (problem.buffers[i].offset) append_int(&out, *problem.buffers[i].offset);
+    }
+    if (with_operator) {
+      out.push_back(',');
+      // The format has no quoting: a comma or line break would split the row,
+      // and surrounding spaces would be trimmed on reading.
+      if (i < operators.size()) {
+        std::string_view name = operators[i];
+        while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+        while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.remove_suffix(1);
+        for (const char c : name) out.push_back(c == ',' ? ';' : (c == '\n' || c == '\r') ? ' ' : c);
+      }
     }
     out.push_back('\n');
   }

@@ -2,6 +2,7 @@
 // ONNX model with its input shapes, as a problem CSV, with an account of
 // what was left out of it.
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "inputs.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
+#include "memplan/torch_profile.h"
 #include "memplan/trace.h"
 #include "memplan/units.h"
 #if MEMPLAN_WITH_ONNX
@@ -28,6 +30,7 @@ struct ExtractArguments {
   std::string output_path;
   std::vector<std::string> inputs;  // ONNX: NAME=DIMS
   bool keep_constants = false;      // ONNX: constants in the arena too
+  CLI::Option* iteration_option = nullptr;  // tells whether --iteration was given
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -83,16 +86,65 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
 #endif
 }
 
+// The first bytes of a file, to tell a JSON profile from a memplan trace.
+std::string file_head(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(64, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
+}
+
+// A PyTorch profiler chrome trace (memplan/torch_profile.h): one step as a
+// problem with an operator column.
+void run_extract_profile(const ExtractArguments& args, const ExtractOptions& options) {
+  StatusOr<TorchProfile> profile = read_torch_profile(args.trace_path);
+  throw_if_error(profile.status());  // its messages name the file
+  const std::vector<int64_t> steps = profile_step_numbers(*profile);
+  const int64_t step = args.iteration_option->count() > 0 ? args.iteration : steps.front();
+  StatusOr<ProfileExtraction> extraction = extract_profile_step(*profile, step, options.min_size, options.alignment);
+  throw_if_error(extraction.status(), args.trace_path);
+  const ProfileExtraction& x = *extraction;
+  write_file_or_throw(args.output_path, format_problem_csv(x.problem, x.operators));
+
+  std::FILE* report = args.output_path == "-" ? stderr : stdout;
+  int64_t total = 0;
+  for (const Buffer& b : x.problem.buffers) total += b.size;
+  size_t attributed = 0;
+  for (const std::string& name : x.operators) attributed += name.empty() ? 0 : 1;
+  if (x.whole_trace) {
+    std::fprintf(report, "profile      %s: no ProfilerStep spans, the whole trace: %zu memory events (ticks 0..%zu)\n",
+                 args.trace_path.c_str(), x.events, x.events == 0 ? 0 : x.events - 1);
+  } else {
+    std::fprintf(report, "step         ProfilerStep#%lld of %s (%zu steps): %zu memory events (ticks 0..%zu)\n",
+                 static_cast<long long>(step), args.trace_path.c_str(), steps.size(), x.events,
+                 x.events == 0 ? 0 : x.events - 1);
+  }
+  std::fprintf(report, "buffers      %zu, %s in all, load %s; %zu with an operator\n", x.problem.size(),
+               format_bytes(total).c_str(), format_bytes(load(x.problem)).c_str(), attributed);
+  std::fprintf(report, "left out     %zu escaping the step (%s), %zu allocated before it, %zu below --min-size (%s)\n",
+               x.escaped, format_bytes(static_cast<int64_t>(x.escaped_bytes)).c_str(), x.inherited, x.below_min_size,
+               format_bytes(static_cast<int64_t>(x.below_min_size_bytes)).c_str());
+  if (x.reused_live > 0) {
+    std::fprintf(report, "anomalies    %zu addresses were allocated while still live\n", x.reused_live);
+  }
+  std::fprintf(report, "wrote        %s\n", args.output_path.c_str());
+}
+
 void run_extract(const ExtractArguments& args) {
   check_output_path_or_throw(args.output_path, "--output");
   if (args.trace_path != "-" && is_onnx_model(args.trace_path)) {
     return run_extract_onnx(args, read_input_or_throw(args.trace_path));
   }
   if (!args.inputs.empty()) throw CommandError("--input applies to ONNX models, not to traces", kExitFailure);
-  const Trace trace = read_trace_or_throw(args.trace_path);
   ExtractOptions options;
   if (!args.min_size.empty()) options.min_size = static_cast<uint64_t>(byte_size(args.min_size));
   options.alignment = power_of_two_byte_size(args.alignment.empty() ? "16" : args.alignment, "--alignment");
+  if (args.trace_path != "-" && looks_like_json(file_head(args.trace_path))) {
+    run_extract_profile(args, options);
+    return;
+  }
+  const Trace trace = read_trace_or_throw(args.trace_path);
   StatusOr<Extraction> extraction = extract_iteration(trace, args.iteration, options);
   throw_if_error(extraction.status(), args.trace_path);
   const Extraction& x = *extraction;
@@ -120,8 +172,10 @@ void run_extract(const ExtractArguments& args) {
 
 void register_extract_command(CLI::App& app) {
   auto args = std::make_shared<ExtractArguments>();
-  CLI::App* command = app.add_subcommand("extract", "Write one iteration of a trace, or an ONNX model, as a problem CSV");
-  command->add_option("trace", args->trace_path, "Trace file (from memplan trace), or an ONNX model (.onnx)")
+  CLI::App* command = app.add_subcommand(
+      "extract", "Write one iteration of a trace or PyTorch profile, or an ONNX model, as a problem CSV");
+  command->add_option("trace", args->trace_path,
+                      "Trace file (from memplan trace), a PyTorch profiler chrome trace (JSON), or an ONNX model (.onnx)")
       ->required()
       ->type_name("FILE");
   command->add_option("--input", args->inputs,
@@ -130,10 +184,12 @@ void register_extract_command(CLI::App& app) {
       ->type_name("NAME=DIMS");
   command->add_flag("--keep-constants", args->keep_constants,
                     "ONNX: plan constants (outputs of nodes that read only initializers) in the arena too");
-  command->add_option("-i,--iteration", args->iteration,
-                      "The iteration: N is the span from the N-th mark to the next; 0 is the span before the first "
-                      "mark (default: 1)")
-      ->type_name("N");
+  args->iteration_option =
+      command
+          ->add_option("-i,--iteration", args->iteration,
+                       "The iteration: N is the span from the N-th mark to the next; 0 is the span before the first "
+                       "mark (default: 1). For a PyTorch profile: step N (ProfilerStep#N; default: the first step)")
+          ->type_name("N");
   command->add_option("--min-size", args->min_size, "Leave out buffers smaller than this (default: keep all)")
       ->type_name("BYTES")
       ->check(byte_size_validator());
@@ -154,11 +210,15 @@ void register_extract_command(CLI::App& app) {
       "from ONNX shape inference, live from its node to its last reader, [p, last + 1); graph\n"
       "outputs live to the end; initializers, graph inputs and constants (outputs of nodes that\n"
       "read only initializers) stay outside the arena.\n"
+      "A JSON file is read as a PyTorch profiler chrome trace (torch.profiler.profile(profile_memory=True),\n"
+      "prof.export_chrome_trace): step N is ProfilerStep#N, its [memory] events are the ticks, and the\n"
+      "CSV gets an `operator` column (the innermost operator around each allocation; docs/formats.md).\n"
       "\n"
       "Example:\n"
       "  memplan extract run.trace --iteration 2 --min-size 4K --output step.csv\n"
       "  memplan plan step.csv\n"
-      "  memplan extract resnet18.onnx --input input=1x3x224x224 --output resnet18.csv");
+      "  memplan extract resnet18.onnx --input input=1x3x224x224 --output resnet18.csv\n"
+      "  memplan extract prof.json --iteration 1 --output step.csv");
   command->callback([args] { run_extract(*args); });
 }
 
