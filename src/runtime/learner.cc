@@ -568,6 +568,8 @@ void Learner::switch_variant(uint64_t key, Adapter& adapter) {
   } else {
     in.key = key;
     in.generation = generation_ + 1;
+    // A unit without a slab window never profiles, whichever its key.
+    in.phase = slab_.base() ? ReplayPhase::kProfiling : ReplayPhase::kBackingOnly;
   }
   if (out.plan || out.agreements > 0 || out.job) parked_.push_back(std::move(out));
   key_ = in.key;

@@ -1038,5 +1038,23 @@ TEST(ReplayTest, RandomKeyedStreamsKeepCookies) {
   }
 }
 
+
+TEST(ReplayTest, AThreadWithoutASlabStaysWithTheBackingAllocatorWhateverItsKey) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.max_threads = 0;  // no slab windows at all
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  for (uint64_t key : {1, 2, 1, 2, 1, 2}) {
+    a.mark_key(key);
+    std::vector<void*> p;
+    run_iteration(a, Iteration().sizes, live, &p);
+    for (void* q : p) EXPECT_FALSE(a.owns(q));
+    EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kBackingOnly);
+    ASSERT_TRUE(a.check_invariants().ok());
+  }
+  EXPECT_EQ(a.stats().profiled, 0u);
+}
+
 }  // namespace
 }  // namespace memplan
