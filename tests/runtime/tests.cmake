@@ -46,6 +46,9 @@ if(MEMPLAN_TSAN AND NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
   add_test(NAME runtime.stress_tsan_keyed COMMAND memplan_replay_stress_tsan --expect-replay)
   set_tests_properties(runtime.stress_tsan_keyed PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66;MEMPLAN_STRESS_KEYED=1")
+  add_test(NAME runtime.stress_tsan_keyed_background COMMAND memplan_replay_stress_tsan)
+  set_tests_properties(runtime.stress_tsan_keyed_background PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66;MEMPLAN_STRESS_KEYED=1;MEMPLAN_PLAN_IN_BACKGROUND=1")
   add_test(NAME runtime.stress_tsan_background COMMAND memplan_replay_stress_tsan)
   set_tests_properties(runtime.stress_tsan_background PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66;MEMPLAN_PLAN_IN_BACKGROUND=1")
