@@ -46,6 +46,19 @@ struct ReplayStats {
   // the longest such stall.
   uint64_t plan_stall_ns = 0;
   uint64_t max_plan_stall_ns = 0;
+  // Variants and upper-bound plans (docs/runtime.md, "Variants").
+  uint64_t plans_held = 0;        // plans kept now for variants (Note [Keyed plans])
+  uint64_t plan_bytes = 0;        // arenas of those plans (bytes; they share each thread's one slab)
+  uint64_t evictions = 0;         // variants evicted (least recently used first)
+  uint64_t switches = 0;          // boundaries that published another variant's plan
+  uint64_t variants = 0;          // distinct request-size signatures profiled, summed over units
+  uint64_t growths = 0;           // upper-bound plans re-made after a request outgrew its block
+  uint64_t arena_bytes = 0;       // arenas of the plans being served now (bytes)
+  // The smallest and largest load (bytes, requests' own sizes) of one profiled
+  // iteration that went into the plans being served: what each shape would
+  // need on its own, against arena_bytes for the upper bound.
+  uint64_t min_shape_load_bytes = 0;
+  uint64_t max_shape_load_bytes = 0;
 };
 
 // Marks an iteration boundary when it goes out of scope, on any allocator

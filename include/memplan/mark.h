@@ -22,6 +22,8 @@
 #ifndef MEMPLAN_MARK_H_
 #define MEMPLAN_MARK_H_
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,6 +32,15 @@ extern "C" {
  * iteration. Costs about as much as one traced malloc, plus one small write
  * to the trace file. */
 void memplan_mark(void);
+
+/* Marks an iteration boundary, as memplan_mark does, and names the
+ * iteration that starts with a key of the program's choosing (an input
+ * shape, train vs eval): iterations with the same key are one variant, which
+ * the serving drop-in learns and plans on its own and serves from the
+ * variant's plan from its first request. memplan_mark() is key 0. The tracer
+ * treats it as memplan_mark. Declare it weak, as above, to run without
+ * memplan; from Python: ctypes.CDLL(None).memplan_mark_key(ctypes.c_uint64(k)). */
+void memplan_mark_key(uint64_t key);
 
 /* Writes every event recorded so far to the trace file (normally written in
  * blocks as they fill, and in full at exit). Useful before a program ends in a

@@ -104,6 +104,11 @@ class ReplayAllocator {
 
   // Iteration boundary for every thread (memplan_mark).
   void mark();
+  // Iteration boundary that names the variant of the iteration it starts
+  // (memplan_mark_key; Note [Keyed plans] in runtime/learner.h): each key is
+  // learnt and planned on its own, and a key with a plan is served from its
+  // first request. mark() is mark_key(0).
+  void mark_key(uint64_t key);
 
   ReplayPhase phase_of_calling_thread();
   ReplayStats stats() const;

@@ -75,6 +75,18 @@ struct ReplayConfig {
   // iterations later than at the boundary. A fork child starts no thread:
   // it plans at its boundaries, never waiting for its parent's planner.
   bool plan_in_background = false;
+  // Upper-bound plans (Note [Upper-bound plans], runtime/learner.h): iterations
+  // that make the same requests (count, order, alignments; keys for keyed
+  // identity) with different sizes agree, and their plan is sized by the
+  // per-request maximum seen. A request larger than its planned block is a
+  // deviation that raises the maximum for the next plan. Off: iterations
+  // agree only when their sizes are equal too.
+  bool upper_bound_plans = true;
+  // Keyed plans (Note [Keyed plans], runtime/learner.h): most variants a
+  // thread keeps (profiles and plans), and most bytes of plan arenas it
+  // keeps; beyond either, the least recently used variant is evicted.
+  int64_t max_plans = 8;
+  int64_t max_plan_bytes = int64_t{1} << 30;
 };
 
 struct ReplayKnob {

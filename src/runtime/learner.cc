@@ -40,6 +40,41 @@ bool same_requests(const Profile& a, const Profile& b) {
   return true;
 }
 
+bool same_structure(const Profile& a, const Profile& b) {
+  if (a.size() != b.size() || a.keys.size() != b.keys.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.requests[i].alignment != b.requests[i].alignment) return false;
+  }
+  for (size_t i = 0; i < a.keys.size(); ++i) {
+    if (a.keys[i].key != b.keys[i].key) return false;
+  }
+  return true;
+}
+
+uint64_t profile_load(const Profile& p, const ReplayConfig& config) {
+  std::vector<std::pair<int64_t, int64_t>> events;  // (tick, +size at its start / -size at its end)
+  events.reserve(2 * p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p.uppers[i] == kEscaped || static_cast<int64_t>(p.requests[i].size) < config.min_planned_size) continue;
+    const int64_t size = static_cast<int64_t>(p.requests[i].size);
+    events.push_back({p.lower(i), size});
+    events.push_back({std::max(p.uppers[i], p.lower(i) + 1), -size});
+  }
+  std::sort(events.begin(), events.end());  // at one tick, ends (negative) before starts: half-open lives
+  int64_t live = 0, most = 0;
+  for (const auto& e : events) {
+    live += e.second;
+    most = std::max(most, live);
+  }
+  return static_cast<uint64_t>(most);
+}
+
+// A maximum raised by a growth gets 1/8 of headroom (rounded up to 16
+// bytes), so that a size that creeps up a little each iteration costs a plan
+// per 12.5% of growth, not one per iteration; the headroom is part of the
+// upper bound's cost (arena against shape loads).
+static uint64_t growth_size(uint64_t size) { return (size + size / 8 + 15) / 16 * 16; }
+
 // Note [Address colouring]. Planned offsets are sums of tensor sizes, which
 // are mostly multiples of 4 KiB, so without help most slab blocks share their
 // address bits below the page size — unlike glibc's or tcmalloc's blocks. Two
@@ -128,12 +163,23 @@ void LearnerCounters::add_to(ReplayStats& s) const {
   s.planned_buffers += planned_buffers.get();
   s.plan_stall_ns += plan_stall_ns.get();
   s.max_plan_stall_ns = std::max(s.max_plan_stall_ns, max_plan_stall_ns.get());
+  s.plans_held += plans_held.get();
+  s.variants += variants.get();
+  s.growths += growths.get();
+  s.arena_bytes += arena_bytes.get();
+  if (const uint64_t low = min_shape_load.get(); low != 0) {
+    s.min_shape_load_bytes = s.min_shape_load_bytes == 0 ? low : std::min(s.min_shape_load_bytes, low);
+  }
+  s.max_shape_load_bytes = std::max(s.max_shape_load_bytes, max_shape_load.get());
+  s.plan_bytes += plan_bytes.get();
+  s.evictions += evictions.get();
+  s.switches += switches.get();
 }
 
 // ---------------------------------------------------------------------------
 // The learning cycle.
 
-std::unique_ptr<PlanJob> Learner::restart(bool has_window) {
+std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   phase_ = has_window ? ReplayPhase::kProfiling : ReplayPhase::kBackingOnly;
   agreements_ = 0;
   deviating_run_ = 0;
@@ -141,7 +187,19 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window) {
   current_.clear();
   agreed_.clear();
   profiled_live_.clear();
+  pending_.clear();
+  pending_any_ = false;
+  growing_ = false;
   ++generation_;
+  // The previous owner's variants go; their jobs are kept until done.
+  for (Parked& v : parked_) {
+    if (v.job) orphans_.push_back(std::move(v.job));
+  }
+  parked_.clear();
+  key_ = key;
+  active_ = nullptr;
+  waiting_ = false;
+  count_held();
   return std::move(job_);
 }
 
@@ -169,16 +227,25 @@ void Learner::record_end(const void* p, bool escaped) {
   if (!escaped && !current_.overflowed) current_.uppers[static_cast<size_t>(index)] = tick_;
 }
 
-void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& adapter) {
+void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& adapter, uint32_t requests,
+                            uint64_t next_key) {
   counters_.iterations.bump();
+  ++uses_;
   try {
+    std::erase_if(orphans_, [](const std::unique_ptr<PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
     switch (phase_) {
       case ReplayPhase::kProfiling:
         finish_profile(planning, adapter);
         break;
       case ReplayPhase::kReplaying:
+        if (deviated) counters_.deviations.bump();
+        if (adopt_growth(requests) || growing_) {
+          // A deviation that a larger plan answers does not count towards re-profiling.
+          replan(planning, adapter);
+          deviating_run_ = 0;
+          break;
+        }
         if (deviated) {
-          counters_.deviations.bump();
           ++deviating_run_;
         } else {
           deviating_run_ = 0;
@@ -189,6 +256,8 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
           agreements_ = 0;
           deviating_run_ = 0;
           agreed_.clear();
+          growing_ = false;
+          active_ = nullptr;
           if (!config_.keep_slab && serving_ && !adapter.slab_in_use()) {
             withdraw(adapter);  // stale frees into the window then find no plan, not unmapped memory
             slab_.release();
@@ -199,6 +268,11 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
         break;
       case ReplayPhase::kBackingOnly:
         break;
+    }
+    if (next_key != key_) {
+      switch_variant(next_key, adapter);
+    } else if (waiting_) {
+      activate(adapter);
     }
   } catch (...) {
     // Out of memory while bookkeeping: forget the profiles, keep serving safely.
@@ -253,9 +327,18 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
     return;
   }
   if (identity_ == RequestIdentity::kKeyed) canonicalise(c);
-  if (agreements_ > 0 && same_requests(agreed_, c)) {
+  const bool agrees =
+      agreements_ > 0 && (config_.upper_bound_plans ? same_structure(agreed_, c) : same_requests(agreed_, c));
+  if (!agrees) shape_load_min_ = shape_load_max_ = 0;
+  note_shape(c);
+  if (agrees) {
     bool widened = false;
     for (size_t i = 0; i < c.size(); ++i) {
+      uint64_t& size = agreed_.requests[i].size;
+      if (c.requests[i].size > size) {
+        size = c.requests[i].size;  // Note [Upper-bound plans]: the per-request maximum
+        widened = true;
+      }
       int64_t& u = agreed_.uppers[i];
       const int64_t merged = (u == kEscaped || c.uppers[i] == kEscaped) ? kEscaped : std::max(u, c.uppers[i]);
       widened |= merged != u;
@@ -277,6 +360,61 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
     plan_in_background(planning, adapter);
   } else {
     plan_now(planning, adapter, nullptr);
+  }
+}
+
+// Counts the profile's size signature as a variant if it is new (the first
+// 32 are told apart), and its load among the shapes of the agreed profile.
+void Learner::note_shape(const Profile& p) {
+  uint64_t h = (1469598103934665603ull ^ p.size()) * 1099511628211ull ^ key_;
+  for (size_t i = 0; i < p.size(); ++i) h = (h ^ p.requests[i].size) * 1099511628211ull;
+  bool seen = false;
+  for (uint32_t v = 0; v < variant_count_; ++v) seen |= variant_hashes_[v] == h;
+  if (!seen && variant_count_ < std::size(variant_hashes_)) {
+    variant_hashes_[variant_count_++] = h;
+    counters_.variants.set(variant_count_);
+  }
+  const uint64_t load = profile_load(p, config_);
+  shape_load_min_ = shape_load_min_ == 0 ? load : std::min(shape_load_min_, load);
+  shape_load_max_ = std::max(shape_load_max_, load);
+}
+
+// Note [Upper-bound plans]: the iteration that just ended outgrew some
+// blocks of the serving plan; when it made the plan's number of requests
+// (the same structure, as far as the replay can tell) its sizes raise the
+// agreed maxima. Returns true when the maxima changed.
+bool Learner::adopt_growth(uint32_t requests) {
+  if (!pending_any_) return false;
+  bool raised = false;
+  if (requests == agreed_.size() && pending_.size() == agreed_.size()) {
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      if (pending_[i] > agreed_.requests[i].size) {
+        agreed_.requests[i].size = growth_size(pending_[i]);
+        raised = true;
+      }
+    }
+  }
+  std::fill(pending_.begin(), pending_.end(), 0);
+  pending_any_ = false;
+  if (raised) {
+    growing_ = true;
+    ++generation_;
+  }
+  return raised;
+}
+
+// Plans the raised maxima, at the boundary or in the background; serving
+// goes on with the old plan until the new one is published.
+void Learner::replan(const Planning& planning, Adapter& adapter) {
+  const PreparedPlan* before = serving_;
+  if (config_.plan_in_background && planning.planner) {
+    plan_in_background(planning, adapter);
+  } else {
+    plan_now(planning, adapter, nullptr);
+  }
+  if (serving_ != before || phase_ != ReplayPhase::kReplaying) {
+    if (growing_ && serving_ != before) counters_.growths.bump();
+    growing_ = false;
   }
 }
 
@@ -321,16 +459,31 @@ void Learner::try_plan(const Planning& planning, Adapter& adapter, PlanJob* job)
   PreparedPlan* published = prepared->get();
   plans_.push_back(std::move(prepared).value());
   serving_ = published;
+  active_ = published;
   adapter.publish(*published);
   phase_ = ReplayPhase::kReplaying;
   deviating_run_ = 0;
   counters_.plans_made.bump();
   counters_.planned_buffers.set(published->problem.size());
   counters_.slab_bytes.set(slab_.mapped_bytes());
-  // Replaying needs no profile until the unit profiles again.
+  counters_.arena_bytes.set(published->arena);
+  prune_plans();
+  if (shape_load_max_ != 0) {
+    counters_.min_shape_load.set(shape_load_min_);
+    counters_.max_shape_load.set(shape_load_max_);
+  }
+  // Replaying needs no profile until the unit profiles again; with
+  // upper-bound plans the agreed profile stays: its maxima are raised by
+  // growths (Note [Upper-bound plans]).
   current_.release();
-  agreed_.release();
   profiled_live_.release();
+  pending_any_ = false;
+  if (config_.upper_bound_plans && identity_ == RequestIdentity::kSequence) {
+    pending_.assign(agreed_.size(), 0);
+  } else {
+    agreed_.release();
+    pending_.clear();
+  }
 }
 
 // Background planning, step by step, at each boundary where the unit's
@@ -382,6 +535,151 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
 
 void Learner::forget_foreign_job(int64_t process) {
   if (job_ && job_->process != process) (void)job_.release();
+  for (Parked& v : parked_) {
+    if (v.job && v.job->process != process) (void)v.job.release();
+  }
+  for (std::unique_ptr<PlanJob>& j : orphans_) {
+    if (j && j->process != process) (void)j.release();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Keyed plans (Note [Keyed plans]).
+
+// Parks the running variant and runs `key`'s, publishing its plan if it has one.
+void Learner::switch_variant(uint64_t key, Adapter& adapter) {
+  Parked out;
+  out.key = key_;
+  out.last_use = uses_;
+  out.phase = waiting_ ? ReplayPhase::kReplaying : phase_;
+  out.agreements = agreements_;
+  std::swap(out.agreed, agreed_);
+  out.generation = generation_;
+  out.job = std::move(job_);
+  out.plan = active_;
+  out.growing = growing_;
+  out.shape_load_min = shape_load_min_;
+  out.shape_load_max = shape_load_max_;
+  Parked in;
+  auto found = std::find_if(parked_.begin(), parked_.end(), [key](const Parked& v) { return v.key == key; });
+  if (found != parked_.end()) {
+    in = std::move(*found);
+    parked_.erase(found);
+  } else {
+    in.key = key;
+    in.generation = generation_ + 1;
+    // A unit without a slab window never profiles, whichever its key.
+    in.phase = slab_.base() ? ReplayPhase::kProfiling : ReplayPhase::kBackingOnly;
+  }
+  if (out.plan || out.agreements > 0 || out.job) parked_.push_back(std::move(out));
+  key_ = in.key;
+  phase_ = in.phase;
+  agreements_ = in.agreements;
+  std::swap(agreed_, in.agreed);
+  generation_ = in.generation;
+  job_ = std::move(in.job);
+  active_ = in.plan;
+  growing_ = in.growing;
+  shape_load_min_ = in.shape_load_min;
+  shape_load_max_ = in.shape_load_max;
+  deviating_run_ = 0;
+  pending_any_ = false;
+  waiting_ = false;
+  evict_to_bounds(adapter);
+  activate(adapter);
+}
+
+// Serves the running variant's plan, if it has one and the slab is free of
+// the served plan's blocks; else its iteration goes to the backing allocator
+// and this is tried again at the next boundary.
+void Learner::activate(Adapter& adapter) {
+  waiting_ = false;
+  if (!active_) {
+    if (phase_ == ReplayPhase::kReplaying) phase_ = ReplayPhase::kProfiling;
+    return;
+  }
+  if (serving_ != active_) {
+    if (serving_ && adapter.slab_in_use()) {
+      waiting_ = true;
+      phase_ = ReplayPhase::kBackingOnly;
+      return;
+    }
+    if (serving_) withdraw(adapter);
+    if (!slab_.commit(static_cast<size_t>(active_->arena), config_.huge_pages).ok()) {
+      counters_.plan_failures.bump();
+      counters_.slab_bytes.set(slab_.mapped_bytes());
+      active_ = nullptr;
+      phase_ = ReplayPhase::kBackingOnly;
+      count_held();
+      return;
+    }
+    serving_ = active_;
+    adapter.publish(*active_);
+    counters_.switches.bump();
+    counters_.planned_buffers.set(active_->problem.size());
+    counters_.slab_bytes.set(slab_.mapped_bytes());
+    counters_.arena_bytes.set(active_->arena);
+  }
+  phase_ = ReplayPhase::kReplaying;
+  pending_any_ = false;
+  if (config_.upper_bound_plans && identity_ == RequestIdentity::kSequence && agreed_.size() > 0) {
+    pending_.assign(agreed_.size(), 0);
+  } else {
+    pending_.clear();
+  }
+}
+
+// Evicts the least recently used parked variants until the unit keeps at
+// most max_plans variants and max_plan_bytes of plan arenas.
+void Learner::evict_to_bounds(Adapter& adapter) {
+  (void)adapter;
+  const int64_t process = os::process_id();
+  auto bytes = [this] {
+    uint64_t total = active_ ? active_->arena : 0;
+    for (const Parked& v : parked_) total += v.plan ? v.plan->arena : 0;
+    return total;
+  };
+  while (!parked_.empty() && (static_cast<int64_t>(parked_.size()) + 1 > config_.max_plans ||
+                              bytes() > static_cast<uint64_t>(config_.max_plan_bytes))) {
+    auto lru = std::min_element(parked_.begin(), parked_.end(),
+                                [](const Parked& a, const Parked& b) { return a.last_use < b.last_use; });
+    if (lru->job) {
+      if (lru->job->process != process) {
+        (void)lru->job.release();  // a fork child's copy: may be in use in the parent
+      } else if (!lru->job->done.load(std::memory_order_acquire)) {
+        orphans_.push_back(std::move(lru->job));
+      }
+    }
+    parked_.erase(lru);
+    counters_.evictions.bump();
+  }
+  prune_plans();
+}
+
+// Frees the plans no variant refers to and that are not served (see Note
+// [Keyed plans] for why that is safe).
+void Learner::prune_plans() {
+  std::erase_if(plans_, [this](const std::unique_ptr<PreparedPlan>& p) {
+    if (p.get() == serving_ || p.get() == active_) return false;
+    for (const Parked& v : parked_) {
+      if (v.plan == p.get()) return false;
+    }
+    return true;
+  });
+  count_held();
+}
+
+void Learner::count_held() {
+  uint64_t held = active_ ? 1 : 0;
+  uint64_t bytes = active_ ? active_->arena : 0;
+  for (const Parked& v : parked_) {
+    if (v.plan) {
+      ++held;
+      bytes += v.plan->arena;
+    }
+  }
+  counters_.plans_held.set(held);
+  counters_.plan_bytes.set(bytes);
 }
 
 // ---------------------------------------------------------------------------

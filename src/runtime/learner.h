@@ -39,15 +39,38 @@
 // else — profiles, agreement, the filters, the planner, validation, the
 // slab, counting — is here, once.
 //
-// Towards several plans (issue 14, step 2). The learner already keeps every
-// plan it published (`plans()`, owned here, adapters hold raw pointers), and a
-// plan is a PreparedPlan made from one agreed Profile. A bounded plan cache
-// is a map from a profile's signature (its requests) to such plans with LRU
-// eviction by count and bytes, kept in place of `plans_`; end_iteration
-// would look the finished profile up there before planning, and
-// Adapter::publish would be called to switch plans rather than only after a
-// new one is made. Upper-bound plans are a Profile whose sizes are the
-// per-request maxima, which same_requests would compare by key alone.
+// Note [Upper-bound plans]. With ReplayConfig::upper_bound_plans (the
+// default), agreement compares a profile's structure — request count and
+// order, alignments, keys — and not its sizes: iterations of one model at
+// several batch sizes or sequence lengths agree, and the agreed profile keeps
+// the per-request maximum of the sizes seen (and the union of lifetimes).
+// The plan made from it serves every such iteration: a request no larger
+// than its planned block is served in place. A larger request is a
+// deviation; the adapter reports its size (observe_larger) and how many
+// requests the iteration made, and when that count is the plan's, the
+// boundary raises the maxima and plans again (a growth) — the rest of that
+// iteration went to the backing allocator. Memory stays bounded: a plan is
+// never larger than what the maxima of one structure need, and a plan that
+// would not fit the slab leaves the unit with the backing allocator. The
+// cost of sharing — the arena against each shape's own load — is counted
+// (LearnerCounters: min/max shape load, arena).
+//
+// Note [Keyed plans]. A boundary may name the variant of the iteration it
+// starts (a key: memplan_mark_key; 0 for a plain mark). Each key is learnt
+// on its own — its own profiles, agreement, plan, upper bound and growth —
+// and the learner keeps the state of the keys not running now parked, with
+// their plans: switching to a key with a plan publishes that plan at the
+// boundary (no profiling, no planning), provided no block of the plan being
+// served is live (else that key's iteration goes to the backing allocator,
+// and the switch is retried at the next boundary). All plans of a unit share
+// its one slab, committed to the largest arena used so far. The parked set
+// is bounded: at most ReplayConfig::max_plans keys, and the arenas of their
+// plans at most ReplayConfig::max_plan_bytes; the least recently used key is
+// evicted (its profile and plan dropped) first.
+//
+// A plan no key refers to and that is not being served is freed: it was
+// withdrawn only when none of its blocks was live, so only an invalid
+// (double or stale) free could still look it up.
 //
 // Thread-safety: a Learner belongs to its unit and is not thread-safe (the
 // replay allocator's per-thread record owns one; the libtorch allocator
@@ -123,6 +146,12 @@ struct Profile {
 
 // True when two (canonical) profiles make the same requests.
 bool same_requests(const Profile& a, const Profile& b);
+// True when two (canonical) profiles make the same requests but for their
+// sizes (Note [Upper-bound plans]).
+bool same_structure(const Profile& a, const Profile& b);
+// The load of a profile's planned requests (min_planned_size, not escaped):
+// the most bytes live at once, by the requests' own sizes.
+uint64_t profile_load(const Profile& p, const ReplayConfig& config);
 
 // A plan made from an agreed profile: what every adapter needs. Adapters
 // derive from it to add the tables their fast paths read.
@@ -214,7 +243,8 @@ class BackgroundPlanner {
 // unit's owner, read racily.
 struct LearnerCounters {
   Counter iterations, profiled, served, unplanned, fallback, busy, deviations, plans_made, reprofiles,
-      plan_failures, slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns;
+      plan_failures, slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns, variants, growths, arena_bytes,
+      min_shape_load, max_shape_load, plans_held, plan_bytes, evictions, switches;
   // Adds these counters to `s` (the longest stall is a maximum, not a sum).
   void add_to(ReplayStats& s) const;
 };
@@ -249,7 +279,8 @@ class Learner {
   // A new owner (a thread that claims a reused record): profiling when the
   // unit has a slab window, backing-only otherwise. Published plans stay
   // (their blocks may still be freed); a job in flight is handed back.
-  [[nodiscard]] std::unique_ptr<PlanJob> restart(bool has_window);
+  // `key`: the variant of the iteration under way (Note [Keyed plans]).
+  [[nodiscard]] std::unique_ptr<PlanJob> restart(bool has_window, uint64_t key = 0);
 
   ReplayPhase phase() const { return phase_; }
   void set_backing_only() { phase_ = ReplayPhase::kBackingOnly; }
@@ -264,7 +295,21 @@ class Learner {
 
   // The iteration boundary: agreement and planning after profiling,
   // deviation counting and re-profiling after replay. Never throws.
-  void end_iteration(bool deviated, const Planning& planning, Adapter& adapter);
+  // `requests`: how many requests the iteration made (replay only; an
+  // observed growth is adopted only when it equals the plan's count).
+  // `next_key`: the variant of the iteration that starts (Note [Keyed plans]).
+  void end_iteration(bool deviated, const Planning& planning, Adapter& adapter, uint32_t requests = UINT32_MAX,
+                     uint64_t next_key = 0);
+
+  // Replay, upper-bound plans: request `index` of the serving plan asked for
+  // `size` bytes, more than its block holds. No allocation, no lock: called
+  // on the allocation path of a deviating iteration.
+  void observe_larger(uint32_t index, uint64_t size) {
+    if (index < pending_.size() && size > pending_[index]) {
+      pending_[index] = size;
+      pending_any_ = true;
+    }
+  }
 
   // The unit's slab lives in `window` (set once, before the first request).
   void set_window(void* window, size_t window_bytes) { slab_ = Slab(window, window_bytes); }
@@ -286,6 +331,14 @@ class Learner {
   void try_plan(const Planning& planning, Adapter& adapter, PlanJob* job);
   void plan_in_background(const Planning& planning, Adapter& adapter);
   void withdraw(Adapter& adapter);
+  void note_shape(const Profile& p);
+  void switch_variant(uint64_t key, Adapter& adapter);
+  void activate(Adapter& adapter);
+  void evict_to_bounds(Adapter& adapter);
+  void prune_plans();
+  void count_held();
+  void replan(const Planning& planning, Adapter& adapter);
+  bool adopt_growth(uint32_t requests);
 
   const ReplayConfig& config_;
   RequestIdentity identity_;
@@ -294,7 +347,33 @@ class Learner {
   int64_t deviating_run_ = 0;  // consecutive deviating iterations
   uint32_t tick_ = 0;          // requests recorded in this iteration
   Profile current_;
-  Profile agreed_;
+  Profile agreed_;                    // with upper-bound plans: kept while replaying (the maxima)
+  MappedVector<uint64_t> pending_;    // replay: per request, the largest size seen above its block this iteration
+  bool pending_any_ = false;
+  bool growing_ = false;              // agreed_ holds raised maxima not planned yet
+  uint64_t variant_hashes_[32] = {};  // size signatures seen (the first 32)
+  uint32_t variant_count_ = 0;
+  uint64_t shape_load_min_ = 0, shape_load_max_ = 0;  // loads of the profiles merged into agreed_
+
+  // Note [Keyed plans]: the running variant's key and plan, and the others, parked.
+  struct Parked {
+    uint64_t key = 0;
+    uint64_t last_use = 0;
+    ReplayPhase phase = ReplayPhase::kProfiling;
+    int64_t agreements = 0;
+    Profile agreed;
+    uint64_t generation = 0;
+    std::unique_ptr<PlanJob> job;
+    PreparedPlan* plan = nullptr;
+    bool growing = false;
+    uint64_t shape_load_min = 0, shape_load_max = 0;
+  };
+  uint64_t key_ = 0;
+  uint64_t uses_ = 0;                // boundaries so far: the LRU clock
+  PreparedPlan* active_ = nullptr;   // the running variant's plan (the one served while replaying)
+  bool waiting_ = false;             // active_ waits for the served plan's blocks to be freed
+  std::vector<Parked> parked_;
+  std::vector<std::unique_ptr<PlanJob>> orphans_;  // jobs of evicted variants, dropped once done
   uint64_t generation_ = 0;           // bumped whenever agreed_ changes (requests or lifetimes)
   std::unique_ptr<PlanJob> job_;      // the planner thread's job, if any
   PointerTickMap profiled_live_;      // backing pointer -> tick, this iteration (off the backing heap too)

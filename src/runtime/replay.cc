@@ -192,6 +192,7 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanPreparer 
   uint32_t next_window = 0;  // under records_mutex
   std::vector<std::unique_ptr<rt::PlanJob>> orphaned_jobs;  // under records_mutex: jobs of records given to a new thread
   std::unique_ptr<rt::BackgroundPlanner> planner;           // plan_in_background only
+  std::atomic<uint64_t> iteration_key{0};                   // the key of the latest mark (Note [Keyed plans])
 
   Impl(const ReplayConfig& c, BackingAllocator& b) : config(c), backing(b) {}
 
@@ -352,7 +353,8 @@ ThreadRecord* ReplayAllocator::Impl::attach() {
 
 void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.epoch = epoch.load(std::memory_order_acquire);
-  std::unique_ptr<rt::PlanJob> job = r.learner.restart(r.window != kNoWindow);
+  std::unique_ptr<rt::PlanJob> job =
+      r.learner.restart(r.window != kNoWindow, iteration_key.load(std::memory_order_acquire));
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
@@ -367,7 +369,8 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
 void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e) {
   r.epoch = e;
   RecordAdapter adapter(*this, r);
-  r.learner.end_iteration(r.deviating, {.preparer = *this, .backing = backing, .planner = planner.get()}, adapter);
+  r.learner.end_iteration(r.deviating, {.preparer = *this, .backing = backing, .planner = planner.get()}, adapter,
+                          r.tick, iteration_key.load(std::memory_order_acquire));
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
@@ -420,6 +423,7 @@ void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignmen
     return nullptr;
   }
   const TickEntry& e = r.entries[t];
+  if (e.limit != 0 && size >= e.limit) r.learner.observe_larger(t, size);  // Note [Upper-bound plans]
   for (; r.walk < e.walk_end; ++r.walk) {
     if (r.occupant[r.end_ticks[r.walk]].load(std::memory_order_acquire) != 0) {
       r.deviate();  // freed late: its bytes may belong to a block planned from now on
@@ -448,6 +452,12 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
           r->learner.counters().unplanned.bump();
           return backing_allocate(size, alignment, zeroed);
         }
+        // serve() consumed this request's tick as it deviated.
+      } else if (const uint32_t t = r->tick++;
+                 t < r->entry_count && r->entries[t].limit != 0 && size >= r->entries[t].limit) {
+        // The rest of a deviating iteration keeps its ticks, so that sizes
+        // beyond the plan's blocks raise the upper bound.
+        r->learner.observe_larger(t, size);
       }
       r->learner.counters().fallback.bump();
       return backing_allocate(size, alignment, zeroed);
@@ -549,9 +559,12 @@ size_t ReplayAllocator::usable_size(void* p) {
 
 bool ReplayAllocator::owns(const void* p) const { return impl_->owns(p); }
 
-void ReplayAllocator::mark() {
+void ReplayAllocator::mark() { mark_key(0); }
+
+void ReplayAllocator::mark_key(uint64_t key) {
   Impl& m = *impl_;
   if (m.planner) m.planner->ensure_started();
+  m.iteration_key.store(key, std::memory_order_release);
   const uint64_t e = m.epoch.fetch_add(1, std::memory_order_acq_rel) + 1;
   // The marking thread plans now; the others at their next request.
   if (ThreadRecord* r = m.record()) {

@@ -34,6 +34,10 @@ constexpr ReplayKnob kKnobs[] = {
      "shift planned blocks of >= 4 KiB by different multiples of 64 B below this span (a multiple of 64; 0: off)"},
     {"MEMPLAN_PLAN_IN_BACKGROUND", "0",
      "plan on a thread of its own while the thread keeps profiling; adopt the plan at a later boundary (0 or 1)"},
+    {"MEMPLAN_UPPER_BOUND", "1",
+     "iterations with the same requests and other sizes share one plan sized by the per-request maximum (0 or 1)"},
+    {"MEMPLAN_MAX_PLANS", "8", "most variants (keys of memplan_mark_key) a thread keeps a profile or plan for"},
+    {"MEMPLAN_MAX_PLAN_BYTES", "1073741824", "most bytes of plan arenas a thread keeps for its variants"},
 };
 
 Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out) {
@@ -134,6 +138,10 @@ ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::strin
   read("MEMPLAN_TRIM_BACKING", parse_flag, &config.trim_backing);
   read("MEMPLAN_COLOR_SPAN", parse_color_span, &config.color_span_bytes);
   read("MEMPLAN_PLAN_IN_BACKGROUND", parse_flag, &config.plan_in_background);
+  read("MEMPLAN_UPPER_BOUND", parse_flag, &config.upper_bound_plans);
+  read("MEMPLAN_MAX_PLANS", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 1, o); }, &config.max_plans);
+  read("MEMPLAN_MAX_PLAN_BYTES", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },
+       &config.max_plan_bytes);
   return config;
 }
 

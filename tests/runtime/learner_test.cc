@@ -101,12 +101,53 @@ TEST_F(LearnerTest, KeyedRequestsAgreeInAnyOrder) {
 }
 
 TEST_F(LearnerTest, SequenceRequestsMustComeInTheSameOrder) {
+  config_.upper_bound_plans = false;  // else two requests of 16 B alignment agree whatever their sizes
   auto l = make(RequestIdentity::kSequence);
   iteration(*l, {{0, 4096}, {0, 8192}});
   iteration(*l, {{0, 8192}, {0, 4096}});
   EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
   iteration(*l, {{0, 8192}, {0, 4096}});
   EXPECT_EQ(l->phase(), ReplayPhase::kReplaying);
+}
+
+TEST_F(LearnerTest, RequestsOfOtherSizesAgreeOnTheirMaximum) {
+  auto l = make(RequestIdentity::kSequence);
+  iteration(*l, {{0, 4096}, {0, 8192}, {0, 100}});
+  iteration(*l, {{0, 8192}, {0, 2048}, {0, 300}});  // loads 12288 and 10240
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  const PreparedPlan& p = *adapter_.published;
+  ASSERT_EQ(p.problem.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    const uint64_t maximum[] = {8192, 8192, 300};
+    EXPECT_EQ(static_cast<uint64_t>(p.problem.buffers[k].size) - p.shift_of[k], maximum[p.request_of[k]]);
+  }
+  EXPECT_EQ(l->counters().variants.get(), 2u);
+  EXPECT_EQ(l->counters().min_shape_load.get(), 10240u);
+  EXPECT_EQ(l->counters().max_shape_load.get(), 12288u);
+}
+
+TEST_F(LearnerTest, KeyedRequestsOfOtherSizesAgreeOnTheirMaximum) {
+  auto l = make(RequestIdentity::kKeyed);
+  iteration(*l, {{7, 4096}, {3, 8192}});
+  iteration(*l, {{3, 100}, {7, 9000}});
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  uint64_t total = 0;
+  for (size_t k = 0; k < adapter_.published->problem.size(); ++k) {
+    total += static_cast<uint64_t>(adapter_.published->problem.buffers[k].size) - adapter_.published->shift_of[k];
+  }
+  EXPECT_EQ(total, 9000u + 8192u);
+}
+
+TEST_F(LearnerTest, ProfileLoadIsTheMostBytesLiveAtOnce) {
+  Profile p;
+  // [0,2) 100, [1,3) 200, [2,4) 50, escaped 1000: load 300 at tick 1.
+  for (auto [size, upper] : std::vector<std::pair<uint64_t, int64_t>>{{100, 2}, {200, 3}, {50, 4}, {1000, kEscaped}}) {
+    p.requests.push_back({size, 16});
+    p.uppers.push_back(upper);
+  }
+  EXPECT_EQ(profile_load(p, config_), 300u);
+  config_.min_planned_size = 150;
+  EXPECT_EQ(profile_load(p, config_), 200u);
 }
 
 TEST_F(LearnerTest, AmbiguousEscapingAndTinyRequestsAreNotPlanned) {

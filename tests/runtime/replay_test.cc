@@ -311,7 +311,9 @@ TEST(ReplayTest, LateFreeMakesLaterRequestsFallBack) {
 
 TEST(ReplayTest, ReprofilesAfterConsecutiveDeviatingIterations) {
   MockBacking backing;
-  ReplayAllocator a(test_config(), backing);  // deviations_to_reprofile = 2
+  ReplayConfig config = test_config();  // deviations_to_reprofile = 2
+  config.upper_bound_plans = false;     // else the grown sizes are a growth, not a re-profile
+  ReplayAllocator a(config, backing);
   LiveBlocks live;
   const std::vector<size_t> sizes = Iteration().sizes;
   reach_replay(a, sizes, live);
@@ -601,7 +603,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
   EXPECT_EQ(config->color_span_bytes, 0);
-  EXPECT_EQ(replay_knobs().size(), 14u);
+  EXPECT_EQ(replay_knobs().size(), 17u);
 }
 
 // One bad value rejects that knob only: the others still apply.
@@ -692,6 +694,366 @@ TEST(ReplayTest, RejectsAMalformedKnob) {
   StatusOr<ReplayConfig> config = replay_config_from_environment(lookup);
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find("MEMPLAN_PROFILE_ITERATIONS"), std::string::npos);
+}
+
+
+// ---------------------------------------------------------------------------
+// Upper-bound plans (Note [Upper-bound plans], runtime/learner.h).
+
+// A deterministic generator (xorshift), so that a failing stream replays.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  }
+  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
+};
+
+// `variants` size vectors of one structure (n requests): each request's size
+// drawn around a base, scaled per variant as a batch size would scale it.
+std::vector<std::vector<size_t>> same_structure_variants(Rng& rng, size_t n, size_t variants) {
+  std::vector<size_t> base(n);
+  for (size_t& b : base) b = 64 + rng.below(4000);
+  std::vector<std::vector<size_t>> out;
+  for (size_t v = 0; v < variants; ++v) {
+    std::vector<size_t> sizes(n);
+    for (size_t i = 0; i < n; ++i) sizes[i] = base[i] * (v + 1) + rng.below(64);
+    out.push_back(sizes);
+  }
+  return out;
+}
+
+bool all_owned(ReplayAllocator& a, const std::vector<void*>& p) {
+  for (void* q : p) {
+    if (!a.owns(q)) return false;
+  }
+  return true;
+}
+
+TEST(ReplayTest, IterationsOfOneStructureAndOtherSizesShareAnUpperBoundPlan) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> small = {1000, 2000, 3000, 4000, 500, 600, 700, 800};
+  const std::vector<size_t> large = {3000, 6000, 9000, 12000, 1500, 1800, 2100, 2400};
+  run_iteration(a, small, live);
+  a.mark();
+  run_iteration(a, large, live);
+  a.mark();
+  ASSERT_EQ(a.phase_of_calling_thread(), ReplayPhase::kReplaying);
+  for (int round = 0; round < 3; ++round) {
+    for (const std::vector<size_t>* sizes : std::initializer_list<const std::vector<size_t>*>{&small, &large}) {
+      std::vector<void*> p;
+      run_iteration(a, *sizes, live, &p);
+      EXPECT_TRUE(all_owned(a, p)) << "every request fits its upper-bound block";
+      a.mark();
+    }
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.plans, 1u);
+  EXPECT_EQ(s.deviations, 0u);
+  EXPECT_EQ(s.variants, 2u);
+  EXPECT_EQ(s.served, 48u);
+  EXPECT_GT(s.max_shape_load_bytes, s.min_shape_load_bytes);
+  EXPECT_GE(s.arena_bytes, s.max_shape_load_bytes) << "the upper bound holds the largest shape";
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, UpperBoundsOffPlanOnlyIterationsOfEqualSizes) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.upper_bound_plans = false;
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  const std::vector<size_t> small = Iteration().sizes;
+  std::vector<size_t> large = small;
+  for (size_t& s : large) s *= 2;
+  for (int i = 0; i < 6; ++i) {
+    run_iteration(a, i % 2 ? large : small, live);
+    a.mark();
+  }
+  EXPECT_EQ(a.stats().plans, 0u);
+}
+
+TEST(ReplayTest, ALargerRequestRaisesTheUpperBoundForTheNextPlan) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  sizes[3] = 100000;
+  std::vector<void*> p;
+  run_iteration(a, sizes, live, &p);
+  EXPECT_FALSE(a.owns(p[3])) << "a request larger than its block is never served from it";
+  a.mark();
+  ReplayStats s = a.stats();
+  EXPECT_EQ(s.deviations, 1u);
+  EXPECT_EQ(s.growths, 1u);
+  EXPECT_EQ(s.plans, 2u);
+  EXPECT_EQ(s.reprofiles, 0u);
+  run_iteration(a, sizes, live, &p);
+  EXPECT_TRUE(all_owned(a, p)) << "the grown plan serves the larger request in place";
+  a.mark();
+  run_iteration(a, Iteration().sizes, live, &p);
+  EXPECT_TRUE(all_owned(a, p)) << "and still the smaller ones";
+  a.mark();
+  s = a.stats();
+  EXPECT_EQ(s.deviations, 1u);
+  EXPECT_EQ(s.growths, 1u);
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, AGrowthIsNotAdoptedFromAnIterationOfAnotherLength) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  std::vector<size_t> sizes = Iteration().sizes;
+  reach_replay(a, sizes, live);
+  sizes[3] = 100000;
+  sizes.push_back(64);  // another structure: its sizes say nothing about the plan's requests
+  run_iteration(a, sizes, live);
+  a.mark();
+  EXPECT_EQ(a.stats().growths, 0u);
+  EXPECT_EQ(a.stats().plans, 1u);
+}
+
+TEST(ReplayTest, RotatingSizesAreServedAfterTheUpperBoundSettles) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Rng rng{seed * 0x9E3779B97F4A7C15ull};
+    MockBacking backing;
+    ReplayAllocator a(test_config(), backing);
+    LiveBlocks live;
+    const auto variants = same_structure_variants(rng, 6 + rng.below(40), 2 + rng.below(5));
+    // Rotation with the largest shape last, so that the first plan is too small.
+    for (int round = 0; round < 4; ++round) {
+      for (const auto& sizes : variants) {
+        run_iteration(a, sizes, live);
+        a.mark();
+        ASSERT_TRUE(a.check_invariants().ok());
+      }
+    }
+    const uint64_t served_before = a.stats().served;
+    for (const auto& sizes : variants) {
+      std::vector<void*> p;
+      run_iteration(a, sizes, live, &p);
+      EXPECT_TRUE(all_owned(a, p)) << "after a few rotations every shape fits";
+      a.mark();
+    }
+    const ReplayStats s = a.stats();
+    EXPECT_GT(s.served, served_before);
+    EXPECT_LE(s.growths, variants.size()) << "each growth covers at least the shape that caused it";
+    EXPECT_EQ(s.reprofiles, 0u);
+    EXPECT_EQ(s.invalid_frees, 0u);
+  }
+}
+
+TEST(ReplayTest, InterleavedStructuresAndRandomGrowthNeverShareABlock) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Rng rng{seed * 0xD1B54A32D192ED03ull};
+    MockBacking backing;
+    ReplayAllocator a(test_config(), backing);
+    LiveBlocks live;
+    std::vector<std::vector<size_t>> structures;
+    for (int k = 0; k < 3; ++k) structures.push_back(same_structure_variants(rng, 4 + rng.below(20), 1)[0]);
+    for (int it = 0; it < 120; ++it) {
+      std::vector<size_t> sizes = structures[rng.below(rng.below(4) == 0 ? structures.size() : 1)];
+      for (size_t& s : sizes) {
+        if (rng.below(10) == 0) s = s * (1 + rng.below(3)) + rng.below(100);
+      }
+      run_iteration(a, sizes, live);  // cookies and overlaps checked inside
+      a.mark();
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+    const ReplayStats s = a.stats();
+    EXPECT_GT(s.served, 0u);
+    EXPECT_EQ(s.invalid_frees, 0u);
+  }
+}
+
+TEST(ReplayTest, CreepingSizesCostAFewPlansPerDoubling) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  std::vector<size_t> sizes = Iteration().sizes;
+  for (int it = 0; it < 80; ++it) {
+    run_iteration(a, sizes, live);
+    a.mark();
+    for (size_t& s : sizes) s += s / 100 + 1;  // +1% each iteration: 2.2x over the run
+  }
+  const ReplayStats s = a.stats();
+  // Without headroom each of the 78 iterations after the first plan would
+  // be a growth; with 1/8 each request grows about once per 12 iterations
+  // (8 requests whose sizes creep at different rates: a few apart).
+  EXPECT_LE(s.growths, 26u) << "a growth leaves 1/8 of headroom";
+  EXPECT_GT(s.served, 80u * 8 / 2);
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+
+// ---------------------------------------------------------------------------
+// Keyed plans (Note [Keyed plans], runtime/learner.h).
+
+TEST(ReplayTest, KeyedVariantsOfDifferentStructuresEachGetAPlan) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<std::vector<size_t>> variants = {
+      Iteration().sizes, {300, 5000, 70, 9000, 1200}, {64, 64, 128, 4096, 8192, 100, 100, 100, 100, 100, 2000}};
+  a.mark_key(1);
+  for (int round = 0; round < 2; ++round) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      run_iteration(a, variants[v], live);
+      a.mark_key(1 + (v + 1) % variants.size());
+    }
+  }
+  ASSERT_EQ(a.stats().plans, 3u) << "each key agreed with itself, three iterations apart";
+  const uint64_t served_before = a.stats().served;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::vector<void*> p;
+      run_iteration(a, variants[v], live, &p);
+      EXPECT_TRUE(all_owned(a, p)) << "variant " << v << " is served from its own plan";
+      a.mark_key(1 + (v + 1) % variants.size());
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.served - served_before, 3 * (8 + 5 + 11));
+  EXPECT_EQ(s.deviations, 0u);
+  EXPECT_EQ(s.plans_held, 3u);
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_GE(s.switches, 9u);
+  EXPECT_GT(s.plan_bytes, 0u);
+}
+
+TEST(ReplayTest, UnkeyedIterationsOfDifferentStructuresAreNeverPlanned) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<std::vector<size_t>> variants = {Iteration().sizes, {300, 5000, 70, 9000, 1200}};
+  for (int i = 0; i < 8; ++i) {
+    run_iteration(a, variants[i % 2], live);
+    a.mark();
+  }
+  EXPECT_EQ(a.stats().plans, 0u) << "what keyed marks are for";
+}
+
+TEST(ReplayTest, LeastRecentlyUsedVariantIsEvictedBeyondMaxPlans) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.max_plans = 2;
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  auto variant = [](uint64_t key) { return std::vector<size_t>(3 + key, 1000 * key); };
+  // Keys 1 and 2 learnt and served; then key 3 evicts key 1 (used longest ago).
+  for (uint64_t key : {1, 1, 2, 2, 1, 2, 3, 3, 3, 1, 1, 1}) {
+    a.mark_key(key);
+    std::vector<void*> p;
+    run_iteration(a, variant(key), live, &p);
+    ASSERT_TRUE(a.check_invariants().ok());
+  }
+  a.mark();
+  const ReplayStats s = a.stats();
+  EXPECT_GE(s.evictions, 2u) << "key 1 for key 3, then key 2 for key 1";
+  EXPECT_LE(s.plans_held, 2u);
+  EXPECT_EQ(s.plans, 4u) << "key 1 was planned again after its eviction";
+  EXPECT_EQ(s.deviations, 0u);
+}
+
+TEST(ReplayTest, VariantsBeyondMaxPlanBytesAreEvicted) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.max_plan_bytes = 64 << 10;  // room for one of the two plans below
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  const std::vector<size_t> big(4, 20000);
+  for (uint64_t key : {1, 1, 1, 2, 2, 2, 1}) {
+    a.mark_key(key);
+    run_iteration(a, key == 1 ? big : std::vector<size_t>(5, 15000), live);
+  }
+  a.mark();
+  const ReplayStats s = a.stats();
+  EXPECT_GE(s.evictions, 1u);
+  EXPECT_EQ(s.plans_held, 1u);
+  EXPECT_LE(s.plan_bytes, 64u << 10);
+  EXPECT_TRUE(a.check_invariants().ok());
+}
+
+TEST(ReplayTest, SwitchingToAKeyWhileABlockIsLiveNeverSharesIt) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> one = Iteration().sizes;
+  const std::vector<size_t> two = {4096, 4096, 4096, 4096};
+  for (uint64_t key : {1, 1, 2, 2, 1}) {
+    a.mark_key(key);
+    run_iteration(a, key == 1 ? one : two, live);
+  }
+  // Key 1 replays; a block of it is kept across the switch to key 2.
+  a.mark_key(1);
+  void* kept = a.allocate(one[0]);
+  ASSERT_TRUE(a.owns(kept));
+  std::memset(kept, 0x5A, one[0]);
+  a.mark_key(2);
+  std::vector<void*> p;
+  run_iteration(a, two, live, &p);
+  for (void* q : p) EXPECT_FALSE(a.owns(q)) << "key 2 waits for key 1's block to be freed";
+  for (size_t k = 0; k < one[0]; ++k) ASSERT_EQ(static_cast<unsigned char*>(kept)[k], 0x5A);
+  a.deallocate(kept);
+  a.mark_key(2);
+  run_iteration(a, two, live, &p);
+  EXPECT_TRUE(all_owned(a, p)) << "and is served once the slab is free";
+  a.mark();
+  EXPECT_TRUE(a.check_invariants().ok());
+  EXPECT_EQ(a.stats().invalid_frees, 0u);
+}
+
+TEST(ReplayTest, RandomKeyedStreamsKeepCookies) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Rng rng{seed * 0x2545F4914F6CDD1Dull};
+    MockBacking backing;
+    ReplayConfig config = test_config();
+    config.max_plans = 3;
+    ReplayAllocator a(config, backing);
+    LiveBlocks live;
+    std::vector<std::vector<std::vector<size_t>>> keys;  // per key: a few sizes of one structure
+    for (int k = 0; k < 5; ++k) keys.push_back(same_structure_variants(rng, 3 + rng.below(30), 1 + rng.below(3)));
+    for (int it = 0; it < 150; ++it) {
+      const size_t k = rng.below(rng.below(3) == 0 ? keys.size() : 2);
+      a.mark_key(k + 1);
+      run_iteration(a, keys[k][rng.below(keys[k].size())], live);
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+    a.mark();
+    const ReplayStats s = a.stats();
+    EXPECT_GT(s.served, 0u);
+    EXPECT_LE(s.plans_held, 3u);
+    EXPECT_EQ(s.invalid_frees, 0u);
+  }
+}
+
+
+TEST(ReplayTest, AThreadWithoutASlabStaysWithTheBackingAllocatorWhateverItsKey) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.max_threads = 0;  // no slab windows at all
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  for (uint64_t key : {1, 2, 1, 2, 1, 2}) {
+    a.mark_key(key);
+    std::vector<void*> p;
+    run_iteration(a, Iteration().sizes, live, &p);
+    for (void* q : p) EXPECT_FALSE(a.owns(q));
+    EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kBackingOnly);
+    ASSERT_TRUE(a.check_invariants().ok());
+  }
+  EXPECT_EQ(a.stats().profiled, 0u);
 }
 
 }  // namespace

@@ -17,6 +17,8 @@ target_compile_definitions(memplan_replay_stress_direct PRIVATE MEMPLAN_STRESS_D
 target_link_libraries(memplan_replay_stress_direct PRIVATE memplan::runtime Threads::Threads)
 add_test(NAME runtime.stress_linked COMMAND memplan_replay_stress_direct --expect-replay)
 set_tests_properties(runtime.stress_linked PROPERTIES LABELS runtime TIMEOUT 300)
+add_test(NAME runtime.stress_linked_keyed COMMAND memplan_replay_stress_direct --expect-replay)
+set_tests_properties(runtime.stress_linked_keyed PROPERTIES LABELS runtime TIMEOUT 300 ENVIRONMENT "MEMPLAN_STRESS_KEYED=1")
 
 # ThreadSanitizer: the stress program with the runtime's sources compiled in
 # and instrumented; memplan_core (the planner, run at boundaries on one
@@ -39,6 +41,14 @@ if(MEMPLAN_TSAN AND NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
   # one (seen: served 0 with two busy loops beside the run), so the background
   # runs check the cookies and the races, not that replay happened;
   # replay_background_test checks adoption by waiting for the planner.
+  # Keyed marks: three kinds of iteration, each with its own plan, switched
+  # between while other threads free blocks and the fork child marks.
+  add_test(NAME runtime.stress_tsan_keyed COMMAND memplan_replay_stress_tsan --expect-replay)
+  set_tests_properties(runtime.stress_tsan_keyed PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66;MEMPLAN_STRESS_KEYED=1")
+  add_test(NAME runtime.stress_tsan_keyed_background COMMAND memplan_replay_stress_tsan)
+  set_tests_properties(runtime.stress_tsan_keyed_background PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66;MEMPLAN_STRESS_KEYED=1;MEMPLAN_PLAN_IN_BACKGROUND=1")
   add_test(NAME runtime.stress_tsan_background COMMAND memplan_replay_stress_tsan)
   set_tests_properties(runtime.stress_tsan_background PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66;MEMPLAN_PLAN_IN_BACKGROUND=1")
@@ -57,6 +67,9 @@ if(TARGET memplan_replay_preload)
   add_test(NAME runtime.stress_preloaded_background COMMAND memplan_replay_stress)
   set_tests_properties(runtime.stress_preloaded_background PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_PLAN_IN_BACKGROUND=1;MEMPLAN_STATS=1")
+  add_test(NAME runtime.stress_preloaded_keyed COMMAND memplan_replay_stress --expect-replay)
+  set_tests_properties(runtime.stress_preloaded_keyed PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_STATS=1;MEMPLAN_STRESS_KEYED=1")
   add_test(NAME runtime.stress_preloaded_portfolio COMMAND memplan_replay_stress --expect-replay)
   set_tests_properties(runtime.stress_preloaded_portfolio PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_STATS=1")

@@ -24,6 +24,24 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
         resnet18 --size 64 --batch 1 --threads 1 --warmup 4 --iterations 3)
     set_tests_properties(torch_serving.run_matches_plain_resnet18 PROPERTIES LABELS torch TIMEOUT 180
       ENVIRONMENT "LD_PRELOAD=")
+    # Four batch sizes at one resolution in turn: the same operators with
+    # other sizes, served from one upper-bound plan (docs/runtime.md, "Variants").
+    add_test(NAME torch_serving.run_matches_plain_rotating_batches
+      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
+        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_rotating_shapes.py
+        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_rotating_batches
+        resnet18 --shapes 1x64,2x64,3x64,4x64 --rounds 4 --threads 1)
+    set_tests_properties(torch_serving.run_matches_plain_rotating_batches PROPERTIES LABELS torch TIMEOUT 300
+      ENVIRONMENT "LD_PRELOAD=")
+    # Six shapes (batch 1 to 4, 64 and 80 px), each marked with its key: one
+    # plan per shape (docs/runtime.md, "Keyed plans").
+    add_test(NAME torch_serving.run_matches_plain_rotating_shapes_keyed
+      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
+        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_rotating_shapes.py
+        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_rotating_keyed
+        resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 4 --threads 1 --keyed)
+    set_tests_properties(torch_serving.run_matches_plain_rotating_shapes_keyed PROPERTIES LABELS torch TIMEOUT 300
+      ENVIRONMENT "LD_PRELOAD=")
   endif()
 endif()
 

@@ -138,12 +138,20 @@ __attribute__((destructor)) void on_unload() {
   fprintf(stderr,
           "memplan replay: threads %llu, iterations %llu, profiled %llu, served %llu, unplanned %llu, "
           "fallback %llu, deviations %llu, plans %llu, reprofiles %llu, plan failures %llu, invalid frees %llu, "
-          "slab bytes %llu, plan stall %.3f ms (longest %.3f ms)\n",
+          "slab bytes %llu, plan stall %.3f ms (longest %.3f ms), plans held %llu, variants %llu, growths %llu, "
+          "arena %llu B, shape loads %llu..%llu B, plan bytes %llu, evictions %llu, switches %llu, "
+          "served fraction %.3f\n",
           (unsigned long long)s.threads, (unsigned long long)s.iterations, (unsigned long long)s.profiled,
           (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
           (unsigned long long)s.deviations, (unsigned long long)s.plans, (unsigned long long)s.reprofiles,
           (unsigned long long)s.plan_failures, (unsigned long long)s.invalid_frees, (unsigned long long)s.slab_bytes,
-          s.plan_stall_ns / 1e6, s.max_plan_stall_ns / 1e6);
+          s.plan_stall_ns / 1e6, s.max_plan_stall_ns / 1e6, (unsigned long long)s.plans_held,
+          (unsigned long long)s.variants, (unsigned long long)s.growths, (unsigned long long)s.arena_bytes,
+          (unsigned long long)s.min_shape_load_bytes, (unsigned long long)s.max_shape_load_bytes,
+          (unsigned long long)s.plan_bytes, (unsigned long long)s.evictions, (unsigned long long)s.switches,
+          s.served + s.profiled + s.unplanned + s.fallback == 0
+              ? 0.0
+              : double(s.served) / double(s.served + s.profiled + s.unplanned + s.fallback));
 }
 
 // The slab block planned for this request, or nullptr.
@@ -304,6 +312,14 @@ MEMPLAN_EXPORT void memplan_mark(void) {
   if (memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire)) {
     Inside inside;
     a->mark();
+  }
+}
+
+MEMPLAN_EXPORT void memplan_mark_key(uint64_t key) {
+  if (!ensure_ready()) return;
+  if (memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire)) {
+    Inside inside;
+    a->mark_key(key);
   }
 }
 

@@ -1005,6 +1005,9 @@ MEMPLAN_EXPORT void memplan_mark(void) {
   }
 }
 
+// The trace has no variants: a keyed mark is a mark (memplan/mark.h).
+MEMPLAN_EXPORT void memplan_mark_key(uint64_t) { memplan_mark(); }
+
 MEMPLAN_EXPORT void memplan_trace_flush(void) {
   if (!ensure_ready()) return;
   flush_all(false, false);

@@ -45,6 +45,7 @@
 #else
 extern "C" {
 void memplan_mark(void) __attribute__((weak));
+void memplan_mark_key(uint64_t key) __attribute__((weak));
 unsigned long long memplan_replay_served(void) __attribute__((weak));
 }
 #endif
@@ -87,7 +88,7 @@ void* stress_calloc(size_t n) { return g_replay->allocate_zeroed(n); }
 void* stress_aligned(size_t a, size_t n) { return g_replay->allocate(n, a); }
 void* stress_realloc(void* p, size_t n) { return g_replay->reallocate(p, n); }
 void stress_free(void* p) { g_replay->deallocate(p); }
-void stress_mark() { g_replay->mark(); }
+void stress_mark_key(uint64_t key) { g_replay->mark_key(key); }
 #else
 void* stress_malloc(size_t n) { return std::malloc(n); }
 void* stress_calloc(size_t n) { return std::calloc(1, n); }
@@ -97,10 +98,24 @@ void* stress_aligned(size_t a, size_t n) {
 }
 void* stress_realloc(void* p, size_t n) { return std::realloc(p, n); }
 void stress_free(void* p) { std::free(p); }
-void stress_mark() {
-  if (memplan_mark) memplan_mark();
+void stress_mark_key(uint64_t key) {
+  if (memplan_mark_key) {
+    memplan_mark_key(key);
+  } else if (memplan_mark) {
+    memplan_mark();
+  }
 }
 #endif
+
+// With MEMPLAN_STRESS_KEYED=1 each mark names the kind of the iteration it
+// starts (memplan_mark_key: the steady pattern, grown sizes, extra requests),
+// so that the learner keeps a plan per kind and switches between them.
+bool g_keyed = false;
+uint64_t key_of_iteration(int it) {
+  const int variant = it % 8;
+  return variant == 4 ? 2 : variant == 6 ? 3 : 1;
+}
+void stress_mark(uint64_t key = 0) { stress_mark_key(g_keyed ? key : 0); }
 
 struct Rng {
   uint64_t state;
@@ -307,7 +322,7 @@ void run_thread(int round, int index) {
     for (Block& b : live) release(b, "end of iteration");
     // Iteration boundary in lock step: everyone done, one mark, everyone on.
     pthread_barrier_wait(&g_barrier);
-    if (index == 0) stress_mark();
+    if (index == 0) stress_mark(key_of_iteration(it + 1));
     pthread_barrier_wait(&g_barrier);
   }
   for (Block& k : kept) release(k, "kept at thread exit");
@@ -326,6 +341,8 @@ int main(int argc, char** argv) {
   memplan::ReplayAllocator replay(config, g_backing);
   g_replay = &replay;
 #endif
+  if (const char* v = std::getenv("MEMPLAN_STRESS_KEYED")) g_keyed = v[0] == '1';
+  if (g_keyed) stress_mark(key_of_iteration(0));
   pthread_barrier_init(&g_barrier, nullptr, kThreads);
   for (int round = 0; round < kRounds; ++round) {
     std::vector<std::thread> threads;
