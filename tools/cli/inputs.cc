@@ -44,17 +44,18 @@ std::string read_input_or_throw(const std::string& path) {
 }
 
 Trace read_trace_or_throw(const std::string& path) {
-  StatusOr<Trace> trace = Status();
-  if (path == "-") {
-    const std::string bytes = read_input_or_throw(path);
-    trace = parse_trace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "<stdin>");
-  } else {
+  auto read = [&]() -> StatusOr<Trace> {
+    if (path == "-") {
+      const std::string bytes = read_input_or_throw(path);
+      return parse_trace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "<stdin>");
+    }
     std::error_code error;
     if (std::filesystem::is_directory(path, error)) {
       throw CommandError(path + ": is a directory, not a trace file", kExitFailure);
     }
-    trace = read_trace(path);
-  }
+    return read_trace(path);
+  };
+  StatusOr<Trace> trace = read();
   throw_if_error(trace.status());
   return std::move(trace).value();
 }
