@@ -68,6 +68,19 @@ struct Problem {
 // and the field that is wrong.
 Status check_problem(const Problem& problem);
 
+// Two buffers with fixed offsets that share bytes [from, to) while both are
+// live at `tick` (`first` is placed before `second` in the sweep by start).
+struct FixedOffsetClash {
+  size_t first = 0;
+  size_t second = 0;
+  int64_t tick = 0;
+  int64_t from = 0;
+  int64_t to = 0;
+};
+// The first such pair found, if any: O(f log f) for f fixed buffers. Readers
+// use it to name the line of the offending row; check_problem to refuse it.
+std::optional<FixedOffsetClash> find_fixed_offset_clash(const Problem& problem);
+
 inline bool is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 // Rounds x up to a multiple of `alignment` (a power of two). x >= 0.

@@ -20,48 +20,6 @@ std::string name_of(const Problem& p, size_t i) {
   return "buffer '" + p.buffers[i].id + "' (#" + std::to_string(i) + ")";
 }
 
-// Buffers with fixed offsets that are live at the same tick must not share a
-// byte: no plan can move them apart, so it is the input's fault. Sweep the
-// fixed buffers by start; the live ones are kept by offset, disjoint, so a new
-// one can only overlap its neighbours there. O(f log f) for f fixed buffers.
-Status check_fixed_offsets(const Problem& problem) {
-  std::vector<size_t> fixed;
-  for (size_t i = 0; i < problem.buffers.size(); ++i) {
-    if (problem.buffers[i].offset && problem.buffers[i].size > 0) fixed.push_back(i);
-  }
-  if (fixed.size() < 2) return Status::Ok();
-  const auto& b = problem.buffers;
-  std::sort(fixed.begin(), fixed.end(), [&](size_t x, size_t y) { return b[x].lower < b[y].lower; });
-  std::map<int64_t, size_t> live;  // offset -> buffer, byte ranges disjoint
-  using Ending = std::pair<int64_t, size_t>;  // (upper, buffer)
-  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
-  for (const size_t i : fixed) {
-    while (!endings.empty() && endings.top().first <= b[i].lower) {
-      live.erase(*b[endings.top().second].offset);
-      endings.pop();
-    }
-    const int64_t begin = *b[i].offset;
-    const int64_t end = begin + b[i].size;
-    auto clash = [&](size_t j) {
-      const int64_t tick = std::max(b[i].lower, b[j].lower);
-      const int64_t from = std::max(begin, *b[j].offset);
-      const int64_t to = std::min(end, *b[j].offset + b[j].size);
-      return InvalidArgument(name_of(problem, j) + " and " + name_of(problem, i) +
-                             " have fixed offsets that overlap: both hold bytes [" + std::to_string(from) + ", " +
-                             std::to_string(to) + ") at tick " + std::to_string(tick));
-    };
-    auto next = live.lower_bound(begin);
-    if (next != live.end() && next->first < end) return clash(next->second);
-    if (next != live.begin()) {
-      const size_t j = std::prev(next)->second;
-      if (*b[j].offset + b[j].size > begin) return clash(j);
-    }
-    live.emplace(begin, i);
-    endings.push({b[i].upper, i});
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status check_problem(const Problem& problem) {
@@ -107,7 +65,52 @@ Status check_problem(const Problem& problem) {
       }
     }
   }
-  return check_fixed_offsets(problem);
+  if (const std::optional<FixedOffsetClash> clash = find_fixed_offset_clash(problem)) {
+    return InvalidArgument(name_of(problem, clash->first) + " and " + name_of(problem, clash->second) +
+                           " have fixed offsets that overlap: both hold bytes [" + std::to_string(clash->from) + ", " +
+                           std::to_string(clash->to) + ") at tick " + std::to_string(clash->tick));
+  }
+  return Status::Ok();
+}
+
+// Sweep the fixed buffers by start; the live ones are kept by offset,
+// disjoint, so a new one can only overlap its neighbours there.
+// O(f log f) for f fixed buffers.
+std::optional<FixedOffsetClash> find_fixed_offset_clash(const Problem& problem) {
+  std::vector<size_t> fixed;
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    if (problem.buffers[i].offset && problem.buffers[i].size > 0) fixed.push_back(i);
+  }
+  if (fixed.size() < 2) return std::nullopt;
+  const auto& b = problem.buffers;
+  std::stable_sort(fixed.begin(), fixed.end(), [&](size_t x, size_t y) { return b[x].lower < b[y].lower; });
+  std::map<int64_t, size_t> live;  // offset -> buffer, byte ranges disjoint
+  using Ending = std::pair<int64_t, size_t>;  // (upper, buffer)
+  std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
+  for (const size_t i : fixed) {
+    while (!endings.empty() && endings.top().first <= b[i].lower) {
+      live.erase(*b[endings.top().second].offset);
+      endings.pop();
+    }
+    const int64_t begin = *b[i].offset;
+    const int64_t end = begin + b[i].size;
+    auto clash = [&](size_t j) {
+      return FixedOffsetClash{.first = j,
+                              .second = i,
+                              .tick = std::max(b[i].lower, b[j].lower),
+                              .from = std::max(begin, *b[j].offset),
+                              .to = std::min(end, *b[j].offset + b[j].size)};
+    };
+    auto next = live.lower_bound(begin);
+    if (next != live.end() && next->first < end) return clash(next->second);
+    if (next != live.begin()) {
+      const size_t j = std::prev(next)->second;
+      if (*b[j].offset + b[j].size > begin) return clash(j);
+    }
+    live.emplace(begin, i);
+    endings.push({b[i].upper, i});
+  }
+  return std::nullopt;
 }
 
 StatusOr<Problem> problem_from_task_records(std::span<const TaskRecord> records) {

@@ -449,6 +449,18 @@ StatusOr<Problem> parse_problem_csv(std::string_view text, std::string_view sour
                                                 std::to_string(line_of_row(text, first)) + ")");
     }
   }
+  // Fixed offsets that overlap while both buffers live: named at the later
+  // row's offset field.
+  if (const std::optional<FixedOffsetClash> clash = find_fixed_offset_clash(problem)) {
+    const size_t row = std::max(clash->first, clash->second);
+    const size_t other = std::min(clash->first, clash->second);
+    const Location where{.source = source, .line = line_of_row(text, row)};
+    return where.field_error("offset", "fixed offset " + std::to_string(*problem.buffers[row].offset) +
+                                           " overlaps buffer " + quoted(problem.buffers[other].id) + " (line " +
+                                           std::to_string(line_of_row(text, other)) + ", also fixed): both hold bytes [" +
+                                           std::to_string(clash->from) + ", " + std::to_string(clash->to) +
+                                           ") at tick " + std::to_string(clash->tick));
+  }
   // The row checks above cover every invariant; this catches any drift between
   // them and problem.h rather than handing a planner a bad problem.
   if (Status s = check_problem(problem); !s.ok()) {

@@ -159,7 +159,7 @@ memplan_cli_test(plan_reports_planning_validation_reading_and_writing_times EXIT
 foreach(planner portfolio exact naive)
   memplan_cli_test(plan_fixed_offsets_that_overlap_are_bad_input_${planner} EXIT 1
     ARGS plan ${MEMPLAN_CLI_DATA}/fixed_clash.csv --planner ${planner}
-    STDERR "fixed_clash.csv.*buffer 'first' \\(#0\\) and buffer 'second' \\(#1\\) have fixed offsets that overlap: both hold bytes \\[512, 1024\\) at tick 2")
+    STDERR "fixed_clash.csv:3: field 'offset': fixed offset 512 overlaps buffer \"first\" \\(line 2, also fixed\\): both hold bytes \\[512, 1024\\) at tick 2")
 endforeach()
 
 # Conventions: --version, unknown commands and planners with a suggestion,

@@ -58,6 +58,12 @@ void expect_same_buffers(const Problem& a, const Problem& b) {
 
 // ---- accepted forms ---------------------------------------------------------
 
+// Found by the CSV fuzzer: the overlap was reported without a line.
+TEST(CsvRead, RejectsFixedOffsetsThatOverlapAtTheLaterRow) {
+  expect_problem_error("id,lower,upper,size,alignment,offset\nx,0,10,64,1,0\ny,5,10,32,1,63\n", 3, "offset",
+                       "fixed offset 63 overlaps buffer \"x\" (line 2, also fixed): both hold bytes [63, 64) at tick 5");
+}
+
 TEST(CsvRead, ReadsHalfOpenLifetimes) {
   const Problem p = parse_ok("id,lower,upper,size\nx,0,3,4\ny,3,9,8\n");
   ASSERT_EQ(p.size(), 2u);
