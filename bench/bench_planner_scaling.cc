@@ -35,19 +35,9 @@
 #include "memplan/planner.h"
 #include "memplan/validate.h"
 
-namespace {
+#include "size_list.h"
 
-std::vector<size_t> parse_sizes(const std::string& list) {
-  std::vector<size_t> sizes;
-  size_t at = 0;
-  while (at < list.size()) {
-    size_t comma = list.find(',', at);
-    if (comma == std::string::npos) comma = list.size();
-    sizes.push_back(std::strtoull(list.substr(at, comma - at).c_str(), nullptr, 10));
-    at = comma + 1;
-  }
-  return sizes;
-}
+namespace {
 
 // What a child reports through its pipe.
 struct CellResult {
@@ -117,7 +107,7 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--planner" && i + 1 < argc) planner_names.push_back(argv[++i]);
     else if (arg == "--shape" && i + 1 < argc) shape_names.push_back(argv[++i]);
-    else if (arg == "--sizes" && i + 1 < argc) sizes = parse_sizes(argv[++i]);
+    else if (arg == "--sizes" && i + 1 < argc) sizes = parse_size_list(argv[++i]);
     else if (arg == "--cap" && i + 1 < argc) cap = std::atof(argv[++i]);
     else if (arg == "--time-limit" && i + 1 < argc) time_limit = std::atof(argv[++i]);
     else {

@@ -27,19 +27,9 @@
 #include "memplan/planner.h"
 #include "memplan/validate.h"
 
-namespace {
+#include "size_list.h"
 
-std::vector<size_t> parse_sizes(const std::string& list) {
-  std::vector<size_t> sizes;
-  size_t at = 0;
-  while (at < list.size()) {
-    size_t comma = list.find(',', at);
-    if (comma == std::string::npos) comma = list.size();
-    sizes.push_back(std::strtoull(list.substr(at, comma - at).c_str(), nullptr, 10));
-    at = comma + 1;
-  }
-  return sizes;
-}
+namespace {
 
 struct Case {
   memplan::Problem problem;
@@ -86,7 +76,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> shapes;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--sizes" && i + 1 < argc) sizes = parse_sizes(argv[++i]);
+    if (arg == "--sizes" && i + 1 < argc) sizes = parse_size_list(argv[++i]);
     else if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--shape" && i + 1 < argc) shapes.push_back(argv[++i]);
     else {
