@@ -13,6 +13,10 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
 start=$(date +%s)
+# Each stage's count of tests run (scripts/run-ctest.sh appends), for the closing line.
+export MEMPLAN_CTEST_TALLY
+MEMPLAN_CTEST_TALLY=$(mktemp)
+trap 'rm -f "$MEMPLAN_CTEST_TALLY"' EXIT
 stage() { echo; echo "=== $* ($(( $(date +%s) - start )) s elapsed)"; }
 
 stage "1/3 Release build and tests"
@@ -45,3 +49,4 @@ if [ "${MEMPLAN_SKIP_FUZZ:-0}" != 1 ]; then
   scripts/run-ctest.sh build-fuzz 3 -j"$jobs" --output-on-failure -L fuzz
 fi
 stage "all tests passed"
+echo "tests: $(awk '{ n += $1 } END { print n + 0 }' "$MEMPLAN_CTEST_TALLY") passed, 0 failed"
