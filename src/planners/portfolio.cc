@@ -57,6 +57,7 @@
 #include <chrono>
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -291,8 +292,13 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
            info.plan != &plan_greedy_best &&
            !(info.name == "min_cost_flow" && problem.buffers.size() > kMinCostFlowMaxBuffers);
   };
+  const std::span<const PlannerInfo> table = heuristic_planners();
   for (int pass = many_pairs ? 0 : 1; pass < 2; ++pass) {
-    for (const PlannerInfo& info : heuristic_planners()) {
+    for (size_t k = 0; k < table.size(); ++k) {
+      // Pass 0 walks the table backwards: of the light members, the cheaper
+      // greedy_in_order (0.8 s on 10^6 random buffers) then equality (3-7 s),
+      // so that a short time limit still ends with a shared-objects plan.
+      const PlannerInfo& info = pass == 0 ? table[table.size() - 1 - k] : table[k];
       if (optimal() || !go_on()) break;
       if (!member(info)) continue;
       // Pass 0: the light members; pass 1: the rest (everything when the
