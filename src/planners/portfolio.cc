@@ -21,8 +21,8 @@
 //      entries, one per free object around a placed buffer). On random
 //      lifetimes of 10^6 buffers (~1,100 live, 10^9 overlapping pairs) each
 //      takes 30-50 s. Above kMaxPairsForHeavyMembers overlapping pairs
-//      (counted first, O(n log n)) the light members (equality,
-//      greedy_in_order) run first, and the heavy ones and the orderings only
+//      (counted first, O(n log n)) the light members (greedy_in_order, then
+//      equality: cheapest first) run first, and the heavy ones and the orderings only
 //      under a time limit, which stops them; without one they are skipped.
 //   3. Orderings: run best-fit gap placement (offset_placement.h) with each
 //      ordering below (the first one also with the two other fit policies).
