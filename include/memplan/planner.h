@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "memplan/plan.h"
@@ -62,6 +63,9 @@ std::span<const PlannerInfo> planners();
 
 // The planner called `name`, or nullptr.
 const PlannerInfo* find_planner(std::string_view name);
+
+// The registered names, in order, joined by ", " (for messages that list them).
+std::string planner_names();
 
 // The planner used when none is named.
 inline constexpr std::string_view kDefaultPlanner = "portfolio";

@@ -7,12 +7,13 @@
 //
 //   run_planner(name, problem, options)
 //     1. Checks the problem (check_problem) and finds the planner by name.
+//        A capacity below the lower bound that needs no search (the load, or
+//        the top of a fixed buffer) is refuted here, before any planner runs.
 //     2. Runs it. The default planner, `portfolio`, is itself a path:
 //          a. the heuristic portfolio (heuristics.h);
-//          b. with a capacity the heuristic plan does not fit: a capacity
-//             below the lower bound (the load, or the top of a fixed buffer)
-//             is refuted at once; otherwise the exact solver decides the
-//             capacity with the time that is left (10 s when no limit is set);
+//          b. with a capacity the heuristic plan does not fit: the exact
+//             solver decides the capacity with the time that is left (10 s
+//             when no limit is set);
 //          c. without a capacity, with an explicit time limit and a gap left:
 //             the exact solver improves the heuristic plan with the time left
 //             (windows on large problems), keeping the better plan.

@@ -121,12 +121,7 @@ Status run_default(const Problem& problem, const PlanOptions& options, Clock::ti
   if (problem.capacity) {
     const int64_t capacity = *problem.capacity;
     if (result->plan && result->plan->arena <= capacity) return Status();
-    std::string why;
-    const int64_t bound = simple_lower_bound(problem, &why);
-    if (capacity < bound) {
-      result->reason = "capacity " + bytes_text(capacity) + " is below " + why;
-      return Status();
-    }
+    // (A capacity below the simple bound never gets here: run_planner refutes it.)
     const double seconds = options.time_limit_seconds > 0 ? left : kDefaultExactSeconds - seconds_since(start);
     if (seconds <= 0) return Status();
     StatusOr<ExactResult> solved = solve_decision(problem, capacity, exact_options_for(options, seconds));
@@ -183,6 +178,16 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
   // The time limit covers planning and validation: the validator (n log n)
   // gets a tenth of an explicit limit, more on large problems (about 1.5 us
   // a buffer where many are live at once), at most half of it.
+  // A capacity below the bound that needs no search is refuted before any
+  // planner runs, whichever was named.
+  if (problem.capacity) {
+    std::string why;
+    if (*problem.capacity < simple_lower_bound(problem, &why)) {
+      result.verdict = PlanVerdict::kDoesNotFit;
+      result.reason = "capacity " + bytes_text(*problem.capacity) + " is below " + why;
+      return result;
+    }
+  }
   PlanOptions planning = options;
   const double validation_reserve =
       std::min(0.5 * options.time_limit_seconds,
@@ -237,14 +242,6 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
   if (!result.reason.empty() && !result.cancelled &&
       (result.verdict == PlanVerdict::kDoesNotFit || !result.plan)) {
     result.verdict = PlanVerdict::kDoesNotFit;  // a proof was given
-    result.plan.reset();
-    return result;
-  }
-  std::string why;
-  const int64_t bound = simple_lower_bound(problem, &why);
-  if (capacity < bound) {
-    result.verdict = PlanVerdict::kDoesNotFit;
-    result.reason = "capacity " + bytes_text(capacity) + " is below " + why;
     result.plan.reset();
     return result;
   }

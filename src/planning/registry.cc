@@ -46,4 +46,13 @@ const PlannerInfo* find_planner(std::string_view name) {
   return nullptr;
 }
 
+std::string planner_names() {
+  std::string names;
+  for (const PlannerInfo& p : registered()) {
+    if (!names.empty()) names += ", ";
+    names += p.name;
+  }
+  return names;
+}
+
 }  // namespace memplan

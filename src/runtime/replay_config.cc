@@ -81,9 +81,8 @@ Status parse_color_span(const char* name, const char* text, int64_t* out) {
 
 Status parse_planner(const char* name, const char* text, std::string* out) {
   if (find_planner(text) == nullptr) {
-    std::string known;
-    for (const PlannerInfo& p : planners()) known += (known.empty() ? "" : ", ") + std::string(p.name);
-    return InvalidArgument(std::string(name) + "='" + text + "': no such planner (registered: " + known + ")");
+    return InvalidArgument(std::string(name) + "='" + text + "': no such planner (registered: " + planner_names() +
+                           ")");
   }
   *out = text;
   return Status::Ok();

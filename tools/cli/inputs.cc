@@ -25,6 +25,17 @@ void throw_if_error(const Status& status, const std::string& context) {
 
 std::string source_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
+namespace {
+
+// A directory named where a file is expected is the user's mistake (the
+// readers would fail on it with a less helpful error, or none).
+void throw_if_directory(const std::string& path, const std::string& expected) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw CommandError(path + ": is a directory, not " + expected, kExitFailure);
+}
+
+}  // namespace
+
 std::string read_input_or_throw(const std::string& path) {
   if (path == "-") {
     std::string text;
@@ -34,10 +45,7 @@ std::string read_input_or_throw(const std::string& path) {
     if (std::ferror(stdin)) throw CommandError("<stdin>: read failed", kExitFailure);
     return text;
   }
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw CommandError(path + ": is a directory, not a file", kExitFailure);
-  }
+  throw_if_directory(path, "a file");
   StatusOr<std::string> text = read_text_file(path);
   throw_if_error(text.status());
   return std::move(text).value();
@@ -49,10 +57,7 @@ Trace read_trace_or_throw(const std::string& path) {
       const std::string bytes = read_input_or_throw(path);
       return parse_trace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "<stdin>");
     }
-    std::error_code error;
-    if (std::filesystem::is_directory(path, error)) {
-      throw CommandError(path + ": is a directory, not a trace file", kExitFailure);
-    }
+    throw_if_directory(path, "a trace file");
     return read_trace(path);
   };
   StatusOr<Trace> trace = read();
@@ -132,16 +137,11 @@ int64_t power_of_two_byte_size(const std::string& text, const std::string& flag)
 
 const PlannerInfo& planner_or_throw(const std::string& name) {
   if (const PlannerInfo* planner = find_planner(name)) return *planner;
-  std::string known;
-  for (const PlannerInfo& p : planners()) {
-    if (!known.empty()) known += ", ";
-    known += p.name;
-  }
   std::vector<std::string> names;
   for (const PlannerInfo& p : planners()) names.emplace_back(p.name);
   const std::string nearest = nearest_name(name, names);
   throw CommandError("unknown planner '" + name + "'" + (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") +
-                         " (registered: " + known + ")",
+                         " (registered: " + planner_names() + ")",
                      kExitFailure);
 }
 
