@@ -4,7 +4,7 @@
 //
 // Both online allocators — the replay allocator (memplan/replay.h, and its
 // LD_PRELOAD drop-in) and the libtorch allocator
-// (src/runtime/torch/torch_allocator.h) — run the same learner
+// (src/torch/torch_allocator.h) — run the same learner
 // (src/runtime/learner.h): profile iterations, wait until
 // ReplayConfig::profile_iterations of them agree, plan, serve from a slab,
 // and profile again after ReplayConfig::deviations_to_reprofile deviating

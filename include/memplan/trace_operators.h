@@ -8,7 +8,7 @@
  * problems are the same as without them.
  *
  * For libtorch this is done by memplan's RecordFunction recorder
- * (src/trace/torch/recorder.h). The symbols exist only while the tracer is
+ * (src/torch/operator_recorder.h). The symbols exist only while the tracer is
  * preloaded: look them up with dlsym(RTLD_DEFAULT, ...) or declare them weak.
  * None allocates through malloc or takes a lock; each costs about as much as
  * one traced malloc. */

@@ -478,7 +478,7 @@ void Learner::try_plan(const Planning& planning, Adapter& adapter, PlanJob* job)
   current_.release();
   profiled_live_.release();
   pending_any_ = false;
-  if (config_.upper_bound_plans && identity_ == RequestIdentity::kSequence) {
+  if (config_.upper_bound_plans) {
     pending_.assign(agreed_.size(), 0);
   } else {
     agreed_.release();
@@ -622,7 +622,7 @@ void Learner::activate(Adapter& adapter) {
   }
   phase_ = ReplayPhase::kReplaying;
   pending_any_ = false;
-  if (config_.upper_bound_plans && identity_ == RequestIdentity::kSequence && agreed_.size() > 0) {
+  if (config_.upper_bound_plans && agreed_.size() > 0) {
     pending_.assign(agreed_.size(), 0);
   } else {
     pending_.clear();

@@ -38,7 +38,7 @@
 // Operator records (version 2; a version-1 file holds none) sit in a thread's
 // event block between its events. They attribute the allocations that follow
 // them on that thread to an operator (libtorch's RecordFunction callbacks, see
-// src/trace/torch/), take no sequence number and leave the delta state as it
+// src/torch/), take no sequence number and leave the delta state as it
 // is (their three deltas are written as zero), so a trace with them yields the
 // same events, ticks and problems as one without:
 //

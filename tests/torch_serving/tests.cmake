@@ -45,7 +45,7 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
   endif()
 endif()
 
-# The libtorch allocator (src/runtime/torch/): unit tests, and a TorchScript
+# The libtorch allocator (src/torch/): unit tests, and a TorchScript
 # module, traced at test time from a torchvision model (weights=None), run through
 # TorchReplayAllocator with one and two torch threads; outputs must equal the
 # default allocator's and requests must be served from the slab.
@@ -69,5 +69,16 @@ if(TARGET memplan_torch)
       set_tests_properties(torch_serving.allocator_matches_default_${threads}_threads PROPERTIES
         LABELS torch TIMEOUT 120 FIXTURES_REQUIRED memplan_torchscript_resnet18)
     endforeach()
+    # Six input shapes in turn, each pass marked with the shape key of its
+    # input (one plan per shape); and four batch sizes with plain marks (one
+    # upper-bound plan, grown when a larger batch arrives).
+    add_test(NAME torch_serving.allocator_rotating_shapes_keyed
+      COMMAND memplan_torch_serve ${_memplan_torchscript} --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --threads 1
+        --iterations 4)
+    add_test(NAME torch_serving.allocator_rotating_batches_upper_bound
+      COMMAND memplan_torch_serve ${_memplan_torchscript} --shapes 1x64,2x64,3x64,4x64 --threads 1 --iterations 4
+        --plain-marks)
+    set_tests_properties(torch_serving.allocator_rotating_shapes_keyed torch_serving.allocator_rotating_batches_upper_bound
+      PROPERTIES LABELS torch TIMEOUT 180 FIXTURES_REQUIRED memplan_torchscript_resnet18)
   endif()
 endif()

@@ -1,6 +1,7 @@
 // Behaviour of the operator-scoped libtorch allocator on synthetic iterations:
 // requests are made inside RecordFunction scopes named like operators, so the
 // tests control which operator a request comes from and in which order.
+#include <ATen/ATen.h>
 #include <ATen/record_function.h>
 #include <gtest/gtest.h>
 
@@ -12,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/torch/torch_allocator.h"
+#include "torch/torch_allocator.h"
 
 namespace memplan::torch_serving {
 namespace {
@@ -163,6 +164,85 @@ TEST_F(TorchAllocatorTest, ThreadsInTheSameOperatorNeverShareBytes) {
   EXPECT_EQ(corrupted.load(), 0);
   EXPECT_EQ(allocator_->stats().served, 0u);
   EXPECT_TRUE(allocator_->check_invariants().ok());
+}
+
+// Upper-bound plans (Note [Upper-bound plans]): the same operators asking for
+// more bytes deviate once, raise the plan's maxima, and are then served.
+TEST_F(TorchAllocatorTest, LargerRequestOfTheSameOperatorsGrowsThePlan) {
+  for (int i = 0; i < 2; ++i) iteration(false);
+  ASSERT_EQ(allocator_->phase(), ReplayPhase::kReplaying);
+  auto larger = [this] {
+    IterationGuard guard(*allocator_);
+    run_operator("test::first", {(1 << 20) + 4096, 2 << 20});
+    run_operator("test::second", {3 << 20, 1 << 20});
+  };
+  larger();  // deviates: its first request goes to c10, the maxima rise
+  ReplayStats s = allocator_->stats();
+  EXPECT_EQ(s.deviations, 1u);
+  EXPECT_EQ(s.fallback, 1u);
+  EXPECT_EQ(s.growths, 1u);
+  const uint64_t served_before = s.served;
+  for (int i = 0; i < 3; ++i) larger();
+  iteration(false);  // the smaller shape fits the grown plan too
+  s = allocator_->stats();
+  EXPECT_EQ(s.served - served_before, 16u);
+  EXPECT_EQ(s.fallback, 1u);
+  EXPECT_EQ(s.deviations, 1u);
+  EXPECT_EQ(allocator_->phase(), ReplayPhase::kReplaying);
+}
+
+// Keyed marks (Note [Keyed plans]): two variants with different operators,
+// alternating, each marked with its key, get a plan each and are both served.
+TEST_F(TorchAllocatorTest, KeyedMarksKeepOnePlanPerVariant) {
+  auto variant = [this](int which) {
+    if (which == 0) {
+      run_operator("test::first", {1 << 20, 2 << 20});
+      run_operator("test::second", {3 << 20, 1 << 20});
+    } else {
+      run_operator("test::third", {5 << 20});
+      run_operator("test::first", {4096, 8192});
+      run_operator("test::fourth", {1 << 20, 1 << 20, 1 << 20});
+    }
+  };
+  allocator_->mark(uint64_t{1});
+  for (int i = 0; i < 12; ++i) {
+    variant(i % 2);
+    allocator_->mark(static_cast<uint64_t>(1 + (i + 1) % 2));
+  }
+  const ReplayStats s = allocator_->stats();
+  EXPECT_EQ(s.plans, 2u);
+  EXPECT_EQ(s.plans_held, 2u);
+  EXPECT_EQ(s.fallback, 0u);
+  EXPECT_EQ(s.deviations, 0u);
+  // Iterations 0-3 profile (two of each variant); 4-11 are served: 4 x 4 + 4 x 6 requests.
+  EXPECT_EQ(s.served, 40u);
+  // Without keys the two variants never agree, and nothing is planned.
+  allocator_->uninstall();
+  allocator_.reset();
+  SetUp();
+  for (int i = 0; i < 12; ++i) {
+    IterationGuard guard(*allocator_);
+    variant(i % 2);
+  }
+  EXPECT_EQ(allocator_->stats().plans, 0u);
+  EXPECT_EQ(allocator_->stats().served, 0u);
+}
+
+TEST(TorchShapeKey, NamesShapesTypesAndScalars) {
+  auto key = [](std::vector<c10::IValue> inputs) { return shape_key(inputs); };
+  const at::Tensor a = at::zeros({2, 3, 64, 64});
+  const uint64_t k = key({a});
+  EXPECT_NE(k, 0u);
+  EXPECT_EQ(k, key({at::ones({2, 3, 64, 64})}));  // values do not matter
+  EXPECT_NE(k, key({at::zeros({1, 3, 64, 64})}));
+  EXPECT_NE(k, key({at::zeros({2, 3, 64, 80})}));
+  EXPECT_NE(k, key({at::zeros({2, 3, 64, 64}, at::kDouble)}));
+  EXPECT_NE(k, key({at::zeros({2, 3, 4096})}));  // same element count, other rank
+  EXPECT_NE(k, key({a, a}));
+  EXPECT_NE(key({a, c10::IValue(int64_t{8})}), key({a, c10::IValue(int64_t{9})}));
+  EXPECT_NE(key({c10::ivalue::Tuple::create({a, a})}), key({a, a}));
+  EXPECT_NE(key({c10::IValue(true)}), key({c10::IValue(false)}));
+  EXPECT_NE(key({}), 0u);
 }
 
 TEST(TorchAllocatorInstall, SecondAllocatorCannotInstallWhileOneIs) {

@@ -9,19 +9,22 @@
 // to the same per-thread stream (trace format version 2), which take no
 // sequence numbers, so iterations and extracted problems are unchanged.
 //
-// How: one global at::RecordFunction callback for the FUNCTION scope (ATen
-// operators, on every thread). Its start callback gives the operator's name
-// a small integer id (once per name, under a mutex; then from a per-thread
-// cache keyed by the name's address, which ATen keeps for the life of the
-// operator) and calls memplan_trace_operator_enter(id); its end callback
-// calls memplan_trace_operator_exit(). Cost per operator: two RecordFunction
-// callbacks (the dispatcher's, ~100-200 ns) and two tracer records (~20 ns).
+// How: a client of the operator identity (operator_identity.h: the one
+// RecordFunction callback memplan registers, shared with the libtorch
+// allocator) that asks it to forward operators to the tracer: each name's
+// id is announced once with memplan_trace_operator_name, then every operator
+// start calls memplan_trace_operator_enter(id) and its end
+// memplan_trace_operator_exit(). Cost per operator: the callback (the
+// dispatcher's, ~100-200 ns) and two tracer records (~20 ns).
 //
 // Without the tracer preloaded the symbols are missing; install() then
 // returns false and installs nothing.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+
+#include "torch/operator_identity.h"
 
 namespace memplan::torch_trace {
 
@@ -31,15 +34,14 @@ class OperatorRecorder {
   // False (and nothing installed) if it is not.
   bool install();
   // Removes the callback (also done by the destructor).
-  void remove();
-  ~OperatorRecorder() { remove(); }
+  void remove() { client_.reset(); }
 
-  bool installed() const { return handle_ != 0; }
+  bool installed() const { return client_ != nullptr; }
   // Distinct operator names seen so far.
-  static uint32_t operators_named();
+  static uint32_t operators_named() { return torch_identity::operators_named(); }
 
  private:
-  uint64_t handle_ = 0;
+  std::unique_ptr<torch_identity::Client> client_;
 };
 
 }  // namespace memplan::torch_trace

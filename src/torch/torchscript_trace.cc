@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "memplan/mark.h"
-#include "trace/torch/operator_recorder.h"
+#include "torch/operator_recorder.h"
 
 #pragma weak memplan_mark
 

@@ -6,7 +6,8 @@
 // order in which tensors are requested changes from pass to pass while each
 // operator invocation asks for the same tensors. A RecordFunction callback
 // (at::addGlobalCallback) tells the allocator which operator a request comes
-// from, so a request is identified by
+// from (the operator identity, torch/operator_identity.h, shared with the
+// trace recorder), so a request is identified by
 //
 //     key = (operator name, how many times this thread entered that operator
 //            in this iteration, index of the request within the invocation)
@@ -58,7 +59,9 @@
 // At most one TorchReplayAllocator is installed at a time.
 #pragma once
 
+#include <ATen/core/ivalue.h>
 #include <c10/core/Allocator.h>
+#include <c10/util/ArrayRef.h>
 
 #include <cstdint>
 #include <memory>
@@ -90,6 +93,15 @@ class TorchReplayAllocator final : public c10::Allocator {
 
   // Iteration boundary: profiles, plans or checks the iteration that ended.
   void mark();
+  // The same, naming the variant of the iteration that starts (Note [Keyed
+  // plans], runtime/learner.h): each key gets its own plan, held in a
+  // bounded LRU set (ReplayConfig::max_plans, max_plan_bytes). 0 is a plain
+  // mark.
+  void mark(uint64_t next_key);
+  // The same, keyed by the shapes of the inputs the next iteration runs on
+  // (shape_key): a program that runs one model at several input shapes gets
+  // one plan per shape without naming keys itself.
+  void mark(c10::ArrayRef<c10::IValue> next_inputs);
 
   // Counters of memplan/iteration.h; `threads` stays 0, `operators` counts
   // the operator invocations the callback saw.
@@ -106,7 +118,16 @@ class TorchReplayAllocator final : public c10::Allocator {
   Impl* impl_;
 };
 
+// A key for a list of inputs: the element types, layouts, ranks and sizes of
+// its tensors, and the values of its integers, booleans and doubles, through
+// tuples and lists. Never 0. Two input lists with the same key run the same
+// operators on the same shapes for any model whose control flow depends only
+// on shapes and those scalars.
+uint64_t shape_key(c10::ArrayRef<c10::IValue> inputs);
+
 // Iterations are marked with memplan::IterationGuard (memplan/iteration.h):
-// `for (...) { IterationGuard iteration(allocator); module.forward(inputs); }`.
+// `for (...) { IterationGuard iteration(allocator); module.forward(inputs); }`,
+// or, for inputs of several shapes, with a keyed mark before each pass:
+// `for (...) { allocator.mark(inputs); module.forward(inputs); }`.
 
 }  // namespace memplan::torch_serving

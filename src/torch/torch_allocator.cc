@@ -6,12 +6,13 @@
 // allocator; this file supplies the keyed request identity and the serving.
 //
 // Algorithm:
-//   1. A RecordFunction start callback pushes a frame for the operator on the
-//      calling thread's stack: frame key = mix(hash(name), n), n = how many
-//      times the thread entered that name in this iteration; the end callback
-//      pops it. A request's key is mix(frame key, index of the request in the
-//      frame), or mix(outside, index among the thread's requests outside any
-//      operator). Per-thread counters restart when the iteration epoch moves.
+//   1. Request keys come from the operator identity
+//      (torch/operator_identity.h, the one RecordFunction callback shared
+//      with the trace recorder): mix(invocation key, index of the request in
+//      the invocation), or mix(outside, index among the thread's requests
+//      outside any operator); the counts restart at each mark. A mark may
+//      name the variant of the iteration it starts: a key the program gives,
+//      or shape_key() of the next inputs (Note [Keyed plans], learner.h).
 //   2. Profiling: each request goes to c10::alloc_cpu and is recorded by the
 //      learner with its key and alignment 64 (c10's); its free closes its
 //      lifetime.
@@ -19,7 +20,9 @@
 //      per planned buffer, keyed; each entry's list of entries overlapping it
 //      in bytes comes from a sweep over the entries sorted by offset.
 //   4. Replay: key → entry (hash map); served when size fits, the entry is not
-//      live and no entry of its overlap list is live; a free of a slab pointer
+//      live and no entry of its overlap list is live (a larger size is told
+//      to the learner, which raises the plan's maxima: Note [Upper-bound
+//      plans]); a free of a slab pointer
 //      maps offset → live entry (hash map) and clears it.
 //
 // Complexity: a request costs O(1) expected for the key and the lookup plus
@@ -27,7 +30,7 @@
 // torchvision plans); a free O(1) expected. Planning costs the planner's time
 // plus O(n log n + overlaps) for n planned buffers. Memory: O(n + overlaps)
 // for the plan, O(requests of the iteration) while profiling.
-#include "runtime/torch/torch_allocator.h"
+#include "torch/torch_allocator.h"
 
 #include <ATen/record_function.h>
 #include <c10/core/CPUAllocator.h>
@@ -52,84 +55,14 @@
 #include "runtime/learner.h"
 #include "runtime/os/os_memory.h"
 #include "runtime/slab.h"
+#include "torch/operator_identity.h"
 
 namespace memplan::torch_serving {
 namespace {
 
 // c10's tensor alignment (c10/core/alignment.h, gAlignment on Linux).
 constexpr uint64_t kAlignment = 64;
-constexpr uint64_t kOutsideOperators = 0x6f75747369646521ULL;
 constexpr size_t kMaxAllocators = 8;
-
-uint64_t mix(uint64_t a, uint64_t b) {
-  uint64_t x = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL);
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 29;
-  return x;
-}
-
-uint64_t hash_name(const char* name) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (const char* c = name; c != nullptr && *c != '\0'; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 0x100000001b3ULL;
-  return h;
-}
-
-// The iteration every thread's counters belong to; mark() moves it.
-std::atomic<uint64_t> g_epoch{1};
-
-struct Frame {
-  uint64_t key;
-  uint64_t requests;
-};
-
-struct ThreadContext {
-  uint64_t epoch = 0;
-  std::vector<Frame> frames;
-  std::unordered_map<uint64_t, uint64_t> invocations;  // name hash -> entries this iteration
-  uint64_t outside_requests = 0;
-
-  void catch_up() {
-    const uint64_t now = g_epoch.load(std::memory_order_acquire);
-    if (epoch != now) {
-      // Frames open across the boundary keep their keys; only the counts restart.
-      invocations.clear();
-      outside_requests = 0;
-      epoch = now;
-    }
-  }
-};
-
-ThreadContext& thread_context() {
-  thread_local ThreadContext context;
-  return context;
-}
-
-std::atomic<uint64_t> g_operator_count{0};
-
-std::unique_ptr<at::ObserverContext> on_operator_start(const at::RecordFunction& fn) {
-  ThreadContext& context = thread_context();
-  context.catch_up();
-  const uint64_t name = hash_name(fn.name());
-  const uint64_t n = ++context.invocations[name];
-  context.frames.push_back({mix(name, n), 0});
-  g_operator_count.fetch_add(1, std::memory_order_relaxed);
-  return nullptr;
-}
-
-void on_operator_end(const at::RecordFunction&, at::ObserverContext*) {
-  ThreadContext& context = thread_context();
-  // A callback registered while an operator ran sees its end without its start.
-  if (!context.frames.empty()) context.frames.pop_back();
-}
-
-uint64_t next_request_key() {
-  ThreadContext& context = thread_context();
-  context.catch_up();
-  if (context.frames.empty()) return mix(kOutsideOperators, ++context.outside_requests);
-  Frame& frame = context.frames.back();
-  return mix(frame.key, ++frame.requests);
-}
 
 struct Entry {
   uint64_t key;
@@ -182,7 +115,7 @@ struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learne
   std::unique_ptr<runtime::BackgroundPlanner> planner;  // plan_in_background only
   std::atomic<ReplayPhase> phase{ReplayPhase::kProfiling};  // the learner's, for frees that take no lock
   c10::Allocator* previous = nullptr;
-  at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
+  std::unique_ptr<torch_identity::Client> identity;  // while installed: operator keys
   bool installed = false;
 
   // Replay (under mutex).
@@ -190,6 +123,7 @@ struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learne
   std::unordered_map<int64_t, int32_t> live_at_offset;
   int64_t live_slab_blocks = 0;
   bool iteration_deviated = false;
+  uint32_t iteration_requests = 0;  // requests of the iteration under replay (upper-bound growth)
 
   bool in_slab(const void* p) const {
     return static_cast<size_t>(static_cast<const unsigned char*>(p) - static_cast<const unsigned char*>(window)) <
@@ -199,7 +133,7 @@ struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learne
   void* allocate(size_t bytes);
   void free_slab(void* p);
   void note_free(void* p);
-  void mark();
+  void mark(uint64_t next_key);
 
   StatusOr<std::unique_ptr<runtime::PreparedPlan>> prepare(const runtime::Profile& agreed) const override;
   bool slab_in_use() const override { return live_slab_blocks != 0; }
@@ -240,7 +174,7 @@ void delete_block(void* p) {
 
 void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
   if (bytes == 0) return c10::alloc_cpu(0);
-  const uint64_t key = next_request_key();
+  const uint64_t key = torch_identity::next_request_key();
   const auto size = static_cast<int64_t>(bytes);
   std::unique_lock lock(mutex);
   runtime::LearnerCounters& counters = learner.counters();
@@ -258,6 +192,7 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
     case ReplayPhase::kReplaying:
       break;
   }
+  ++iteration_requests;
   const auto found = plan->entry_of_key.find(key);
   if (found == plan->entry_of_key.end()) {
     if (plan->unplanned_keys.count(key) != 0) {
@@ -275,6 +210,8 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
   for (size_t k = 0; !busy && k < entry.overlaps.size(); ++k) busy = entries[static_cast<size_t>(entry.overlaps[k])].live;
   if (size > entry.size || busy) {
     counters.fallback.bump();
+    // Note [Upper-bound plans]: the maxima rise for the next plan.
+    if (size > entry.size) learner.observe_larger(plan->request_of[static_cast<size_t>(found->second)], bytes);
     if (busy) {
       counters.busy.bump();
     } else {
@@ -343,14 +280,65 @@ StatusOr<std::unique_ptr<runtime::PreparedPlan>> TorchReplayAllocator::Impl::pre
   return std::unique_ptr<runtime::PreparedPlan>(std::move(next));
 }
 
-void TorchReplayAllocator::Impl::mark() {
+void TorchReplayAllocator::Impl::mark(uint64_t next_key) {
   // Only from the program's own call: starting a thread here is safe.
   if (planner) planner->ensure_started();
   std::lock_guard lock(mutex);
-  g_epoch.fetch_add(1, std::memory_order_acq_rel);
-  learner.end_iteration(iteration_deviated, {.preparer = *this, .backing = backing, .planner = planner.get()}, *this);
+  torch_identity::advance_epoch();
+  learner.end_iteration(iteration_deviated, {.preparer = *this, .backing = backing, .planner = planner.get()}, *this,
+                        iteration_requests, next_key);
   iteration_deviated = false;
+  iteration_requests = 0;
   phase.store(learner.phase(), std::memory_order_relaxed);
+}
+
+namespace {
+
+void hash_ivalue(const c10::IValue& v, uint64_t& h) {
+  using torch_identity::mix;
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined()) {
+      h = mix(h, 0x756e646566ULL);
+      return;
+    }
+    h = mix(h, 0x74656e736f72ULL);
+    h = mix(h, static_cast<uint64_t>(t.scalar_type()));
+    h = mix(h, static_cast<uint64_t>(t.layout()));
+    h = mix(h, static_cast<uint64_t>(t.dim()));
+    for (const int64_t d : t.sizes()) h = mix(h, static_cast<uint64_t>(d));
+  } else if (v.isTuple()) {
+    const auto& elements = v.toTupleRef().elements();
+    h = mix(h, 0x7475706c65ULL + elements.size());
+    for (const c10::IValue& e : elements) hash_ivalue(e, h);
+  } else if (v.isList()) {
+    const c10::List<c10::IValue> list = v.toList();
+    h = mix(h, 0x6c697374ULL + list.size());
+    for (const c10::IValue e : list) hash_ivalue(e, h);
+  } else if (v.isInt()) {
+    h = mix(h, 0x696e74ULL);
+    h = mix(h, static_cast<uint64_t>(v.toInt()));
+  } else if (v.isBool()) {
+    h = mix(h, v.toBool() ? 0x74727565ULL : 0x66616c7365ULL);
+  } else if (v.isDouble()) {
+    const double d = v.toDouble();
+    uint64_t bits = 0;
+    std::memcpy(&bits, &d, sizeof bits);
+    h = mix(h, 0x646f75626c65ULL);
+    h = mix(h, bits);
+  } else if (v.isNone()) {
+    h = mix(h, 0x6e6f6e65ULL);
+  } else {
+    h = mix(h, 0x6f74686572ULL + static_cast<uint64_t>(v.tagKind().size()));
+  }
+}
+
+}  // namespace
+
+uint64_t shape_key(c10::ArrayRef<c10::IValue> inputs) {
+  uint64_t h = 0x7368617065ULL + inputs.size();
+  for (const c10::IValue& v : inputs) hash_ivalue(v, h);
+  return h == 0 ? 1 : h;  // 0 is a plain mark
 }
 
 StatusOr<std::unique_ptr<TorchReplayAllocator>> TorchReplayAllocator::create(const ReplayConfig& config) {
@@ -401,15 +389,14 @@ Status TorchReplayAllocator::install() {
   impl_->previous = c10::GetCPUAllocator();
   // Priority 255: c10 only lets an equal or higher priority replace an allocator.
   c10::SetCPUAllocator(this, /*priority=*/255);
-  impl_->callback = at::addGlobalCallback(at::RecordFunctionCallback(&on_operator_start, &on_operator_end));
+  impl_->identity = std::make_unique<torch_identity::Client>();
   impl_->installed = true;
   return Status::Ok();
 }
 
 void TorchReplayAllocator::uninstall() {
   if (!impl_->installed) return;
-  at::removeCallback(impl_->callback);
-  impl_->callback = at::INVALID_CALLBACK_HANDLE;
+  impl_->identity.reset();
   c10::SetCPUAllocator(impl_->previous, /*priority=*/255);
   impl_->installed = false;
   g_installed.store(nullptr, std::memory_order_release);
@@ -422,13 +409,17 @@ c10::DataPtr TorchReplayAllocator::allocate(size_t bytes) const {
 
 c10::DeleterFnPtr TorchReplayAllocator::raw_deleter() const { return &delete_block; }
 
-void TorchReplayAllocator::mark() { impl_->mark(); }
+void TorchReplayAllocator::mark() { impl_->mark(0); }
+
+void TorchReplayAllocator::mark(uint64_t next_key) { impl_->mark(next_key); }
+
+void TorchReplayAllocator::mark(c10::ArrayRef<c10::IValue> next_inputs) { impl_->mark(shape_key(next_inputs)); }
 
 ReplayStats TorchReplayAllocator::stats() const {
   std::lock_guard lock(impl_->mutex);
   ReplayStats s;
   impl_->learner.counters().add_to(s);
-  s.operators = g_operator_count.load(std::memory_order_relaxed);
+  s.operators = torch_identity::operator_invocations();
   return s;
 }
 
