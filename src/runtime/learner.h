@@ -312,7 +312,10 @@ class Learner {
   }
 
   // The unit's slab lives in `window` (set once, before the first request).
-  void set_window(void* window, size_t window_bytes) { slab_ = Slab(window, window_bytes); }
+  // `memory`: who maps it (nullptr: the OS; a device's SlabMemory otherwise).
+  void set_window(void* window, size_t window_bytes, SlabMemory* memory = nullptr) {
+    slab_ = Slab(window, window_bytes, memory);
+  }
   Slab& slab() { return slab_; }
   const Slab& slab() const { return slab_; }
   // The published plan, or nullptr.

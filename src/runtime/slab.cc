@@ -11,7 +11,8 @@ namespace memplan::runtime {
 Slab::Slab(Slab&& other) noexcept
     : window_(std::exchange(other.window_, nullptr)),
       window_bytes_(std::exchange(other.window_bytes_, 0)),
-      mapped_bytes_(std::exchange(other.mapped_bytes_, 0)) {}
+      mapped_bytes_(std::exchange(other.mapped_bytes_, 0)),
+      memory_(std::exchange(other.memory_, nullptr)) {}
 
 Slab& Slab::operator=(Slab&& other) noexcept {
   if (this != &other) {
@@ -19,12 +20,15 @@ Slab& Slab::operator=(Slab&& other) noexcept {
     window_ = std::exchange(other.window_, nullptr);
     window_bytes_ = std::exchange(other.window_bytes_, 0);
     mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+    memory_ = std::exchange(other.memory_, nullptr);
   }
   return *this;
 }
 
+size_t Slab::unit() const { return memory_ ? memory_->granularity() : os::page_size(); }
+
 Status Slab::commit(size_t bytes, bool huge_pages) {
-  const size_t page = os::page_size();
+  const size_t page = unit();
   const size_t rounded = (bytes + page - 1) / page * page;
   if (!window_ || rounded > window_bytes_) {
     return CapacityExceeded("slab of " + std::to_string(bytes) + " B does not fit its window of " +
@@ -33,7 +37,9 @@ Status Slab::commit(size_t bytes, bool huge_pages) {
   if (rounded <= mapped_bytes_) return Status::Ok();
   release();
   if (rounded == 0) return Status::Ok();
-  if (!os::commit(window_, rounded, huge_pages)) {
+  if (memory_ != nullptr) {
+    if (!memory_->commit(window_, rounded)) return Internal("the device could not map a " + std::to_string(rounded) + " B slab");
+  } else if (!os::commit(window_, rounded, huge_pages)) {
     os::decommit(window_, rounded);
     return Internal("mmap of a " + std::to_string(rounded) + " B slab failed");
   }
@@ -43,12 +49,16 @@ Status Slab::commit(size_t bytes, bool huge_pages) {
 
 void Slab::release() {
   if (mapped_bytes_ == 0) return;
-  os::decommit(window_, mapped_bytes_);
+  if (memory_ != nullptr) {
+    memory_->decommit(window_, mapped_bytes_);
+  } else {
+    os::decommit(window_, mapped_bytes_);
+  }
   mapped_bytes_ = 0;
 }
 
 Status Slab::check_invariants() const {
-  const size_t page = os::page_size();
+  const size_t page = unit();
   if (reinterpret_cast<uintptr_t>(window_) % page != 0) return Internal("slab window is not page-aligned");
   if (mapped_bytes_ % page != 0) return Internal("slab mapping is not a whole number of pages");
   if (mapped_bytes_ > window_bytes_) return Internal("slab mapping is larger than its window");

@@ -25,11 +25,26 @@
 
 namespace memplan::runtime {
 
+// Where a slab's memory comes from when it is not the process's own address
+// space: a device's virtual address window (the device replay allocator,
+// runtime/device/). Commit maps [address, address + bytes) of the window,
+// decommit unmaps it; both are called with whole granules.
+class SlabMemory {
+ public:
+  virtual ~SlabMemory() = default;
+  // The commit unit in bytes (a power of two; 2 MiB for CUDA's VMM).
+  virtual size_t granularity() const = 0;
+  virtual bool commit(void* address, size_t bytes) = 0;
+  virtual void decommit(void* address, size_t bytes) = 0;
+};
+
 class Slab {
  public:
   Slab() = default;
-  // A slab that will live in [window, window + window_bytes); nothing mapped yet.
-  Slab(void* window, size_t window_bytes) : window_(static_cast<unsigned char*>(window)), window_bytes_(window_bytes) {}
+  // A slab that will live in [window, window + window_bytes); nothing mapped
+  // yet. `memory`: who maps it (nullptr: the OS, pre-faulted pages).
+  Slab(void* window, size_t window_bytes, SlabMemory* memory = nullptr)
+      : window_(static_cast<unsigned char*>(window)), window_bytes_(window_bytes), memory_(memory) {}
   Slab(Slab&& other) noexcept;
   Slab& operator=(Slab&& other) noexcept;
   Slab(const Slab&) = delete;
@@ -57,6 +72,8 @@ class Slab {
   unsigned char* window_ = nullptr;
   size_t window_bytes_ = 0;
   size_t mapped_bytes_ = 0;
+  SlabMemory* memory_ = nullptr;
+  size_t unit() const;
 };
 
 }  // namespace memplan::runtime

@@ -54,6 +54,7 @@
 #include "memplan/validate.h"
 #include "runtime/learner.h"
 #include "runtime/os/os_memory.h"
+#include "runtime/planned_blocks.h"
 #include "runtime/slab.h"
 #include "torch/operator_identity.h"
 
@@ -64,12 +65,9 @@ namespace {
 constexpr uint64_t kAlignment = 64;
 constexpr size_t kMaxAllocators = 8;
 
-struct Entry {
-  uint64_t key;
-  int64_t size;                   // the request's size (the buffer's, less any colour shift)
-  int64_t offset;                 // where the block starts in the slab
-  std::vector<int32_t> overlaps;  // entries sharing bytes with this one
-  bool live = false;
+// A planned block with the key of its request.
+struct Entry : runtime::PlannedBlock {
+  uint64_t key = 0;
 };
 
 // A plan with the tables the replay reads: entries by key, and the keys the
@@ -206,8 +204,7 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
   }
   std::vector<Entry>& entries = plan->entries;
   Entry& entry = entries[static_cast<size_t>(found->second)];
-  bool busy = entry.live;
-  for (size_t k = 0; !busy && k < entry.overlaps.size(); ++k) busy = entries[static_cast<size_t>(entry.overlaps[k])].live;
+  const bool busy = !runtime::can_serve(entries, static_cast<size_t>(found->second));
   if (size > entry.size || busy) {
     counters.fallback.bump();
     // Note [Upper-bound plans]: the maxima rise for the next plan.
@@ -256,27 +253,16 @@ StatusOr<std::unique_ptr<runtime::PreparedPlan>> TorchReplayAllocator::Impl::pre
     const uint32_t request = next->request_of[k];
     const uint64_t key = agreed.key(request);
     planned[request] = true;
-    entries.push_back({key, static_cast<int64_t>(agreed.requests[request].size),
-                       next->plan.offsets[k] + static_cast<int64_t>(next->shift_of[k]), {}, false});
+    Entry& entry = entries.emplace_back();
+    entry.key = key;
+    entry.size = static_cast<int64_t>(agreed.requests[request].size);
+    entry.offset = next->plan.offsets[k] + static_cast<int64_t>(next->shift_of[k]);
     next->entry_of_key[key] = static_cast<int32_t>(k);
   }
   for (size_t i = 0; i < agreed.size(); ++i) {
     if (!planned[i]) next->unplanned_keys.insert(agreed.key(i));
   }
-  std::vector<int32_t> by_offset(entries.size());
-  for (size_t i = 0; i < by_offset.size(); ++i) by_offset[i] = static_cast<int32_t>(i);
-  std::sort(by_offset.begin(), by_offset.end(), [&](int32_t a, int32_t b) {
-    return entries[static_cast<size_t>(a)].offset < entries[static_cast<size_t>(b)].offset;
-  });
-  for (size_t a = 0; a < by_offset.size(); ++a) {
-    Entry& ea = entries[static_cast<size_t>(by_offset[a])];
-    for (size_t b = a + 1; b < by_offset.size(); ++b) {
-      Entry& eb = entries[static_cast<size_t>(by_offset[b])];
-      if (eb.offset >= ea.offset + std::max<int64_t>(ea.size, 1)) break;
-      ea.overlaps.push_back(by_offset[b]);
-      eb.overlaps.push_back(by_offset[a]);
-    }
-  }
+  runtime::link_overlaps(entries);
   return std::unique_ptr<runtime::PreparedPlan>(std::move(next));
 }
 

@@ -1,0 +1,193 @@
+// cuda_pluggable.cc — libmemplan_cuda_alloc.so: the device replay allocator
+// (device_replay.h) on CUDA, in the form PyTorch's CUDAPluggableAllocator
+// loads (PyTorch >= 2.0):
+//
+//   alloc = torch.cuda.memory.CUDAPluggableAllocator(
+//       "libmemplan_cuda_alloc.so", "memplan_cuda_malloc", "memplan_cuda_free")
+//   torch.cuda.memory.change_current_allocator(alloc)   # before any CUDA tensor
+//   lib = ctypes.CDLL("libmemplan_cuda_alloc.so")
+//   for batch in data: step(batch); lib.memplan_cuda_mark()
+//
+// Device memory, per device:
+//   - a unit's window: cuMemAddressReserve (virtual addresses only);
+//   - its slab: cuMemCreate + cuMemMap + cuMemSetAccess over the window's
+//     first bytes, in the device's allocation granularity (2 MiB on current
+//     GPUs), unmapped and released by cuMemUnmap + cuMemRelease;
+//   - the fallback: cudaMallocAsync / cudaFreeAsync on the request's stream
+//     (the device's default memory pool), trimmed with cudaMemPoolTrimTo
+//     before a slab is mapped;
+//   - synchronize: cudaStreamSynchronize.
+// Knobs: the MEMPLAN_* environment of the host runtime (docs/runtime.md),
+// read once when the first request arrives; MEMPLAN_STATS=1 prints the
+// counters at exit.
+//
+// Built only with the CUDA toolkit (MEMPLAN_WITH_CUDA). Its logic is the
+// device replay allocator's, tested on a mock device in every build
+// (tests/runtime/device_replay_test.cc); this file is the CUDA calls alone.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <sys/types.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "memplan/replay_config.h"
+#include "runtime/device/device_replay.h"
+
+namespace memplan::runtime {
+namespace {
+
+class CudaMemory final : public DeviceMemory {
+ public:
+  explicit CudaMemory(int device) : device_(device) {
+    prop_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop_.location.id = device;
+    size_t granularity = 0;
+    if (cuMemGetAllocationGranularity(&granularity, &prop_, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) != CUDA_SUCCESS ||
+        granularity == 0) {
+      granularity = size_t{2} << 20;
+    }
+    granularity_ = granularity;
+  }
+
+  size_t granularity() const override { return granularity_; }
+
+  void* reserve(size_t bytes) override {
+    CUdeviceptr address = 0;
+    if (cuMemAddressReserve(&address, bytes, granularity_, 0, 0) != CUDA_SUCCESS) return nullptr;
+    return reinterpret_cast<void*>(address);
+  }
+  void release(void* window, size_t bytes) override {
+    cuMemAddressFree(reinterpret_cast<CUdeviceptr>(window), bytes);
+  }
+  bool commit(void* address, size_t bytes) override {
+    CUmemGenericAllocationHandle handle = 0;
+    if (cuMemCreate(&handle, bytes, &prop_, 0) != CUDA_SUCCESS) return false;
+    const auto at = reinterpret_cast<CUdeviceptr>(address);
+    if (cuMemMap(at, bytes, 0, handle, 0) != CUDA_SUCCESS) {
+      cuMemRelease(handle);
+      return false;
+    }
+    CUmemAccessDesc access{};
+    access.location = prop_.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (cuMemSetAccess(at, bytes, &access, 1) != CUDA_SUCCESS) {
+      cuMemUnmap(at, bytes);
+      cuMemRelease(handle);
+      return false;
+    }
+    handles_[at] = handle;
+    return true;
+  }
+  void decommit(void* address, size_t bytes) override {
+    const auto at = reinterpret_cast<CUdeviceptr>(address);
+    const auto found = handles_.find(at);
+    if (found == handles_.end()) return;
+    cuMemUnmap(at, bytes);
+    cuMemRelease(found->second);
+    handles_.erase(found);
+  }
+  void* allocate(size_t bytes, void* stream) override {
+    void* p = nullptr;
+    if (cudaMallocAsync(&p, bytes, static_cast<cudaStream_t>(stream)) != cudaSuccess) return nullptr;
+    return p;
+  }
+  void deallocate(void* p, size_t, void* stream) override { cudaFreeAsync(p, static_cast<cudaStream_t>(stream)); }
+  void synchronize(void* stream) override { cudaStreamSynchronize(static_cast<cudaStream_t>(stream)); }
+  void trim() override {
+    cudaMemPool_t pool = nullptr;
+    if (cudaDeviceGetDefaultMemPool(&pool, device_) == cudaSuccess) cudaMemPoolTrimTo(pool, 0);
+  }
+
+ private:
+  int device_;
+  size_t granularity_ = 0;
+  CUmemAllocationProp prop_{};
+  std::map<CUdeviceptr, CUmemGenericAllocationHandle> handles_;
+};
+
+class CudaDevices final : public DeviceSet {
+ public:
+  DeviceMemory* device(int index) override {
+    std::lock_guard lock(mutex_);
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || index < 0 || index >= count) return nullptr;
+    auto& slot = devices_[index];
+    if (!slot) slot = std::make_unique<CudaMemory>(index);
+    return slot.get();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<int, std::unique_ptr<CudaMemory>> devices_;
+};
+
+CudaDevices g_devices;
+std::once_flag g_once;
+DeviceReplayAllocator* g_allocator = nullptr;  // never destroyed: frees may come after exit handlers
+
+void print_stats() {
+  if (g_allocator == nullptr) return;
+  const ReplayStats s = g_allocator->stats();
+  std::fprintf(stderr,
+               "memplan cuda: streams %llu, iterations %llu, profiled %llu, served %llu, unplanned %llu, fallback %llu "
+               "(busy %llu), plans %llu, growths %llu, slab %llu bytes, invalid frees %llu\n",
+               (unsigned long long)s.threads, (unsigned long long)s.iterations, (unsigned long long)s.profiled,
+               (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
+               (unsigned long long)s.busy, (unsigned long long)s.plans, (unsigned long long)s.growths,
+               (unsigned long long)s.slab_bytes, (unsigned long long)s.invalid_frees);
+}
+
+DeviceReplayAllocator* allocator() {
+  std::call_once(g_once, [] {
+    auto config = replay_config_from_environment();
+    if (!config.ok()) {
+      std::fprintf(stderr, "memplan cuda: %s; serving with cudaMallocAsync only\n", config.status().message().c_str());
+      return;
+    }
+    auto made = DeviceReplayAllocator::create(*config, g_devices);
+    if (!made.ok()) {
+      std::fprintf(stderr, "memplan cuda: %s; serving with cudaMallocAsync only\n", made.status().message().c_str());
+      return;
+    }
+    g_allocator = made->release();
+    const char* stats = std::getenv("MEMPLAN_STATS");
+    if (stats != nullptr && stats[0] == '1') std::atexit(print_stats);
+  });
+  return g_allocator;
+}
+
+}  // namespace
+}  // namespace memplan::runtime
+
+extern "C" {
+
+__attribute__((visibility("default"))) void* memplan_cuda_malloc(ssize_t size, int device, cudaStream_t stream) {
+  using namespace memplan::runtime;
+  if (DeviceReplayAllocator* a = allocator()) return a->allocate(static_cast<size_t>(size), device, stream);
+  void* p = nullptr;
+  return cudaMallocAsync(&p, static_cast<size_t>(size), stream) == cudaSuccess ? p : nullptr;
+}
+
+__attribute__((visibility("default"))) void memplan_cuda_free(void* ptr, size_t size, int device, cudaStream_t stream) {
+  using namespace memplan::runtime;
+  if (DeviceReplayAllocator* a = allocator()) {
+    a->deallocate(ptr, size, device, stream);
+    return;
+  }
+  cudaFreeAsync(ptr, stream);
+}
+
+__attribute__((visibility("default"))) void memplan_cuda_mark(void) {
+  if (auto* a = memplan::runtime::allocator()) a->mark();
+}
+
+__attribute__((visibility("default"))) void memplan_cuda_mark_key(uint64_t key) {
+  if (auto* a = memplan::runtime::allocator()) a->mark(key);
+}
+
+}  // extern "C"

@@ -1,0 +1,327 @@
+// device_replay.cc — the device replay allocator (see device_replay.h).
+//
+//   allocate(bytes, device, stream):
+//     1. The unit of (device, stream), made on first use: a Learner with the
+//        sequence identity and a window of the device's address space.
+//     2. Profiling or backing-only: the fallback serves; while profiling the
+//        learner records (request index, bytes, 512-byte alignment, pointer).
+//     3. Replay: request i of the iteration is served at its planned offset
+//        when the plan covers it, the bytes fit and neither its block nor one
+//        sharing its bytes is live (Note [No headers on the device]); a
+//        larger request tells the learner (upper-bound growth); anything else
+//        is a fallback, and a request the plan did not expect a deviation.
+//   deallocate(p): a pointer inside a unit's window is a slab block (its
+//     offset finds it); any other goes back to the fallback, and ends its
+//     profiled lifetime in the unit that is profiling it.
+//   mark(key): every unit's learner ends its iteration.
+#include "runtime/device/device_replay.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "memplan/planner.h"
+#include "memplan/validate.h"
+#include "runtime/learner.h"
+#include "runtime/planned_blocks.h"
+
+namespace memplan::runtime {
+namespace {
+
+// PyTorch's CUDA caching allocator rounds every block to 512 bytes; a plan
+// keeps that alignment so that kernels see the same address alignment.
+constexpr uint64_t kDeviceAlignment = 512;
+
+uint64_t no_header(uint64_t) { return 0; }
+
+// A plan with what replay reads: per request of the profile, its block (or -1).
+struct DevicePlan final : PreparedPlan {
+  std::vector<PlannedBlock> blocks;  // per planned buffer
+  std::vector<int32_t> block_of;     // per request index: its block, -1 when unplanned
+};
+
+// The learner's backing allocator: only its trim is used (before a slab is
+// mapped); the device's fallback serves requests directly.
+class DeviceBacking final : public BackingAllocator {
+ public:
+  explicit DeviceBacking(DeviceMemory& memory) : memory_(memory) {}
+  void* allocate(size_t, size_t) override { return nullptr; }
+  void* allocate_zeroed(size_t) override { return nullptr; }
+  void* reallocate(void*, size_t) override { return nullptr; }
+  void deallocate(void*) override {}
+  size_t usable_size(void*) override { return 0; }
+  void release_free_memory() override { memory_.trim(); }
+
+ private:
+  DeviceMemory& memory_;
+};
+
+}  // namespace
+
+// One (device, stream): its learner, window and replay state. As the
+// learner's PlanPreparer it builds a DevicePlan, as its Adapter it withdraws
+// and publishes one.
+struct DeviceUnit final : PlanPreparer, Learner::Adapter {
+  DeviceUnit(const ReplayConfig& config, DeviceMemory& memory, void* stream)
+      : memory(memory), backing(memory), stream(stream), learner(config, RequestIdentity::kSequence), config(config) {}
+
+  DeviceMemory& memory;
+  DeviceBacking backing;
+  void* stream;
+  Learner learner;
+  const ReplayConfig& config;
+  unsigned char* window = nullptr;
+  size_t window_bytes = 0;
+
+  DevicePlan* plan = nullptr;                      // the learner's serving plan
+  std::unordered_map<int64_t, int32_t> live_at;    // offset -> live block
+  int64_t live_blocks = 0;
+  uint32_t requests = 0;                           // this iteration's requests
+  bool deviated = false;
+
+  bool owns(const void* p) const {
+    return window != nullptr && static_cast<size_t>(static_cast<const unsigned char*>(p) - window) < window_bytes;
+  }
+
+  StatusOr<std::unique_ptr<PreparedPlan>> prepare(const Profile& agreed) const override {
+    auto next = std::make_unique<DevicePlan>();
+    const BlockLayout layout{.header_bytes = &no_header, .max_arena = window_bytes};
+    MEMPLAN_RETURN_IF_ERROR(plan_profile(agreed, config, layout, *next));
+    next->block_of.assign(agreed.size(), -1);
+    next->blocks.resize(next->request_of.size());
+    for (size_t k = 0; k < next->request_of.size(); ++k) {
+      const uint32_t request = next->request_of[k];
+      next->block_of[request] = static_cast<int32_t>(k);
+      next->blocks[k].offset = next->plan.offsets[k] + static_cast<int64_t>(next->shift_of[k]);
+      next->blocks[k].size = static_cast<int64_t>(agreed.requests[request].size);
+    }
+    link_overlaps(next->blocks);
+    return std::unique_ptr<PreparedPlan>(std::move(next));
+  }
+  bool slab_in_use() const override { return live_blocks != 0; }
+  // The learner withdraws a plan before the slab's mapping changes or
+  // another plan's offsets take over (Note [Streams]): kernels queued on
+  // this stream may still use the old blocks, so they finish first.
+  void withdraw() override {
+    memory.synchronize(stream);
+    plan = nullptr;
+    live_at.clear();
+  }
+  void publish(PreparedPlan& p) override {
+    plan = static_cast<DevicePlan*>(&p);
+    live_at.clear();
+  }
+
+  void* allocate(size_t bytes) {
+    const uint32_t index = requests++;
+    LearnerCounters& counters = learner.counters();
+    switch (learner.phase()) {
+      case ReplayPhase::kBackingOnly:
+        return memory.allocate(bytes, stream);
+      case ReplayPhase::kProfiling: {
+        void* p = memory.allocate(bytes, stream);
+        if (p != nullptr) learner.record(index, bytes, kDeviceAlignment, p);
+        return p;
+      }
+      case ReplayPhase::kReplaying:
+        if (plan == nullptr) return memory.allocate(bytes, stream);  // the plan waits for the old one's blocks
+        break;
+    }
+    const int32_t b = index < plan->block_of.size() ? plan->block_of[index] : -1;
+    if (b < 0) {
+      if (index < plan->block_of.size()) {
+        counters.unplanned.bump();
+      } else {
+        counters.fallback.bump();
+        deviated = true;
+      }
+      return memory.allocate(bytes, stream);
+    }
+    PlannedBlock& block = plan->blocks[static_cast<size_t>(b)];
+    const bool larger = static_cast<int64_t>(bytes) > block.size;
+    if (larger || !can_serve(plan->blocks, static_cast<size_t>(b))) {
+      counters.fallback.bump();
+      if (larger) {
+        learner.observe_larger(index, bytes);
+        deviated = true;
+      } else {
+        counters.busy.bump();
+      }
+      return memory.allocate(bytes, stream);
+    }
+    block.live = true;
+    live_at[block.offset] = b;
+    ++live_blocks;
+    counters.served.bump();
+    return learner.slab().base() + block.offset;
+  }
+
+  // A block of this unit's slab; false when no live block starts at p.
+  bool free_slab(const void* p) {
+    const int64_t offset = static_cast<const unsigned char*>(p) - window;
+    const auto found = live_at.find(offset);
+    if (plan == nullptr || found == live_at.end()) return false;
+    plan->blocks[static_cast<size_t>(found->second)].live = false;
+    live_at.erase(found);
+    --live_blocks;
+    return true;
+  }
+
+  void end_iteration(uint64_t next_key) {
+    learner.end_iteration(deviated, {.preparer = *this, .backing = backing, .planner = nullptr}, *this, requests,
+                          next_key);
+    deviated = false;
+    requests = 0;
+  }
+
+  Status check_invariants() const {
+    MEMPLAN_RETURN_IF_ERROR(learner.slab().check_invariants());
+    if (plan != learner.serving()) return Internal("a device unit serves another plan than its learner");
+    if (plan == nullptr) {
+      return live_blocks == 0 ? Status::Ok() : Internal("live device blocks without a plan");
+    }
+    const ValidationResult valid = validate(plan->problem, plan->plan);
+    if (!valid.ok()) return Internal("the served device plan is invalid: " + valid.message);
+    std::vector<const PlannedBlock*> live;
+    for (const PlannedBlock& block : plan->blocks) {
+      if (block.live) live.push_back(&block);
+    }
+    if (static_cast<int64_t>(live.size()) != live_blocks || live.size() != live_at.size()) {
+      return Internal("device live block count " + std::to_string(live_blocks) + " disagrees with " +
+                      std::to_string(live.size()) + " live blocks");
+    }
+    std::sort(live.begin(), live.end(), [](const PlannedBlock* a, const PlannedBlock* b) { return a->offset < b->offset; });
+    for (size_t i = 1; i < live.size(); ++i) {
+      if (live[i - 1]->offset + live[i - 1]->size > live[i]->offset) {
+        return Internal("live device blocks at offsets " + std::to_string(live[i - 1]->offset) + " and " +
+                        std::to_string(live[i]->offset) + " share bytes");
+      }
+    }
+    if (!live.empty() && live.back()->offset + live.back()->size > static_cast<int64_t>(learner.slab().mapped_bytes())) {
+      return Internal("a live device block ends past its slab");
+    }
+    return Status::Ok();
+  }
+};
+
+struct DeviceReplayAllocator::Impl {
+  Impl(const ReplayConfig& c, DeviceSet& d) : config(c), devices(d) {}
+  ReplayConfig config;
+  DeviceSet& devices;
+  mutable std::mutex mutex;
+  std::map<std::pair<int, void*>, std::unique_ptr<DeviceUnit>> units;
+  uint64_t invalid_frees = 0;  // frees into a window that matched no live block
+  uint64_t key = 0;            // the variant of the iteration under way (the last mark's)
+
+  DeviceUnit* unit(int device, void* stream) {
+    const auto id = std::make_pair(device, stream);
+    const auto found = units.find(id);
+    if (found != units.end()) return found->second.get();
+    if (units.size() >= static_cast<size_t>(config.max_threads)) return nullptr;
+    DeviceMemory* memory = devices.device(device);
+    if (memory == nullptr) return nullptr;
+    auto made = std::make_unique<DeviceUnit>(config, *memory, stream);
+    const size_t unit_bytes = memory->granularity();
+    const size_t bytes = (static_cast<size_t>(config.max_slab_bytes) + unit_bytes - 1) / unit_bytes * unit_bytes;
+    made->window = static_cast<unsigned char*>(memory->reserve(bytes));
+    if (made->window != nullptr) {
+      made->window_bytes = bytes;
+      made->learner.set_window(made->window, bytes, memory);
+    }
+    // A stream that starts mid-run joins the variant under way; without
+    // address space the fallback serves it.
+    const std::unique_ptr<PlanJob> none = made->learner.restart(made->window != nullptr, key);
+    DeviceUnit* u = made.get();
+    units.emplace(id, std::move(made));
+    return u;
+  }
+};
+
+DeviceReplayAllocator::DeviceReplayAllocator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+StatusOr<std::unique_ptr<DeviceReplayAllocator>> DeviceReplayAllocator::create(const ReplayConfig& config,
+                                                                              DeviceSet& devices) {
+  if (config.max_slab_bytes <= 0) return InvalidArgument("max_slab_bytes must be positive");
+  if (config.max_threads <= 0) return InvalidArgument("max_threads must be positive");
+  if (find_planner(config.planner) == nullptr) return NotFound("no planner named '" + config.planner + "'");
+  auto impl = std::make_unique<Impl>(config, devices);
+  impl->config.color_span_bytes = 0;        // device caches are not the host's L1 sets
+  impl->config.plan_in_background = false;  // planning runs in mark(), the program's own call
+  return std::unique_ptr<DeviceReplayAllocator>(new DeviceReplayAllocator(std::move(impl)));
+}
+
+DeviceReplayAllocator::~DeviceReplayAllocator() {
+  std::lock_guard lock(impl_->mutex);
+  for (auto& [key, unit] : impl_->units) {
+    unit->withdraw();
+    unit->learner.slab().release();
+    if (unit->window != nullptr) unit->memory.release(unit->window, unit->window_bytes);
+  }
+}
+
+void* DeviceReplayAllocator::allocate(size_t bytes, int device, void* stream) {
+  std::lock_guard lock(impl_->mutex);
+  DeviceUnit* u = impl_->unit(device, stream);
+  if (u == nullptr) {
+    DeviceMemory* memory = impl_->devices.device(device);
+    return memory == nullptr ? nullptr : memory->allocate(bytes, stream);
+  }
+  return u->allocate(bytes);
+}
+
+void DeviceReplayAllocator::deallocate(void* p, size_t bytes, int device, void* stream) {
+  if (p == nullptr) return;
+  std::lock_guard lock(impl_->mutex);
+  for (auto& [key, unit] : impl_->units) {
+    if (unit->owns(p)) {
+      if (!unit->free_slab(p)) ++impl_->invalid_frees;  // no live block there: ignored, never handed on
+      return;
+    }
+  }
+  // PyTorch frees a block with the stream it was allocated on.
+  const auto found = impl_->units.find(std::make_pair(device, stream));
+  if (found != impl_->units.end() && found->second->learner.phase() == ReplayPhase::kProfiling) {
+    found->second->learner.record_end(p, false);
+  }
+  if (DeviceMemory* memory = impl_->devices.device(device)) memory->deallocate(p, bytes, stream);
+}
+
+void DeviceReplayAllocator::mark(uint64_t next_key) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->key = next_key;
+  for (auto& [key, unit] : impl_->units) unit->end_iteration(next_key);
+}
+
+ReplayStats DeviceReplayAllocator::stats() const {
+  std::lock_guard lock(impl_->mutex);
+  ReplayStats s;
+  for (const auto& [key, unit] : impl_->units) unit->learner.counters().add_to(s);
+  s.threads = impl_->units.size();
+  s.invalid_frees = impl_->invalid_frees;
+  return s;
+}
+
+size_t DeviceReplayAllocator::units() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->units.size();
+}
+
+Status DeviceReplayAllocator::check_invariants() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::pair<const unsigned char*, size_t>> windows;
+  for (const auto& [key, unit] : impl_->units) {
+    MEMPLAN_RETURN_IF_ERROR(unit->check_invariants());
+    if (unit->window != nullptr) windows.emplace_back(unit->window, unit->window_bytes);
+  }
+  std::sort(windows.begin(), windows.end());
+  for (size_t i = 1; i < windows.size(); ++i) {
+    if (windows[i - 1].first + windows[i - 1].second > windows[i].first) return Internal("two streams' windows overlap");
+  }
+  return Status::Ok();
+}
+
+}  // namespace memplan::runtime

@@ -1,0 +1,356 @@
+// Tests of the device replay allocator (runtime/device/device_replay.h) on a
+// mock device (mock_device.h): learning and serving per stream, growth,
+// keyed plans, blocks kept past their plan, out-of-memory, and a property
+// test of the stream rule (Note [Streams]) on random multi-stream programs
+// whose kernels run late and out of order across streams.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "mock_device.h"
+#include "runtime/device/device_replay.h"
+
+namespace memplan::runtime {
+namespace {
+
+using testing::MockDevices;
+using testing::MockStreams;
+
+ReplayConfig device_config() {
+  ReplayConfig config;
+  config.profile_iterations = 2;
+  config.deviations_to_reprofile = 2;
+  config.max_slab_bytes = int64_t{32} << 20;
+  config.planner = "greedy_by_size";
+  return config;
+}
+
+std::unique_ptr<DeviceReplayAllocator> make(MockDevices& devices, const ReplayConfig& config = device_config()) {
+  auto made = DeviceReplayAllocator::create(config, devices);
+  EXPECT_TRUE(made.ok()) << made.status().message();
+  return made.ok() ? std::move(*made) : nullptr;
+}
+
+// One iteration on one stream: a chain of tensors, each freed after the next
+// one is made (the shape of a forward pass). Returns the addresses.
+std::vector<void*> chain(DeviceReplayAllocator& a, void* stream, const std::vector<size_t>& sizes, int device = 0) {
+  std::vector<void*> got;
+  void* previous = nullptr;
+  size_t previous_size = 0;
+  for (const size_t size : sizes) {
+    void* p = a.allocate(size, device, stream);
+    EXPECT_NE(p, nullptr);
+    got.push_back(p);
+    if (previous != nullptr) a.deallocate(previous, previous_size, device, stream);
+    previous = p;
+    previous_size = size;
+  }
+  if (previous != nullptr) a.deallocate(previous, previous_size, device, stream);
+  return got;
+}
+
+const std::vector<size_t> kSizes = {4096, 1 << 20, 3 << 20, 512, 2 << 20};
+
+TEST(DeviceReplay, RepeatedIterationIsServedAtStableAddressesAfterProfiling) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  void* stream = MockStreams::handle(0);
+  for (int i = 0; i < 2; ++i) {
+    chain(*a, stream, kSizes);
+    a->mark();
+  }
+  const std::vector<void*> first = chain(*a, stream, kSizes);
+  a->mark();
+  const std::vector<void*> second = chain(*a, stream, kSizes);
+  a->mark();
+  // A captured CUDA graph replays fixed addresses: the plan gives the same ones.
+  EXPECT_EQ(first, second);
+  const ReplayStats s = a->stats();
+  EXPECT_EQ(s.plans, 1u);
+  EXPECT_EQ(s.served, 10u);
+  EXPECT_EQ(s.fallback, 0u);
+  EXPECT_EQ(s.threads, 1u);
+  // Neighbours in the chain are live together; the rest share bytes.
+  EXPECT_LT(s.slab_bytes, uint64_t{6} << 20);
+  EXPECT_EQ(s.slab_bytes % testing::MockDevice::kGranule, 0u);
+  EXPECT_EQ(devices[0].errors, 0);
+  EXPECT_EQ(devices[0].fallback_live(), 0u);
+  EXPECT_GE(devices[0].trims, 1);
+  EXPECT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+}
+
+TEST(DeviceReplay, EachStreamAndDeviceHasItsOwnUnitAndWindow) {
+  MockDevices devices(2);
+  auto a = make(devices);
+  std::vector<std::set<void*>> seen(3);
+  for (int i = 0; i < 4; ++i) {
+    for (const void* p : chain(*a, MockStreams::handle(0), kSizes, 0)) seen[0].insert(const_cast<void*>(p));
+    for (const void* p : chain(*a, MockStreams::handle(1), kSizes, 0)) seen[1].insert(const_cast<void*>(p));
+    for (const void* p : chain(*a, MockStreams::handle(0), kSizes, 1)) seen[2].insert(const_cast<void*>(p));
+    a->mark();
+  }
+  EXPECT_EQ(a->units(), 3u);
+  const ReplayStats s = a->stats();
+  EXPECT_EQ(s.plans, 3u);
+  EXPECT_EQ(s.served, 30u);  // 2 served iterations x 3 units x 5 requests
+  EXPECT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+  EXPECT_EQ(devices[0].errors + devices[1].errors, 0);
+}
+
+TEST(DeviceReplay, UnknownDeviceIsRefused) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  EXPECT_EQ(a->allocate(4096, 3, MockStreams::handle(0)), nullptr);
+  EXPECT_EQ(a->units(), 0u);
+}
+
+TEST(DeviceReplay, LargerRequestGrowsThePlan) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  void* stream = MockStreams::handle(0);
+  for (int i = 0; i < 2; ++i) {
+    chain(*a, stream, kSizes);
+    a->mark();
+  }
+  std::vector<size_t> larger = kSizes;
+  larger[2] += 8192;
+  chain(*a, stream, larger);  // one fallback; the maxima rise
+  a->mark();
+  ReplayStats s = a->stats();
+  EXPECT_EQ(s.fallback, 1u);
+  EXPECT_EQ(s.growths, 1u);
+  chain(*a, stream, larger);
+  a->mark();
+  chain(*a, stream, kSizes);  // the smaller shape fits the grown plan
+  a->mark();
+  s = a->stats();
+  EXPECT_EQ(s.fallback, 1u);
+  EXPECT_EQ(s.served, 4u + 10u);
+  EXPECT_EQ(devices[0].fallback_live(), 0u);
+  EXPECT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+}
+
+TEST(DeviceReplay, KeyedMarksKeepOnePlanPerVariant) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  void* stream = MockStreams::handle(0);
+  const std::vector<size_t> other = {8 << 20, 256, 256, 256};
+  a->mark(1);
+  for (int i = 0; i < 8; ++i) {
+    chain(*a, stream, i % 2 == 0 ? kSizes : other);
+    a->mark(1 + (i + 1) % 2);
+  }
+  const ReplayStats s = a->stats();
+  EXPECT_EQ(s.plans, 2u);
+  EXPECT_EQ(s.plans_held, 2u);
+  EXPECT_EQ(s.fallback, 0u);
+  EXPECT_EQ(s.served, 2u * 5 + 2u * 4);  // iterations 4-7 are served
+  EXPECT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+}
+
+TEST(DeviceReplay, BlockKeptPastItsPlanIsNeverShared) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  void* stream = MockStreams::handle(0);
+  for (int i = 0; i < 2; ++i) {
+    chain(*a, stream, kSizes);
+    a->mark();
+  }
+  // The second request is kept past the iteration: its bytes stay taken.
+  void* kept = a->allocate(kSizes[0], 0, stream);
+  void* held = a->allocate(kSizes[1], 0, stream);
+  std::memset(held, 0x5a, kSizes[1]);
+  a->deallocate(kept, kSizes[0], 0, stream);
+  a->mark();
+  for (int i = 0; i < 2; ++i) {
+    for (void* p : chain(*a, stream, kSizes)) {
+      const bool overlaps = p < static_cast<unsigned char*>(held) + kSizes[1] && held < p;
+      EXPECT_FALSE(overlaps && p != held);
+    }
+    a->mark();
+  }
+  const auto* bytes = static_cast<const unsigned char*>(held);
+  for (size_t i = 0; i < kSizes[1]; i += 4096) ASSERT_EQ(bytes[i], 0x5a) << "byte " << i;
+  EXPECT_GT(a->stats().busy, 0u);
+  EXPECT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+  a->deallocate(held, kSizes[1], 0, stream);
+}
+
+TEST(DeviceReplay, OutOfDeviceMemoryIsNullAndStaleFreesAreIgnored) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  void* stream = MockStreams::handle(0);
+  devices[0].fail_allocations = true;
+  EXPECT_EQ(a->allocate(4096, 0, stream), nullptr);
+  devices[0].fail_allocations = false;
+  a->mark();
+  for (int i = 0; i < 3; ++i) {
+    chain(*a, stream, kSizes);
+    a->mark();
+  }
+  // A pointer inside the slab that no live block starts at.
+  void* p = a->allocate(kSizes[0], 0, stream);
+  a->deallocate(static_cast<unsigned char*>(p) + 512, kSizes[0], 0, stream);
+  EXPECT_EQ(a->stats().invalid_frees, 1u);
+  a->deallocate(p, kSizes[0], 0, stream);
+  EXPECT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+}
+
+// ---------------------------------------------------------------------------
+// The stream rule, as a property: random programs on 3 streams whose kernels
+// run late and in random order across streams. Each tensor is filled by a
+// kernel on its stream when made and checked by another just before the host
+// frees it; a check that finds another cookie means the tensor's bytes were
+// handed to another stream while its kernels were still queued.
+
+struct Tensor {
+  size_t size;
+  int lifetime;  // freed after this many later requests of its stream
+};
+
+using Program = std::vector<std::vector<Tensor>>;  // per stream
+
+Program random_program(std::mt19937_64& rng, int streams) {
+  Program program(static_cast<size_t>(streams));
+  for (auto& tensors : program) {
+    const int n = std::uniform_int_distribution<int>(3, 24)(rng);
+    for (int i = 0; i < n; ++i) {
+      const size_t size = size_t{1} << std::uniform_int_distribution<int>(6, 18)(rng);
+      tensors.push_back({size + 64 * std::uniform_int_distribution<size_t>(0, 3)(rng),
+                         std::uniform_int_distribution<int>(0, 4)(rng)});
+    }
+  }
+  return program;
+}
+
+// Runs `iterations` of `program` through `allocator` (anything with
+// allocate/deallocate/mark); returns the checks that found another cookie.
+template <class Allocator>
+int64_t run_streams(Allocator& allocator, MockStreams& streams, const Program& program, int iterations, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  unsigned char cookie = 1;
+  struct Live {
+    void* p;
+    size_t size;
+    unsigned char cookie;
+    int frees_at;
+  };
+  for (int it = 0; it < iterations; ++it) {
+    // Some iterations deviate: a larger tensor (growth) or one more at the end.
+    const bool grow = std::uniform_int_distribution<int>(0, 5)(rng) == 0;
+    const bool extra = std::uniform_int_distribution<int>(0, 7)(rng) == 0;
+    std::vector<size_t> next(program.size(), 0);
+    std::vector<std::vector<Live>> live(program.size());
+    auto release = [&](size_t s, const Live& t) {
+      streams.check(static_cast<int>(s), t.p, t.size, t.cookie);
+      allocator.deallocate(t.p, t.size, 0, MockStreams::handle(static_cast<int>(s)));
+    };
+    for (;;) {
+      std::vector<size_t> pending;
+      for (size_t s = 0; s < program.size(); ++s) {
+        if (next[s] < program[s].size() + (extra ? 1 : 0)) pending.push_back(s);
+      }
+      if (pending.empty()) break;
+      const size_t s = pending[std::uniform_int_distribution<size_t>(0, pending.size() - 1)(rng)];
+      const size_t j = next[s]++;
+      Tensor t = j < program[s].size() ? program[s][j] : Tensor{4096, 0};
+      if (grow && j == 1) t.size += 4096;
+      void* p = allocator.allocate(t.size, 0, MockStreams::handle(static_cast<int>(s)));
+      if (p == nullptr) continue;
+      cookie = static_cast<unsigned char>(cookie % 250 + 1);
+      streams.fill(static_cast<int>(s), p, t.size, cookie);
+      const int now = static_cast<int>(j);
+      live[s].push_back({p, t.size, cookie, now + t.lifetime});
+      for (size_t k = 0; k < live[s].size();) {
+        if (live[s][k].frees_at <= now && live[s][k].p != p) {
+          release(s, live[s][k]);
+          live[s].erase(live[s].begin() + static_cast<std::ptrdiff_t>(k));
+        } else {
+          ++k;
+        }
+      }
+      streams.run_some(std::uniform_int_distribution<int>(0, 3)(rng));
+    }
+    for (size_t s = 0; s < live.size(); ++s) {
+      for (const Live& t : live[s]) release(s, t);
+    }
+    if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) streams.drain();  // no synchronize at most boundaries
+    allocator.mark();
+  }
+  streams.drain();
+  return streams.corrupted;
+}
+
+// The negative control: one free list shared by every stream (what a
+// stream-blind allocator does). The property must catch it.
+class StreamBlindAllocator {
+ public:
+  void* allocate(size_t size, int, void*) {
+    auto& list = free_[size];
+    if (!list.empty()) {
+      void* p = list.back();
+      list.pop_back();
+      return p;
+    }
+    blocks_.push_back(std::make_unique<unsigned char[]>(size));
+    return blocks_.back().get();
+  }
+  void deallocate(void* p, size_t size, int, void*) { free_[size].push_back(p); }
+  void mark() {}
+
+ private:
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  std::vector<std::unique_ptr<unsigned char[]>> blocks_;
+};
+
+TEST(DeviceReplayStreams, TheStreamCheckCatchesAStreamBlindAllocator) {
+  int64_t caught = 0;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    std::mt19937_64 rng(seed);
+    StreamBlindAllocator blind;
+    MockStreams streams(3, seed);
+    caught += run_streams(blind, streams, random_program(rng, 3), 6, seed) > 0 ? 1 : 0;
+  }
+  EXPECT_GT(caught, 10);
+}
+
+TEST(DeviceReplayStreams, RandomProgramsNeverShareBytesAcrossStreams) {
+  int64_t served = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    const Program program = random_program(rng, 3);
+    MockDevices devices(1);
+    MockStreams streams(3, seed);
+    devices[0].on_synchronize = [&streams](void* stream) { streams.drain_handle(stream); };
+    auto a = make(devices);
+    ASSERT_EQ(run_streams(*a, streams, program, 10, seed), 0) << "seed " << seed;
+    ASSERT_TRUE(a->check_invariants().ok()) << "seed " << seed << ": " << a->check_invariants().message();
+    ASSERT_EQ(devices[0].errors, 0) << "seed " << seed;
+    ASSERT_EQ(devices[0].fallback_live(), 0u) << "seed " << seed;
+    served += static_cast<int64_t>(a->stats().served);
+  }
+  EXPECT_GT(served, 0);  // the property ran on served blocks, not only on fallbacks
+}
+
+// Without the synchronisation before a new plan, the remapped slab loses what
+// queued kernels still read: the same programs catch it.
+TEST(DeviceReplayStreams, ANewPlanWithoutSynchronizingIsCaught) {
+  int64_t caught = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    const Program program = random_program(rng, 3);
+    MockDevices devices(1);
+    MockStreams streams(3, seed);
+    auto a = make(devices);
+    caught += run_streams(*a, streams, program, 10, seed) > 0 ? 1 : 0;
+  }
+  EXPECT_GT(caught, 0);
+}
+
+}  // namespace
+}  // namespace memplan::runtime
