@@ -14,7 +14,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "memplan/status.h"
 
 namespace memplan::runtime {
 
@@ -55,6 +59,38 @@ bool can_serve(const std::vector<Block>& blocks, size_t i) {
     if (blocks[static_cast<size_t>(k)].live) return false;
   }
   return true;
+}
+
+// The invariants of the live blocks: each is indexed by its offset in
+// `live_at` (offset -> block), `live_count` counts them, no two share a byte,
+// and none ends past `mapped_bytes` of slab.
+template <class Block>
+Status check_live_blocks(const std::vector<Block>& blocks, const std::unordered_map<int64_t, int32_t>& live_at,
+                         int64_t live_count, size_t mapped_bytes) {
+  std::vector<const PlannedBlock*> live;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (!blocks[i].live) continue;
+    const auto found = live_at.find(blocks[i].offset);
+    if (found == live_at.end() || static_cast<size_t>(found->second) != i) {
+      return Internal("live block at offset " + std::to_string(blocks[i].offset) + " is not indexed");
+    }
+    live.push_back(&blocks[i]);
+  }
+  if (static_cast<int64_t>(live.size()) != live_count || live.size() != live_at.size()) {
+    return Internal("live block count " + std::to_string(live_count) + " disagrees with " + std::to_string(live.size()) +
+                    " live blocks");
+  }
+  std::sort(live.begin(), live.end(), [](const PlannedBlock* a, const PlannedBlock* b) { return a->offset < b->offset; });
+  for (size_t i = 1; i < live.size(); ++i) {
+    if (live[i - 1]->offset + live[i - 1]->size > live[i]->offset) {
+      return Internal("live blocks at offsets " + std::to_string(live[i - 1]->offset) + " and " +
+                      std::to_string(live[i]->offset) + " share bytes");
+    }
+  }
+  if (!live.empty() && live.back()->offset + live.back()->size > static_cast<int64_t>(mapped_bytes)) {
+    return Internal("a live block ends past the slab");
+  }
+  return Status::Ok();
 }
 
 }  // namespace memplan::runtime

@@ -425,30 +425,7 @@ Status TorchReplayAllocator::check_invariants() const {
   }
   const ValidationResult valid = validate(m.plan->problem, m.plan->plan);
   if (!valid.ok()) return Internal("the served plan is invalid: " + valid.message);
-  std::vector<const Entry*> live;
-  for (const Entry& e : m.plan->entries) {
-    if (!e.live) continue;
-    const auto found = m.live_at_offset.find(e.offset);
-    if (found == m.live_at_offset.end() || &m.plan->entries[static_cast<size_t>(found->second)] != &e) {
-      return Internal("live block at offset " + std::to_string(e.offset) + " is not indexed");
-    }
-    live.push_back(&e);
-  }
-  if (static_cast<int64_t>(live.size()) != m.live_slab_blocks || live.size() != m.live_at_offset.size()) {
-    return Internal("live block count " + std::to_string(m.live_slab_blocks) + " disagrees with " +
-                    std::to_string(live.size()) + " live entries");
-  }
-  std::sort(live.begin(), live.end(), [](const Entry* a, const Entry* b) { return a->offset < b->offset; });
-  for (size_t i = 1; i < live.size(); ++i) {
-    if (live[i - 1]->offset + live[i - 1]->size > live[i]->offset) {
-      return Internal("live slab blocks at offsets " + std::to_string(live[i - 1]->offset) + " and " +
-                      std::to_string(live[i]->offset) + " overlap");
-    }
-  }
-  if (!live.empty() && live.back()->offset + live.back()->size > static_cast<int64_t>(slab.mapped_bytes())) {
-    return Internal("a live block ends past the slab");
-  }
-  return Status::Ok();
+  return runtime::check_live_blocks(m.plan->entries, m.live_at_offset, m.live_slab_blocks, slab.mapped_bytes());
 }
 
 }  // namespace memplan::torch_serving

@@ -56,14 +56,19 @@ std::vector<void*> chain(DeviceReplayAllocator& a, void* stream, const std::vect
 
 const std::vector<size_t> kSizes = {4096, 1 << 20, 3 << 20, 512, 2 << 20};
 
+// The profiled iterations (profile_iterations = 2) of kSizes on `stream`.
+void learn(DeviceReplayAllocator& a, void* stream) {
+  for (int i = 0; i < 2; ++i) {
+    chain(a, stream, kSizes);
+    a.mark();
+  }
+}
+
 TEST(DeviceReplay, RepeatedIterationIsServedAtStableAddressesAfterProfiling) {
   MockDevices devices(1);
   auto a = make(devices);
   void* stream = MockStreams::handle(0);
-  for (int i = 0; i < 2; ++i) {
-    chain(*a, stream, kSizes);
-    a->mark();
-  }
+  learn(*a, stream);
   const std::vector<void*> first = chain(*a, stream, kSizes);
   a->mark();
   const std::vector<void*> second = chain(*a, stream, kSizes);
@@ -113,10 +118,7 @@ TEST(DeviceReplay, LargerRequestGrowsThePlan) {
   MockDevices devices(1);
   auto a = make(devices);
   void* stream = MockStreams::handle(0);
-  for (int i = 0; i < 2; ++i) {
-    chain(*a, stream, kSizes);
-    a->mark();
-  }
+  learn(*a, stream);
   std::vector<size_t> larger = kSizes;
   larger[2] += 8192;
   chain(*a, stream, larger);  // one fallback; the maxima rise
@@ -157,10 +159,7 @@ TEST(DeviceReplay, BlockKeptPastItsPlanIsNeverShared) {
   MockDevices devices(1);
   auto a = make(devices);
   void* stream = MockStreams::handle(0);
-  for (int i = 0; i < 2; ++i) {
-    chain(*a, stream, kSizes);
-    a->mark();
-  }
+  learn(*a, stream);
   // The second request is kept past the iteration: its bytes stay taken.
   void* kept = a->allocate(kSizes[0], 0, stream);
   void* held = a->allocate(kSizes[1], 0, stream);

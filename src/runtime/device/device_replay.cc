@@ -186,25 +186,7 @@ struct DeviceUnit final : PlanPreparer, Learner::Adapter {
     }
     const ValidationResult valid = validate(plan->problem, plan->plan);
     if (!valid.ok()) return Internal("the served device plan is invalid: " + valid.message);
-    std::vector<const PlannedBlock*> live;
-    for (const PlannedBlock& block : plan->blocks) {
-      if (block.live) live.push_back(&block);
-    }
-    if (static_cast<int64_t>(live.size()) != live_blocks || live.size() != live_at.size()) {
-      return Internal("device live block count " + std::to_string(live_blocks) + " disagrees with " +
-                      std::to_string(live.size()) + " live blocks");
-    }
-    std::sort(live.begin(), live.end(), [](const PlannedBlock* a, const PlannedBlock* b) { return a->offset < b->offset; });
-    for (size_t i = 1; i < live.size(); ++i) {
-      if (live[i - 1]->offset + live[i - 1]->size > live[i]->offset) {
-        return Internal("live device blocks at offsets " + std::to_string(live[i - 1]->offset) + " and " +
-                        std::to_string(live[i]->offset) + " share bytes");
-      }
-    }
-    if (!live.empty() && live.back()->offset + live.back()->size > static_cast<int64_t>(learner.slab().mapped_bytes())) {
-      return Internal("a live device block ends past its slab");
-    }
-    return Status::Ok();
+    return check_live_blocks(plan->blocks, live_at, live_blocks, learner.slab().mapped_bytes());
   }
 };
 
