@@ -42,6 +42,17 @@ void memplan_mark(void);
  * memplan; from Python: ctypes.CDLL(None).memplan_mark_key(ctypes.c_uint64(k)). */
 void memplan_mark_key(uint64_t key);
 
+/* An iteration boundary for the calling thread only, for programs whose
+ * threads each serve requests of their own (a web server's workers): a
+ * plain mark is a boundary for every thread, and would cut the other
+ * threads' requests in two. The serving drop-in defines these two; the
+ * tracer does not (a trace's iterations are the process's), so look them up
+ * at run time: ctypes.CDLL(None).memplan_mark_thread, AttributeError when
+ * absent. memplan_mark_thread_key names the variant that starts, as
+ * memplan_mark_key does. */
+void memplan_mark_thread(void);
+void memplan_mark_thread_key(uint64_t key);
+
 /* Writes every event recorded so far to the trace file (normally written in
  * blocks as they fill, and in full at exit). Useful before a program ends in a
  * way that skips exit handlers (_exit, exec, a fatal signal). */

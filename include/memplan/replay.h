@@ -109,6 +109,13 @@ class ReplayAllocator {
   // learnt and planned on its own, and a key with a plan is served from its
   // first request. mark() is mark_key(0).
   void mark_key(uint64_t key);
+  // Iteration boundary for the calling thread only (memplan_mark_thread):
+  // for threads that each serve requests of their own, as in a web server,
+  // where one thread's boundary falls in the middle of another's request.
+  // `key` names the variant of the thread's next iteration, as in mark_key.
+  // A thread that marks this way is profiled from its first mark even when
+  // profile_before_first_mark is off.
+  void mark_thread(uint64_t key = 0);
 
   ReplayPhase phase_of_calling_thread();
   ReplayStats stats() const;

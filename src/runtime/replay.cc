@@ -113,6 +113,7 @@ struct ThreadRecord : fast::ThreadFast {
   explicit ThreadRecord(const ReplayConfig& config) : learner(config, rt::RequestIdentity::kSequence) {}
 
   uint64_t epoch = 0;         // the last epoch this thread processed
+  bool thread_marked = false;  // the thread marked its own boundary (mark_thread) at least once
   uint32_t entry_count = 0;   // ticks of the serving plan
   std::atomic<uint32_t> claimed{0};
   ThreadRecord* next = nullptr;
@@ -203,7 +204,9 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanPreparer 
 
   ThreadRecord* attach();
   void reset_for_new_thread(ThreadRecord& r);
-  void boundary(ThreadRecord& r, uint64_t e);
+  // The thread's iteration boundary; `key` names the variant that starts.
+  void boundary(ThreadRecord& r, uint64_t e) { boundary(r, e, iteration_key.load(std::memory_order_acquire)); }
+  void boundary(ThreadRecord& r, uint64_t e, uint64_t key);
   // The plan of an agreed profile, ready to publish: problem, plan and the
   // arrays the fast paths read; an error when the planner fails or the
   // arena cannot be held. Touches no thread state: the planner thread runs it.
@@ -366,11 +369,11 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   // The previous owner's plan stays published: its blocks may still be freed.
 }
 
-void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e) {
+void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e, uint64_t key) {
   r.epoch = e;
   RecordAdapter adapter(*this, r);
   r.learner.end_iteration(r.deviating, {.preparer = *this, .backing = backing, .planner = planner.get()}, adapter,
-                          r.tick, iteration_key.load(std::memory_order_acquire));
+                          r.tick, key);
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
@@ -467,7 +470,7 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
       if (!p) return nullptr;  // a failed request is not part of the pattern
       // Before the first mark may be start-up, not an iteration (see
       // ReplayConfig::profile_before_first_mark).
-      if (r->epoch == 0 && !config.profile_before_first_mark) return p;
+      if (r->epoch == 0 && !r->thread_marked && !config.profile_before_first_mark) return p;
       r->learner.record(0, size, alignment, p);  // the sequence identity: the key is the tick
       return p;
     }
@@ -570,6 +573,16 @@ void ReplayAllocator::mark_key(uint64_t key) {
   if (ThreadRecord* r = m.record()) {
     if (r->epoch != e) m.boundary(*r, m.epoch.load(std::memory_order_acquire));
   }
+}
+
+void ReplayAllocator::mark_thread(uint64_t key) {
+  Impl& m = *impl_;
+  if (m.planner) m.planner->ensure_started();
+  ThreadRecord* r = m.record();
+  if (!r) return;
+  r->thread_marked = true;
+  // A global mark not processed yet by this thread and this one are one boundary.
+  m.boundary(*r, m.epoch.load(std::memory_order_acquire), key);
 }
 
 ReplayPhase ReplayAllocator::phase_of_calling_thread() {

@@ -1058,3 +1058,89 @@ TEST(ReplayTest, AThreadWithoutASlabStaysWithTheBackingAllocatorWhateverItsKey) 
 
 }  // namespace
 }  // namespace memplan
+
+namespace memplan {
+namespace {
+
+// Two threads that each serve requests of their own: thread 1 runs a whole
+// iteration (and marks) at a point inside thread 0's iteration that moves from
+// round to round, as a web server's workers do. `per_thread`: both mark with
+// mark_thread; else with mark(), a boundary for every thread.
+void two_servers(ReplayAllocator& a, bool per_thread, int rounds) {
+  const std::vector<size_t> sizes0 = Iteration().sizes;
+  const std::vector<size_t> sizes1 = {96, 4096, 160, 8192, 224};
+  auto mark = [&a, per_thread] {
+    if (per_thread) {
+      a.mark_thread();
+    } else {
+      a.mark();
+    }
+  };
+  std::barrier sync(2);
+  std::thread one([&] {
+    LiveBlocks live;
+    for (int r = 0; r < rounds; ++r) {
+      sync.arrive_and_wait();
+      run_iteration(a, sizes1, live);
+      mark();
+      sync.arrive_and_wait();
+    }
+  });
+  LiveBlocks live;
+  std::vector<void*> p(sizes0.size());
+  for (int r = 0; r < rounds; ++r) {
+    // Thread 0's iterations under process-wide marks are then [0, cut) and
+    // [cut, 8): 1, 7, 2, 6, 3, 5, 1, 7, ... requests, never two alike in a row.
+    const size_t cut = 1 + static_cast<size_t>(r % 3);
+    for (size_t i = 0; i < sizes0.size(); ++i) {
+      if (i == cut) {
+        sync.arrive_and_wait();  // thread 1 runs one iteration here
+        sync.arrive_and_wait();
+      }
+      p[i] = a.allocate(sizes0[i]);
+      ASSERT_NE(p[i], nullptr);
+      live.add(p[i], sizes0[i]);
+      if (i >= 2) {
+        live.remove(p[i - 2]);
+        a.deallocate(p[i - 2]);
+      }
+    }
+    for (size_t i = sizes0.size() - 2; i < sizes0.size(); ++i) {
+      live.remove(p[i]);
+      a.deallocate(p[i]);
+    }
+    mark();
+  }
+  one.join();
+}
+
+}  // namespace
+
+TEST(ReplayTest, ThreadMarksServeThreadsWhoseIterationsInterleave) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.profile_before_first_mark = false;  // as under `memplan run`: a thread mark starts profiling too
+  {
+    ReplayAllocator a(config, backing);
+    ASSERT_TRUE(a.init_status().ok());
+    two_servers(a, /*per_thread=*/true, 8);
+    const ReplayStats s = a.stats();
+    // Each thread profiles 2 iterations and is served in the other 6 (thread 0's
+    // first iteration starts at its first request: profiled from its first mark).
+    EXPECT_GE(s.served, 5u * (8 + 5)) << "served " << s.served;
+    EXPECT_EQ(s.plans, 2u);
+    EXPECT_EQ(s.deviations, 0u);
+    EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  }
+  {
+    // The same program with process-wide marks: thread 1's marks cut thread
+    // 0's iterations at another point each round, and they never agree.
+    ReplayAllocator a(config, backing);
+    ASSERT_TRUE(a.init_status().ok());
+    two_servers(a, /*per_thread=*/false, 8);
+    EXPECT_EQ(a.stats().plans, 1u);  // thread 1's alone
+    EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  }
+}
+
+}  // namespace memplan

@@ -323,6 +323,22 @@ MEMPLAN_EXPORT void memplan_mark_key(uint64_t key) {
   }
 }
 
+MEMPLAN_EXPORT void memplan_mark_thread(void) {
+  if (!ensure_ready()) return;
+  if (memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire)) {
+    Inside inside;
+    a->mark_thread(0);
+  }
+}
+
+MEMPLAN_EXPORT void memplan_mark_thread_key(uint64_t key) {
+  if (!ensure_ready()) return;
+  if (memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire)) {
+    Inside inside;
+    a->mark_thread(key);
+  }
+}
+
 // mark.h declares it for the tracer; here there is no trace to flush.
 MEMPLAN_EXPORT void memplan_trace_flush(void) {}
 
