@@ -398,7 +398,7 @@ void bind_problem(py::module_& m) {
                                "What the validator found: true when the plan is valid; str() is 'ok' or the reason.")
       .def_property_readonly("ok", &ValidationResult::ok)
       .def_property_readonly("violation", [](const ValidationResult& v) { return std::string(violation_name(v.violation)); },
-                             "The reason's name ('none' when valid), as validate.h lists them.")
+                             "The reason's name ('valid' when valid), as validate.h lists them.")
       .def_readonly("first", &ValidationResult::first, "Index of the offending buffer.")
       .def_readonly("second", &ValidationResult::second, "The other buffer of an overlap.")
       .def_readonly("tick", &ValidationResult::tick, "A tick at which the two overlapping buffers are both live.")
