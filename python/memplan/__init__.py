@@ -20,19 +20,19 @@ from ._memplan import __version__, _build_library_paths  # noqa: F401
 _LIBRARY_FILES = {"trace": "libmemplan_trace.so", "replay": "libmemplan_replay.so"}
 
 
-def library_path(kind):
+def library_path(kind, env=None):
     """The path of memplan's preload library `kind`: 'trace' (the tracer,
     libmemplan_trace.so) or 'replay' (the serving drop-in,
     libmemplan_replay.so).
 
-    Looked for, in order: the environment variable MEMPLAN_TRACE_LIBRARY or
-    MEMPLAN_REPLAY_LIBRARY; the library folders of the prefix this package is
+    Looked for, in order: the variable MEMPLAN_TRACE_LIBRARY or
+    MEMPLAN_REPLAY_LIBRARY of `env` (default: os.environ); the library folders of the prefix this package is
     installed under (<prefix>/lib, lib64, lib/<multiarch>); the build tree the
     module was built in. Raises FileError listing where it looked."""
     if kind not in _LIBRARY_FILES:
         raise InputError(f"library kind {kind!r}: expected 'trace' or 'replay'")  # noqa: F405
     name = _LIBRARY_FILES[kind]
-    override = os.environ.get(f"MEMPLAN_{kind.upper()}_LIBRARY")
+    override = (os.environ if env is None else env).get(f"MEMPLAN_{kind.upper()}_LIBRARY")
     if override:
         if not os.path.isfile(override):
             raise FileError(f"MEMPLAN_{kind.upper()}_LIBRARY={override}: no such file")  # noqa: F405
@@ -60,7 +60,7 @@ def preload_environment(kind, env=None, **knobs):
     MEMPLAN_<NAME> variables (trace_file='x.trace' -> MEMPLAN_TRACE_FILE=x.trace,
     stats=1 -> MEMPLAN_STATS=1). For subprocess.run(..., env=...)."""
     result = dict(os.environ if env is None else env)
-    library = library_path(kind)
+    library = library_path(kind, result)
     preload = result.get("LD_PRELOAD", "")
     result["LD_PRELOAD"] = library + (":" + preload if preload else "")
     for name, value in knobs.items():
