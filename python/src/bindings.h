@@ -30,6 +30,12 @@ void bind_planning(py::module_& m);
 void bind_formats(py::module_& m);
 void bind_trace(py::module_& m);
 void bind_marks(py::module_& m);
+#if MEMPLAN_WITH_ONNX
+void bind_onnx(py::module_& m);
+// An ONNX model file and its input shapes ({name: dims} or ["NAME=DIMS"]) as
+// a memplan.OnnxExtraction (onnx_binding.cc).
+py::object extract_onnx_file(const std::string& path, py::handle inputs, py::handle alignment, bool keep_constants);
+#endif
 
 // A Python int as int64; raises InputError naming `what` for anything else
 // (floats, bools, strings) and for values outside int64.

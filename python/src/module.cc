@@ -2,6 +2,9 @@
 // (python/memplan/__init__.py) re-exports it. docs/python.md is the guide.
 #include "bindings.h"
 
+#ifndef MEMPLAN_WITH_ONNX
+#define MEMPLAN_WITH_ONNX 0
+#endif
 #ifndef MEMPLAN_TRACE_PRELOAD_BUILD_PATH
 #define MEMPLAN_TRACE_PRELOAD_BUILD_PATH ""
 #endif
@@ -25,4 +28,8 @@ PYBIND11_MODULE(_memplan, m) {
   mp::bind_formats(m);
   mp::bind_trace(m);
   mp::bind_marks(m);
+#if MEMPLAN_WITH_ONNX
+  mp::bind_onnx(m);
+#endif
+  m.attr("HAS_ONNX") = static_cast<bool>(MEMPLAN_WITH_ONNX);
 }

@@ -73,25 +73,39 @@ bool looks_like_onnx(const std::string& path, const std::string& head) {
                    static_cast<unsigned char>(head[1]) < 0x80);
 }
 
-// `memplan extract`'s dispatch for a file: a PyTorch profile (JSON) or a memplan trace.
-PyExtraction extract_file(py::object path_object, py::object iteration, py::object min_size, py::object alignment) {
+// `memplan extract`'s dispatch for a file: an ONNX model, a PyTorch profile
+// (JSON) or a memplan trace; options that do not apply to the kind of file
+// are refused, as the CLI refuses them.
+py::object extract_file(py::object path_object, py::object iteration, py::object min_size, py::object alignment,
+                        py::object inputs, bool keep_constants) {
   const std::string path = py::str(py::module_::import("os").attr("fspath")(path_object));
-  const ExtractOptions options = extract_options(min_size, alignment);
   const std::string head = head_of(path);
   if (looks_like_onnx(path, head)) {
-    raise_input_error(path + ": an ONNX model; the Python module does not read models yet: run `memplan extract " +
-                      path + " --input NAME=DIMS --output model.csv` and memplan.read_problem('model.csv')");
+    if (!iteration.is_none()) raise_input_error("iteration applies to traces, not to ONNX models");
+    if (!(py::isinstance<py::int_>(min_size) && min_size.cast<int64_t>() == 0)) {
+      raise_input_error("min_size applies to traces, not to ONNX models");
+    }
+#if MEMPLAN_WITH_ONNX
+    return extract_onnx_file(path, inputs, alignment, keep_constants);
+#else
+    raise_input_error(path + ": an ONNX model, and this memplan module was built without the ONNX front end "
+                      "(install libonnx-dev and configure with -DMEMPLAN_WITH_ONNX=ON)");
+#endif
   }
+  if (!inputs.is_none()) raise_input_error("inputs apply to ONNX models, not to traces");
+  if (keep_constants) raise_input_error("keep_constants applies to ONNX models, not to traces");
+  const ExtractOptions options = extract_options(min_size, alignment);
   if (looks_like_json(head)) {
     TorchProfile profile = value_or_raise(read_torch_profile(path), ErrorSource::kFile);
     const int64_t step =
         iteration.is_none() ? profile_step_numbers(profile).front() : int64_from(iteration, "iteration");
     StatusOr<ProfileExtraction> x = extract_profile_step(profile, step, options.min_size, options.alignment);
     if (!x.ok()) raise_status(Status(x.status().code(), path + ": " + x.status().message()));
-    return from_profile(std::move(x).value());
+    return py::cast(from_profile(std::move(x).value()));
   }
   const Trace trace = value_or_raise(read_trace(path), ErrorSource::kFile);
-  return extract_from_trace(trace, iteration.is_none() ? 1 : int64_from(iteration, "iteration"), options, path);
+  return py::cast(
+      extract_from_trace(trace, iteration.is_none() ? 1 : int64_from(iteration, "iteration"), options, path));
 }
 
 py::dict summary_dict(const IterationSummary& s) {
@@ -180,10 +194,13 @@ void bind_trace(py::module_& m) {
       },
       py::arg("data"), py::arg("source") = "<trace>", "A trace from its bytes.");
   m.def("extract", &extract_file, py::arg("path"), py::arg("iteration") = py::none(), py::kw_only(),
-        py::arg("min_size") = 0, py::arg("alignment") = py::none(),
-        "One iteration of a memplan trace (default: 1) or one step of a PyTorch profiler chrome trace (JSON; "
-        "default: its first step) as an Extraction, as `memplan extract` reads them. min_size and alignment are "
-        "bytes (alignment default 16).");
+        py::arg("min_size") = 0, py::arg("alignment") = py::none(), py::arg("inputs") = py::none(),
+        py::arg("keep_constants") = false,
+        "What `memplan extract` reads, as a problem: one iteration of a memplan trace (default: 1) or one step "
+        "of a PyTorch profiler chrome trace (JSON; default: its first step) as an Extraction; or an ONNX model "
+        "(*.onnx, when built with ONNX) with its input shapes, inputs={'input': (1, 3, 224, 224)} or "
+        "['input=1x3x224x224'], as an OnnxExtraction. min_size and alignment are bytes (alignment default 16 for "
+        "traces, 64 for models); keep_constants plans a model's constants in the arena too.");
 }
 
 }  // namespace memplan::python

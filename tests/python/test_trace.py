@@ -65,7 +65,12 @@ def test_trace_errors_name_the_file(traced, tmp_path, cli):
     assert str(error.value) in cli_text
     with pytest.raises(memplan.FileError):
         memplan.read_trace(tmp_path / "missing.trace")
+    with pytest.raises(memplan.InputError, match="inputs apply to ONNX models, not to traces"):
+        memplan.extract(path, inputs=["x=1x3"])
     model = tmp_path / "m.onnx"
     model.write_bytes(b"\x08\x07")
-    with pytest.raises(memplan.InputError, match="an ONNX model"):
+    with pytest.raises(memplan.InputError, match="m.onnx"):
         memplan.extract(model)
+    if not memplan.HAS_ONNX:
+        with pytest.raises(memplan.InputError, match="an ONNX model, and this memplan module was built without"):
+            memplan.extract(model)
