@@ -68,7 +68,7 @@ std::vector<NamedPlan> named_plans(const Problem& problem, py::handle plans) {
   std::vector<NamedPlan> out;
   auto add_planner = [&](const std::string& name) {
     if (find_planner(name) == nullptr) {
-      raise_status(NotFound("unknown planner '" + name + "' (registered: " + planner_names() + ")"),
+      raise_status(NotFound(unknown_planner_message(name)),
                    ErrorSource::kPlanner);
     }
     StatusOr<Plan> planned = plan_with(name, problem);

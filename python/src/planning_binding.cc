@@ -88,7 +88,7 @@ PlanResult plan(const Problem& original, const std::string& planner, py::object 
     problem = &changed;
   }
   if (find_planner(planner) == nullptr) {
-    raise_status(NotFound("unknown planner '" + planner + "' (registered: " + planner_names() + ")"),
+    raise_status(NotFound(unknown_planner_message(planner)),
                  ErrorSource::kPlanner);
   }
   PlanOptions options;

@@ -3,6 +3,7 @@
 # (<build>/python). Only with MEMPLAN_WITH_PYTHON, which is off under the
 # sanitizers. MEMPLAN_CLI is the built `memplan`, for tests that compare the
 # module's results and messages with the CLI's.
+# PYTHONDONTWRITEBYTECODE: no __pycache__ beside the test files in the source tree.
 if(NOT MEMPLAN_WITH_PYTHON)
   return()
 endif()
@@ -15,5 +16,5 @@ foreach(file ${MEMPLAN_PYTHON_TESTS})
     COMMAND ${Python_EXECUTABLE} -m pytest -q -p no:cacheprovider ${file}
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   set_tests_properties(python.${name} PROPERTIES LABELS python TIMEOUT 300
-    ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;MEMPLAN_CLI=$<TARGET_FILE:memplan>;MEMPLAN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;PYTHONDONTWRITEBYTECODE=1;MEMPLAN_CLI=$<TARGET_FILE:memplan>;MEMPLAN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endforeach()
