@@ -25,13 +25,11 @@
 namespace memplan::python {
 
 int64_t int64_from(py::handle value, const std::string& what) {
-  // bool is an int in Python; a True where a size was meant is a mistake.
-  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
-    // NumPy integer scalars are not PyLong but have __index__.
-    if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) {
-      raise_input_error(what + ": expected an integer, got " + std::string(py::str(py::type::of(value).attr("__name__"))) +
-                        " " + std::string(py::repr(value)));
-    }
+  // Anything with __index__: Python ints and NumPy integer scalars. Not bool,
+  // though it is an int in Python: a True where a size was meant is a mistake.
+  if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) {
+    raise_input_error(what + ": expected an integer, got " + std::string(py::str(py::type::of(value).attr("__name__"))) +
+                      " " + std::string(py::repr(value)));
   }
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
   if (!index) throw py::error_already_set();

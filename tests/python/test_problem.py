@@ -124,3 +124,12 @@ def test_generate_is_seeded():
     assert a.buffers == b.buffers and a.buffers != c.buffers and len(a) == 50
     with pytest.raises(memplan.InputError, match="shape 'blobs'"):
         memplan.generate("blobs")
+
+
+def test_numpy_integer_scalars_are_integers_and_huge_unsigned_values_are_refused():
+    problem = memplan.Problem([(np.int64(0), np.int32(2), np.uint16(64))], capacity=np.int64(128))
+    assert problem.buffers == memplan.Problem([(0, 2, 64)]).buffers and problem.capacity == 128
+    with pytest.raises(memplan.InputError, match=r"size\[0\]: 18446744073709551615 is outside int64"):
+        memplan.Problem.from_arrays([0], [1], np.array([2**64 - 1], dtype=np.uint64))
+    with pytest.raises(memplan.InputError, match="expected an integer, got float64"):
+        memplan.Problem([(0, 2, np.float64(8))])
