@@ -367,6 +367,9 @@ void bind_problem(py::module_& m) {
           "The default alignment of every buffer (a power of two).")
       .def("load", [](const Problem& p) { return load(p); },
            "Bytes: the most bytes live at one tick, a lower bound on every plan's arena.")
+      .def(
+          "bounds", [](const Problem& p, bool positional) { return compute_bounds(p, positional); },
+          py::arg("positional_maximums") = true, "The lower bounds on the arena, as memplan.bounds(problem).")
       .def("to_dicts", [](const Problem& p) {
         py::list out;
         for (const Buffer& b : p.buffers) out.append(buffer_dict(b));

@@ -47,6 +47,7 @@ def test_load_and_bounds():
     assert problem.load() == bounds.load == 96
     assert bounds.total_size == 160 and bounds.max_live_count == 2
     assert bounds.positional_maximums >= bounds.load
+    assert problem.bounds().load == 96 and problem.bounds(positional_maximums=False).positional_maximums == 0
     assert memplan.gap(120, 96) == pytest.approx(0.25)
 
 
