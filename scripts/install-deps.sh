@@ -13,6 +13,7 @@ packages=(
   libmlir-15-dev mlir-15-tools llvm-15-dev llvm-15-tools   # the MLIR merge-alloc pass
   libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev   # allocator baselines in benchmarks
   libonnx-dev python3-onnx                     # the ONNX front end and its tests
+  pybind11-dev python3-dev python3-numpy python3-pytest   # the Python module and its tests
   chromium                                     # the HTML report's browser tests (headless)
 )
 missing=()

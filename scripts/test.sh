@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: install, then
 #   1. Release build: unit, conformance, property, CLI, install and browser
-#      tests (the HTML report in headless chromium; skipped without it), and
-#      the replay stress program under ThreadSanitizer;
+#      tests (the HTML report in headless chromium; skipped without it), the
+#      Python module's pytest files (label python), and the replay stress
+#      program under ThreadSanitizer;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build of the unit and
 #      conformance tests;
 #   3. clang libFuzzer build: every fuzz target for a short time.
@@ -31,10 +32,12 @@ scripts/run-ctest.sh build 300 -j"$jobs" --output-on-failure -LE "long|fuzz"
 
 if [ "${MEMPLAN_SKIP_SANITIZE:-0}" != 1 ]; then
   stage "2/3 ASan+UBSan build and tests"
+  # libtorch, ONNX and the Python module are off in this build (their Debian
+  # libraries and the interpreter are not instrumented), so are their tests.
   # -O1 -g1: quick to compile, still fast enough to run, still readable reports.
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DMEMPLAN_SANITIZE=ON -DMEMPLAN_BUILD_BENCH=OFF \
-    -DMEMPLAN_EXPENSIVE_CHECKS=ON -DMEMPLAN_BUILD_TESTS=ON >/dev/null
+    -DMEMPLAN_EXPENSIVE_CHECKS=ON -DMEMPLAN_BUILD_TESTS=ON -DMEMPLAN_WITH_PYTHON=OFF >/dev/null
   cmake --build build-asan -j"$jobs"
   # A quarter of the Release stage's 200 random problems per (planner, shape):
   # the sanitizers look for memory errors, which do not need every seed.

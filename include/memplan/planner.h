@@ -67,6 +67,18 @@ const PlannerInfo* find_planner(std::string_view name);
 // The registered names, in order, joined by ", " (for messages that list them).
 std::string planner_names();
 
+// What every caller says about a name that is not registered (the CLI, the
+// Python module): the name, the nearest registered one when it looks like a
+// typo, and the list, e.g.
+//   unknown planner 'greedy_by_siz'; did you mean 'greedy_by_size'? (registered: portfolio, naive, ...)
+std::string unknown_planner_message(std::string_view name);
+
+// The name in `names` nearest to `word` by edit distance (a transposition of
+// two neighbours counts as one edit), if it is close enough to be a likely
+// typo: at most a third of the word's letters off. Else "". For "did you
+// mean" hints (planners here; the CLI's subcommands too).
+std::string nearest_name(std::string_view word, std::span<const std::string> names);
+
 // The planner used when none is named.
 inline constexpr std::string_view kDefaultPlanner = "portfolio";
 

@@ -2,6 +2,9 @@
 // heuristic (src/planners/heuristics.cc), and the solvers (src/solver).
 // Adding a heuristic: one source file in src/planners (declared in
 // planners.h) plus one line in heuristics.cc; adding a solver: one line here.
+#include <algorithm>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "memplan/planner.h"
@@ -53,6 +56,40 @@ std::string planner_names() {
     names += p.name;
   }
   return names;
+}
+
+std::string nearest_name(std::string_view word, std::span<const std::string> names) {
+  // Levenshtein distance with transpositions counted as one edit (plna -> plan).
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      for (size_t j = 1; j <= b.size(); ++j) {
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
+  for (const std::string& name : names) {
+    const size_t dist = distance(word, name);
+    if (dist < best_distance) {
+      best_distance = dist;
+      best = name;
+    }
+  }
+  return best;
+}
+
+std::string unknown_planner_message(std::string_view name) {
+  std::vector<std::string> names;
+  for (const PlannerInfo& p : registered()) names.emplace_back(p.name);
+  const std::string nearest = nearest_name(name, names);
+  return "unknown planner '" + std::string(name) + "'" + (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") +
+         " (registered: " + planner_names() + ")";
 }
 
 }  // namespace memplan

@@ -1,5 +1,7 @@
 # install.consumer: installs memplan into a scratch prefix and builds and runs a
-# separate project that finds it with find_package(memplan).
+# separate project that finds it with find_package(memplan); with the Python
+# module, also imports the installed package with /usr/bin/python3
+# (python_consumer.py) and checks it is the installed one.
 set(MEMPLAN_INSTALL_TEST_DIR ${CMAKE_BINARY_DIR}/install-test)
 add_test(NAME install.consumer
   COMMAND ${CMAKE_COMMAND}
@@ -7,5 +9,8 @@ add_test(NAME install.consumer
     -DWORK_DIR=${MEMPLAN_INSTALL_TEST_DIR}
     -DCONSUMER_DIR=${CMAKE_CURRENT_LIST_DIR}/consumer
     -DCXX=${CMAKE_CXX_COMPILER}
+    "-DPYTHON=$<$<BOOL:${MEMPLAN_WITH_PYTHON}>:${Python_EXECUTABLE}>"
+    -DPYTHON_INSTALL_DIR=${MEMPLAN_PYTHON_INSTALL_DIR}
+    -DPYTHON_CONSUMER=${CMAKE_CURRENT_LIST_DIR}/python_consumer.py
     -P ${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake)
 set_tests_properties(install.consumer PROPERTIES LABELS install TIMEOUT 300)

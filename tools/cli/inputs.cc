@@ -137,12 +137,7 @@ int64_t power_of_two_byte_size(const std::string& text, const std::string& flag)
 
 const PlannerInfo& planner_or_throw(const std::string& name) {
   if (const PlannerInfo* planner = find_planner(name)) return *planner;
-  std::vector<std::string> names;
-  for (const PlannerInfo& p : planners()) names.emplace_back(p.name);
-  const std::string nearest = nearest_name(name, names);
-  throw CommandError("unknown planner '" + name + "'" + (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") +
-                         " (registered: " + planner_names() + ")",
-                     kExitFailure);
+  throw CommandError(unknown_planner_message(name), kExitFailure);
 }
 
 std::vector<const PlannerInfo*> planner_list_or_throw(const std::string& names) {
@@ -157,32 +152,6 @@ std::vector<const PlannerInfo*> planner_list_or_throw(const std::string& names) 
   }
   if (list.empty()) throw CommandError("no planner named in '" + names + "'", kExitFailure);
   return list;
-}
-
-std::string nearest_name(const std::string& word, const std::vector<std::string>& names) {
-  // Levenshtein distance with transpositions counted as one edit (plna -> plan).
-  auto distance = [](const std::string& a, const std::string& b) {
-    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-      for (size_t j = 1; j <= b.size(); ++j) {
-        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-    return d[a.size()][b.size()];
-  };
-  std::string best;
-  size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
-  for (const std::string& name : names) {
-    const size_t dist = distance(word, name);
-    if (dist < best_distance) {
-      best_distance = dist;
-      best = name;
-    }
-  }
-  return best;
 }
 
 std::string percent_gap(int64_t arena, int64_t load) {

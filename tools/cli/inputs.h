@@ -46,11 +46,6 @@ const PlannerInfo& planner_or_throw(const std::string& name);
 // "a,b,c" -> planners, in the given order, each checked as above.
 std::vector<const PlannerInfo*> planner_list_or_throw(const std::string& names);
 
-// The name in `names` nearest to `word` by edit distance, if it is close
-// enough to be a likely typo (at most a third of the word's letters off);
-// else "". For "did you mean" hints.
-std::string nearest_name(const std::string& word, const std::vector<std::string>& names);
-
 // "12.34%" (gap as a percentage with two decimals; "n/a" when load is 0 and
 // arena is not).
 std::string percent_gap(int64_t arena, int64_t load);

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      const std::string nearest = memplan::cli::nearest_name(argv[1], names);
+      const std::string nearest = memplan::nearest_name(argv[1], names);
       std::fprintf(stderr, "memplan: unknown command '%s'%s; run `memplan --help` for the list\n", argv[1],
                    nearest.empty() ? "" : ("; did you mean '" + nearest + "'?").c_str());
       return static_cast<int>(CLI::ExitCodes::ExtrasError);

@@ -1,0 +1,74 @@
+// onnx_binding.cc — ONNX models from Python (built with MEMPLAN_WITH_ONNX):
+// a model plus its input shapes as a problem, one buffer per intermediate
+// tensor, through the front end `memplan extract model.onnx` uses
+// (src/frontends/onnx/onnx_frontend.h), so problems and messages are the CLI's.
+#include "bindings.h"
+#include "errors.h"
+#include "memplan/csv.h"
+#include "onnx_frontend.h"
+
+namespace memplan::python {
+namespace {
+
+// inputs: {"input": (1, 3, 224, 224)} or ["input=1x3x224x224", ...] (the CLI's --input).
+std::vector<OnnxInputShape> input_shapes(py::handle inputs) {
+  std::vector<OnnxInputShape> shapes;
+  if (inputs.is_none()) return shapes;
+  if (py::isinstance<py::dict>(inputs)) {
+    for (auto [name, dims] : py::reinterpret_borrow<py::dict>(inputs)) {
+      const std::string n = py::str(name);
+      shapes.push_back({.name = n, .dims = int64_column(dims, "inputs['" + n + "']")});
+    }
+    return shapes;
+  }
+  // One "NAME=DIMS" string, or a sequence of them.
+  const py::object texts = py::isinstance<py::str>(inputs) ? py::object(py::make_tuple(inputs))
+                                                           : py::reinterpret_borrow<py::object>(inputs);
+  for (py::handle text : texts) {
+    shapes.push_back(value_or_raise(parse_onnx_input_shape(py::str(text))));
+  }
+  return shapes;
+}
+
+}  // namespace
+
+py::object extract_onnx_file(const std::string& path, py::handle inputs, py::handle alignment, bool keep_constants) {
+  OnnxOptions options;
+  options.inputs = input_shapes(inputs);
+  options.fold_constants = !keep_constants;
+  if (!alignment.is_none()) {
+    options.alignment = bytes_from(alignment, "alignment");
+    if (!is_power_of_two(options.alignment)) {
+      raise_input_error("alignment: " + std::to_string(options.alignment) + " is not a power of two");
+    }
+  }
+  const std::string bytes = value_or_raise(read_text_file(path), ErrorSource::kFile);
+  return py::cast(value_or_raise(
+      extract_onnx_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, path, options)));
+}
+
+void bind_onnx(py::module_& m) {
+  py::class_<OnnxExtraction>(m, "OnnxExtraction",
+                             "An ONNX model as a problem (memplan extract model.onnx), and what stayed outside "
+                             "the arena.")
+      .def_property_readonly("problem", [](const OnnxExtraction& x) { return x.problem; },
+                             "One buffer per intermediate tensor (id = tensor name); node k is tick k.")
+      .def_readonly("ir_version", &OnnxExtraction::ir_version)
+      .def_readonly("opset", &OnnxExtraction::opset)
+      .def_readonly("producer", &OnnxExtraction::producer)
+      .def_readonly("nodes", &OnnxExtraction::nodes)
+      .def_readonly("initializers", &OnnxExtraction::initializers, "Weights: left out of the arena.")
+      .def_readonly("initializer_bytes", &OnnxExtraction::initializer_bytes)
+      .def_readonly("graph_inputs", &OnnxExtraction::graph_inputs, "Fed by the caller: left out of the arena.")
+      .def_readonly("graph_input_bytes", &OnnxExtraction::graph_input_bytes)
+      .def_readonly("constants", &OnnxExtraction::constants, "Folded constants: left out of the arena.")
+      .def_readonly("constant_bytes", &OnnxExtraction::constant_bytes)
+      .def_readonly("graph_outputs", &OnnxExtraction::graph_outputs)
+      .def_readonly("unread", &OnnxExtraction::unread, "Node outputs no node reads (each lives one tick).")
+      .def("__repr__", [](const OnnxExtraction& x) {
+        return "<memplan.OnnxExtraction: " + std::to_string(x.nodes) + " nodes, " + std::to_string(x.problem.size()) +
+               " buffers, " + std::to_string(x.initializers) + " initializers>";
+      });
+}
+
+}  // namespace memplan::python

@@ -1,0 +1,72 @@
+"""ONNX models from Python (memplan built with the ONNX front end): a model
+exported with Debian's torch becomes the same problem `memplan extract`
+writes, with the CLI's errors. Skipped without the front end or torch."""
+import pytest
+
+import memplan
+
+pytestmark = pytest.mark.skipif(not memplan.HAS_ONNX, reason="memplan was built without the ONNX front end")
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    torch = pytest.importorskip("torch")
+
+    class Residual(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.b = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+        def forward(self, x):
+            y = torch.relu(self.a(x))
+            return torch.relu(self.b(y) + y)
+
+    path = tmp_path_factory.mktemp("onnx") / "residual.onnx"
+    torch.onnx.export(Residual().eval(), torch.randn(1, 3, 16, 16), str(path), input_names=["x"],
+                      output_names=["out"], dynamic_axes={"x": {0: "batch"}})
+    return path
+
+
+def cli_error(completed):
+    return [line for line in completed.stderr.splitlines() if line.startswith("memplan: ")][-1][len("memplan: "):]
+
+
+def test_a_model_is_the_problem_the_cli_extracts(model, cli, tmp_path):
+    out = tmp_path / "cli.csv"
+    cli("extract", model, "--input", "x=2x3x16x16", "--output", out, expect=0)
+    for inputs in ({"x": (2, 3, 16, 16)}, ["x=2x3x16x16"], "x=2x3x16x16"):
+        x = memplan.extract(model, inputs=inputs)
+        assert memplan.format_problem(x.problem) == out.read_text()
+    assert x.nodes >= 5 and x.initializers == 4 and x.graph_inputs == 1
+    # conv a's output, 2x8x16x16 float32, is one of the buffers; all are 64-byte aligned.
+    assert 2 * 8 * 16 * 16 * 4 in x.problem.size.tolist()
+    assert set(x.problem.alignments.tolist()) == {64}
+    result = memplan.plan(x.problem)
+    assert memplan.validate(x.problem, result) and result.arena >= x.problem.load()
+    kept = memplan.extract(model, inputs={"x": (2, 3, 16, 16)}, keep_constants=True, alignment=128)
+    assert set(kept.problem.alignments.tolist()) == {128} and len(kept.problem) >= len(x.problem)
+
+
+def test_model_errors_are_the_clis(model, cli, tmp_path):
+    with pytest.raises(memplan.InputError) as error:
+        memplan.extract(model)
+    assert str(error.value) == cli_error(cli("extract", model, "--output", tmp_path / "x.csv", expect=1))
+    with pytest.raises(memplan.InputError) as error:
+        memplan.extract(model, inputs=["x=2xAx16"])
+    assert str(error.value) == cli_error(cli("extract", model, "--input", "x=2xAx16", "--output", tmp_path / "x.csv"))
+    truncated = tmp_path / "truncated.onnx"
+    truncated.write_bytes(model.read_bytes()[:200])
+    with pytest.raises(memplan.InputError) as error:
+        memplan.extract(truncated, inputs={"x": (1, 3, 16, 16)})
+    assert str(error.value) == cli_error(cli("extract", truncated, "--input", "x=1x3x16x16", "--output",
+                                             tmp_path / "x.csv"))
+    with pytest.raises(memplan.InputError, match="min_size applies to traces"):
+        memplan.extract(model, min_size=4096)
+
+
+def test_works_beside_the_onnx_package(model):
+    onnx = pytest.importorskip("onnx")  # python3-onnx shares Debian's libonnx with memplan
+    loaded = onnx.load(str(model))
+    onnx.checker.check_model(loaded)
+    assert memplan.extract(model, inputs={"x": (1, 3, 16, 16)}).nodes == len(loaded.graph.node)

@@ -1,0 +1,169 @@
+"""Every registered planner through memplan.plan() (run_planner, the CLI's
+path), validated; capacities and their verdicts, with the CLI's messages;
+options (time limit, seed, alignment); planner errors."""
+import re
+
+import numpy as np
+import pytest
+
+import memplan
+
+# The exact search and the MIP are slow on large problems: they get small
+# ones and a time limit, as their conformance tests do.
+SLOW = {info["name"] for info in memplan.planner_info() if not info["fast"]}
+
+
+def test_lists_the_registry_in_order(cli):
+    names = memplan.planners()
+    assert names[0] == memplan.DEFAULT_PLANNER == "portfolio"
+    listed = cli("planners", expect=0).stdout
+    for name in names:
+        assert name in listed
+    assert {info["form"] for info in memplan.planner_info()} <= {"offsets", "objects", "composite"}
+
+
+@pytest.mark.parametrize("planner", memplan.planners())
+@pytest.mark.parametrize("shape", ["dnn", "random", "heavy", "nested", "equal", "puzzle"])
+def test_every_planner_makes_valid_plans_of_random_problems(planner, shape):
+    sizes = (6, 12) if planner in SLOW else (10, 60, 200)
+    for seed, n in enumerate(sizes, start=1):
+        problem = memplan.generate(shape, n, seed=seed, max_alignment=64 if seed % 2 else 1)
+        result = memplan.plan(problem, planner, time_limit=5 if planner in SLOW else 0)
+        assert result.verdict == "planned", result.message
+        assert result.planner == planner
+        assert isinstance(result.offsets, np.ndarray) and result.offsets.dtype == np.int64
+        assert len(result.offsets) == len(problem)
+        check = memplan.validate(problem, result)
+        assert check, f"{planner} on {shape}/{n}/seed {seed}: {check}"
+        assert result.arena == result.plan.arena >= result.lower_bound >= problem.load() == result.load
+        assert result.arena == max((o + s for o, s in zip(result.offsets, problem.size)), default=0)
+
+
+def test_options_reach_the_planner():
+    problem = memplan.generate("random", 300, seed=3)
+    same = [memplan.plan(problem, "greedy_by_size", seed=9).offsets for _ in range(2)]
+    assert np.array_equal(*same)
+    aligned = memplan.plan(problem, "greedy_by_size", alignment=4096)
+    assert all(offset % 4096 == 0 for offset in aligned.offsets)
+    with pytest.raises(memplan.InputError, match="alignment: 48 is not a power of two"):
+        memplan.plan(problem, alignment=48)
+    with pytest.raises(memplan.InputError, match="time_limit"):
+        memplan.plan(problem, time_limit=-1)
+    # An explicit time limit lets the default planner improve its plan with the
+    # exact solver; the plan is still valid and no worse than the heuristics'.
+    heuristic = memplan.plan(problem, "greedy_best")
+    improved = memplan.plan(problem, time_limit=0.5)
+    assert improved and memplan.validate(problem, improved) and improved.arena <= heuristic.arena
+
+
+def write_csv(tmp_path, problem, name="p.csv"):
+    path = tmp_path / name
+    memplan.write_problem(path, problem)
+    return path
+
+
+def cli_message(completed):
+    """The CLI's error message without its 'memplan: ' prefix."""
+    lines = [line for line in completed.stderr.splitlines() if line.startswith("memplan: ")]
+    assert lines, completed.stderr
+    return lines[-1][len("memplan: "):]
+
+
+def test_capacity_verdicts_and_messages_are_the_clis(cli, tmp_path):
+    # a [0,2) 64, b [1,3) 32, c [2,4) 64: load 96, fits in 96.
+    problem = memplan.Problem([(0, 2, 64), (1, 3, 32), (2, 4, 64)])
+    path = write_csv(tmp_path, problem)
+
+    fits = memplan.plan(problem, capacity=96)
+    assert fits.verdict == "fits" and fits.ok and fits.arena <= 96 and fits.message == ""
+    assert "fits" in cli("plan", path, "--capacity", "96", expect=0).stdout
+
+    below = memplan.plan(problem, capacity="64")
+    assert below.verdict == "does not fit" and not below and below.plan is None and below.offsets is None
+    completed = cli("plan", path, "--capacity", "64", expect=2)
+    assert cli_message(completed) == below.message
+    assert below.message.startswith("proven: no plan fits in capacity 64 B")
+
+    no_capacity = memplan.plan(problem, "naive")
+    assert no_capacity.verdict == "planned" and no_capacity.capacity is None
+    # A capacity in the problem itself is used too.
+    problem.capacity = 96
+    assert memplan.plan(problem).verdict == "fits"
+
+
+def test_an_unknown_verdict_keeps_the_best_plan_and_the_clis_reason(cli, tmp_path):
+    # A heuristic alone gives no proof: greedy_by_size's plan above a capacity
+    # the problem cannot meet is 'does not fit' only when the bound proves it.
+    problem = memplan.generate("puzzle", 40, seed=5)
+    path = write_csv(tmp_path, problem)
+    load = problem.load()
+    tight = memplan.plan(problem, "naive", capacity=load)
+    assert tight.verdict == "unknown" and not tight.ok
+    assert tight.plan is not None and tight.arena > load and memplan.validate(problem, tight.plan)
+    completed = cli("plan", path, "--planner", "naive", "--capacity", str(load), expect=4)
+    # The reason starts with the time taken ("unknown after 0.0 s: ..."), which may differ.
+    drop_time = lambda text: re.sub(r"after [0-9.]+ s", "after T s", text)  # noqa: E731
+    assert drop_time(cli_message(completed)) == drop_time(tight.message) == drop_time(tight.reason)
+    assert "the best plan found needs" in tight.message
+
+
+def test_the_exact_solver_reports_its_statistics():
+    problem = memplan.generate("puzzle", 10, seed=2)
+    result = memplan.plan(problem, "exact", time_limit=5)
+    assert result.exact is not None and result.exact["nodes"] >= 1
+    assert result.exact["lower_bound"] <= result.arena
+
+
+def test_unknown_planners_raise_lookup_errors_with_the_clis_message(cli, tmp_path):
+    problem = memplan.Problem([(0, 1, 8)])
+    with pytest.raises(memplan.UnknownPlannerError) as error:
+        memplan.plan(problem, "gredy_by_size")
+    assert isinstance(error.value, LookupError) and isinstance(error.value, memplan.Error)
+    assert str(error.value).startswith("unknown planner 'gredy_by_size'; did you mean 'greedy_by_size'? "
+                                       "(registered: portfolio, naive")
+    cli_text = cli_message(cli("plan", write_csv(tmp_path, problem), "--planner", "gredy_by_size", expect=1))
+    assert cli_text == str(error.value)
+
+
+def test_planning_releases_the_gil():
+    import threading
+
+    problem = memplan.generate("random", 3000, seed=1)
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+            stop.wait(0.001)
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    memplan.plan(problem, time_limit=0.3)
+    stop.set()
+    thread.join()
+    assert len(ticks) > 10
+
+
+def test_ctrl_c_cancels_planning_and_raises_keyboard_interrupt():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # exact on a 3000-buffer puzzle runs to its 120 s limit unless cancelled.
+    program = ("import memplan, sys\n"
+               "p = memplan.generate('puzzle', 3000, seed=1)\n"
+               "print('planning', flush=True)\n"
+               "try:\n"
+               "    memplan.plan(p, 'exact', time_limit=120)\n"
+               "except KeyboardInterrupt:\n"
+               "    print('interrupted', flush=True)\n")
+    child = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "planning"
+    time.sleep(1)
+    start = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=60)
+    assert out.strip() == "interrupted" and child.returncode == 0
+    assert time.monotonic() - start < 30
