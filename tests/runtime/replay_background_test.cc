@@ -164,12 +164,12 @@ TEST(ReplayBackgroundTest, ForkChildPlansAtItsBoundaryWithoutAThread) {
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
 }
 
-TEST(ReplayBackgroundTest, KnobTurnsItOn) {
+TEST(ReplayBackgroundTest, OnByDefaultAndTheKnobTurnsItOff) {
   auto config = replay_config_from_environment(
-      [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "1" : nullptr; });
+      [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "0" : nullptr; });
   ASSERT_TRUE(config.ok());
-  EXPECT_TRUE(config->plan_in_background);
-  EXPECT_FALSE(ReplayConfig{}.plan_in_background);
+  EXPECT_FALSE(config->plan_in_background);
+  EXPECT_TRUE(ReplayConfig{}.plan_in_background);
   auto bad = replay_config_from_environment(
       [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "maybe" : nullptr; });
   EXPECT_FALSE(bad.ok());
