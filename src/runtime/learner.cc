@@ -312,6 +312,8 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
   profiled_live_.clear();
 }
 
+bool Learner::keeps_agreed() const { return config_.upper_bound_plans && identity_ == RequestIdentity::kSequence; }
+
 bool Learner::predicting() const { return config_.predict_variants && identity_ == RequestIdentity::kSequence; }
 
 // Note [Predicted variants]: finds the variant of the iteration that ended
@@ -618,7 +620,13 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
       (void)job_.release();
     } else if (!job.done.load(std::memory_order_acquire)) {
       return;
-    } else if (job.generation == generation_) {
+    } else if (job.generation == generation_ || (keeps_agreed() && job.structure == structure_key_of(agreed_, !config_.upper_bound_plans))) {
+      // A plan of the agreed profile before its lifetimes widened or its
+      // maxima grew (the first runs of a shape often free a little later) is
+      // still safe to serve — replay checks sizes and liveness — so it is
+      // adopted rather than dropped, and the widened profile is planned
+      // again at once, as a growth (Note [Upper-bound plans]).
+      const bool stale = job.generation != generation_;
       if (serving_ && adapter.slab_in_use()) {
         counters_.plan_failures.bump();  // the old slab still holds live blocks: adopt at a later boundary
         return;
@@ -627,6 +635,7 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
       // another job (then the job waits for a later boundary).
       plan_now(planning, adapter, job_.get());
       if (job_ && !job_->prepared) job_.reset();
+      if (stale && phase_ == ReplayPhase::kReplaying) growing_ = true;
       return;
     } else {
       job_.reset();
@@ -638,6 +647,7 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
   }
   auto job = std::make_unique<PlanJob>();
   job->profile = agreed_;
+  job->structure = structure_key_of(agreed_, !config_.upper_bound_plans);
   job->slab = &slab_;
   job->slab_mutex = &slab_mutex_;
   job->huge_pages = config_.huge_pages;

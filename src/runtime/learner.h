@@ -252,6 +252,7 @@ struct PlanJob {
   std::mutex* slab_mutex = nullptr;
   bool huge_pages = false;
   uint64_t generation = 0;  // the owner's Learner generation it plans
+  uint64_t structure = 0;   // structure_key_of the profile (sequence identity)
   int64_t process = 0;      // the process that queued it
   std::optional<StatusOr<std::unique_ptr<PreparedPlan>>> prepared;  // set by the planner thread
   std::atomic<bool> done{false};
@@ -414,6 +415,9 @@ class Learner {
   uint64_t predict() const;
   void set_successor(uint64_t before, uint64_t last, uint64_t next);
   bool predicting() const;
+  // The agreed profile stays while replaying (its maxima grow): upper-bound
+  // plans with the sequence identity.
+  bool keeps_agreed() const;
   void activate(Adapter& adapter);
   void evict_to_bounds(Adapter& adapter);
   void prune_plans();
