@@ -296,7 +296,7 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
     const uint64_t target = predicted ? predict() : next_key;
     if (target != key_) {
       switch_variant(target, adapter);
-    } else if (waiting_) {
+    } else if (waiting_ || (phase_ == ReplayPhase::kReplaying && serving_ != active_)) {
       activate(adapter);
     }
     key_implicit_ = predicted;
@@ -354,8 +354,13 @@ bool Learner::classify(bool deviated, uint32_t requests, const Planning& plannin
     enter(actual);
     evict_to_bounds(adapter);
     // Its variant profiles: the profile joins its agreement. A variant with a
-    // plan (or waiting for one) has no use for it.
-    if (phase_ == ReplayPhase::kProfiling) finish_profile(planning, adapter);
+    // plan has no use for it; its plan is published (or waits) now, so that
+    // a replaying learner always serves its running variant's plan.
+    if (phase_ == ReplayPhase::kProfiling) {
+      finish_profile(planning, adapter);
+    } else {
+      activate(adapter);
+    }
   } else {
     std::fill(pending_.begin(), pending_.end(), 0);  // sizes of another variant: no growth
     pending_any_ = false;

@@ -394,6 +394,8 @@ class Learner {
   const Slab& slab() const { return slab_; }
   // The published plan, or nullptr.
   PreparedPlan* serving() const { return serving_; }
+  // While replaying, the published plan is the running variant's (Note [Keyed plans]).
+  bool serves_running_variant() const { return phase_ != ReplayPhase::kReplaying || serving_ == active_; }
   // Every plan this learner published (kept while their blocks may be freed).
   const std::vector<std::unique_ptr<PreparedPlan>>& plans() const { return plans_; }
   LearnerCounters& counters() { return counters_; }

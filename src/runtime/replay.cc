@@ -612,6 +612,7 @@ Status ReplayAllocator::check_invariants() const {
     }
     if (r->phase() == ReplayPhase::kReplaying && !r->plan) return Internal("a replaying thread has no plan");
     if (r->plan != r->learner.serving()) return Internal("the record serves another plan than its learner");
+    if (!r->learner.serves_running_variant()) return Internal("a replaying thread serves another variant's plan");
     if (m.window_plans[r->window].load() != r->plan) return Internal("window plan differs from its thread's plan");
     if (slab.base() != r->window_base) return Internal("slab is not at its window");
     if (!r->plan) continue;
