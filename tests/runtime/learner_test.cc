@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+#include <chrono>
+#include <thread>
 
 #include "memplan/validate.h"
 
@@ -195,6 +197,36 @@ TEST_F(LearnerTest, APlanTooLargeForTheSlabLeavesTheUnitWithTheBackingAllocator)
   EXPECT_EQ(l->phase(), ReplayPhase::kBackingOnly);
   EXPECT_EQ(l->counters().plan_failures.get(), 1u);
   EXPECT_EQ(adapter_.published, nullptr);
+}
+
+TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
+  config_.plan_in_background = true;
+  BackgroundPlanner planner(preparer_, backing_, /*trim_backing=*/false);
+  planner.ensure_started();
+  auto l = make(RequestIdentity::kSequence);
+  const Learner::Planning planning{.preparer = preparer_, .backing = backing_, .planner = &planner};
+  auto run = [&] {
+    l->record(0, 300000, 64, reinterpret_cast<const void*>(0x1000));
+    l->record(0, 200000, 64, reinterpret_cast<const void*>(0x2000));
+    l->record_end(reinterpret_cast<const void*>(0x1000), false);
+    l->record_end(reinterpret_cast<const void*>(0x2000), false);
+    l->end_iteration(false, planning, adapter_, 2);
+  };
+  run();
+  run();  // agreed: the job is queued, nothing is mapped yet
+  EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
+  EXPECT_EQ(adapter_.published, nullptr);
+  // The planner thread plans and maps the slab, off the owner's boundary.
+  for (int i = 0; i < 2000 && l->slab().mapped_bytes() < 500000; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GE(l->slab().mapped_bytes(), 500000u) << "grown by the planner thread before any boundary adopted";
+  EXPECT_EQ(adapter_.published, nullptr);
+  run();  // adopts: the commit is a no-op
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  ASSERT_NE(adapter_.published, nullptr);
+  EXPECT_LE(adapter_.published->arena, l->slab().mapped_bytes());
+  EXPECT_TRUE(l->slab().check_invariants().ok());
 }
 
 // Note [Predicted variants]: plain marks (next key 0), sequence identity.
