@@ -625,7 +625,8 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
       (void)job_.release();
     } else if (!job.done.load(std::memory_order_acquire)) {
       return;
-    } else if (job.generation == generation_ || (keeps_agreed() && job.structure == structure_key_of(agreed_, !config_.upper_bound_plans))) {
+    } else if (job.generation == generation_ ||
+               (keeps_agreed() && job.structure == structure_key_of(agreed_, !config_.upper_bound_plans))) {
       // A plan of the agreed profile before its lifetimes widened or its
       // maxima grew (the first runs of a shape often free a little later) is
       // still safe to serve — replay checks sizes and liveness — so it is

@@ -1241,7 +1241,9 @@ TEST(ReplayTest, GeneratedMultiVariantStreamsKeepCookies) {
     ReplayAllocator a(config, backing);
     LiveBlocks live;
     std::vector<std::vector<size_t>> structures;
-    for (size_t k = 0; k < count; ++k) structures.push_back(same_structure_variants(rng, 3 + k * 2 + rng.below(12), 1)[0]);
+    for (size_t k = 0; k < count; ++k) {
+      structures.push_back(same_structure_variants(rng, 3 + k * 2 + rng.below(12), 1)[0]);  // k: other lengths
+    }
     std::vector<void*> from_other_thread;
     size_t current = 0;
     for (int it = 0; it < 150; ++it) {
