@@ -285,7 +285,9 @@ int main(int argc, char** argv) {
   if (label.empty()) label = allocator;
 
   GlibcBacking backing;
-  memplan::ReplayConfig config;
+  // The MEMPLAN_* knobs apply to the C++ subject as they do to the drop-in
+  // (bench/replay_ir.sh plans both at the boundary); the options below win.
+  memplan::ReplayConfig config = memplan::read_replay_config(nullptr, nullptr);
   config.planner = planner;
   config.min_planned_size = min_planned_size;
   config.max_slab_bytes = int64_t{4} << 30;

@@ -34,7 +34,11 @@ collected() {
   local n=$1
   shift
   # Few threads: valgrind cannot reserve the default 64 slab windows of address space.
-  env MEMPLAN_MAX_THREADS=4 MEMPLAN_PLANNER=greedy_by_size "$@" --iterations "$n" > "$work/row" 2> "$work/err"
+  # Planned at the boundary: under valgrind's one-thread-at-a-time scheduling a
+  # background plan may arrive after the 5 timed iterations.
+  # A generous planning budget: under valgrind greedy_by_size on 7,000 buffers
+  # can outrun the default 0.25 s and the plan would fail.
+  env MEMPLAN_MAX_THREADS=4 MEMPLAN_PLANNER=greedy_by_size MEMPLAN_PLAN_IN_BACKGROUND=0 MEMPLAN_PLAN_TIME_LIMIT=60 "$@" --iterations "$n" > "$work/row" 2> "$work/err"
   if grep -q '| 0 requests |' "$work/row"; then echo "the drop-in served nothing: $*" >&2; exit 1; fi
   grep -o 'Collected : [0-9]*' "$work/err" | awk '{print $3}'
 }

@@ -13,10 +13,11 @@ and the outputs of the last round are written, in list order, to
 --save-output, so that two runs under different allocators can be compared
 bit for bit (tests/torch_serving/run_matches_plain.py).
 
-With --keyed each pass is marked with memplan_mark_key(shape index + 1)
-instead, so that memplan learns and keeps one plan per shape (docs/runtime.md,
-"Keyed plans"); shapes that differ in their operators' requests are then
-served too. Like examples/infer_torchvision.py, memplan_mark() (when memplan is loaded)
+Without --keyed memplan tells the shapes apart by their request structure
+and predicts the next one from the rotation (docs/runtime.md, "Variants:
+predicted"). With --keyed each pass is marked with
+memplan_mark_key(shape index + 1) instead, so that memplan keeps one plan per
+shape without predicting (docs/runtime.md, "Keyed plans"). Like examples/infer_torchvision.py, memplan_mark() (when memplan is loaded)
 is called before each pass and after the last one, and the last line is a
 JSON summary with the output hash and memplan_replay_served().
 """

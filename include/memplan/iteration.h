@@ -51,6 +51,10 @@ struct ReplayStats {
   uint64_t plan_bytes = 0;        // arenas of those plans (bytes; they share each thread's one slab)
   uint64_t evictions = 0;         // variants evicted (least recently used first)
   uint64_t switches = 0;          // boundaries that published another variant's plan
+  // Predicted variants (unkeyed marks): iterations whose variant was, or was
+  // not, the one the learner predicted at the boundary before them.
+  uint64_t predictions_right = 0;
+  uint64_t predictions_wrong = 0;
   uint64_t variants = 0;          // distinct request-size signatures profiled, summed over units
   uint64_t growths = 0;           // upper-bound plans re-made after a request outgrew its block
   uint64_t arena_bytes = 0;       // arenas of the plans being served now (bytes)

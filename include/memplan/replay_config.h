@@ -74,7 +74,9 @@ struct ReplayConfig {
   // that boundary stalls only for the slab. The plan then arrives one or more
   // iterations later than at the boundary. A fork child starts no thread:
   // it plans at its boundaries, never waiting for its parent's planner.
-  bool plan_in_background = false;
+  // On by default: planning at the boundary stopped real torchvision runs
+  // for up to ~90 ms (docs/runtime.md, "Where planning runs").
+  bool plan_in_background = true;
   // Upper-bound plans (Note [Upper-bound plans], runtime/learner.h): iterations
   // that make the same requests (count, order, alignments; keys for keyed
   // identity) with different sizes agree, and their plan is sized by the
@@ -87,6 +89,13 @@ struct ReplayConfig {
   // keeps; beyond either, the least recently used variant is evicted.
   int64_t max_plans = 8;
   int64_t max_plan_bytes = int64_t{1} << 30;
+  // Predicted variants (Note [Predicted variants], runtime/learner.h): a
+  // thread whose marks name no key sorts its iterations into variants by
+  // their request structure, keeps them with the keyed ones (max_plans,
+  // max_plan_bytes) and predicts the next iteration's variant from the one
+  // that followed the last variant before. Off: unkeyed iterations are one
+  // variant (key 0).
+  bool predict_variants = true;
 };
 
 struct ReplayKnob {

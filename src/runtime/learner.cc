@@ -69,6 +69,12 @@ uint64_t profile_load(const Profile& p, const ReplayConfig& config) {
   return static_cast<uint64_t>(most);
 }
 
+uint64_t structure_key_of(const Profile& p, bool with_sizes) {
+  uint64_t h = kStructureSeed;
+  for (size_t i = 0; i < p.size(); ++i) h = structure_step(h, p.requests[i].size, p.requests[i].alignment, with_sizes);
+  return structure_key(h, p.size());
+}
+
 // A maximum raised by a growth gets 1/8 of headroom (rounded up to 16
 // bytes), so that a size that creeps up a little each iteration costs a plan
 // per 12.5% of growth, not one per iteration; the headroom is part of the
@@ -138,6 +144,13 @@ Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLay
     out.request_of.push_back(static_cast<uint32_t>(i));
     out.shift_of.push_back(static_cast<uint32_t>(shift));
   }
+  out.prefix_hash.resize(a.size() + 1);
+  uint64_t h = kStructureSeed;
+  for (size_t i = 0; i < a.size(); ++i) {
+    out.prefix_hash[i] = h;
+    h = structure_step(h, a.requests[i].size, a.requests[i].alignment, !config.upper_bound_plans);
+  }
+  out.prefix_hash[a.size()] = h;
   StatusOr<Plan> plan = plan_of(problem, config);
   if (!plan.ok()) return plan.status();
   if (plan->arena < 0 || static_cast<uint64_t>(plan->arena) > layout.max_arena) {
@@ -174,6 +187,8 @@ void LearnerCounters::add_to(ReplayStats& s) const {
   s.plan_bytes += plan_bytes.get();
   s.evictions += evictions.get();
   s.switches += switches.get();
+  s.predictions_right += predictions_right.get();
+  s.predictions_wrong += predictions_wrong.get();
 }
 
 // ---------------------------------------------------------------------------
@@ -197,6 +212,10 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   }
   parked_.clear();
   key_ = key;
+  key_implicit_ = key == 0 && predicting();
+  tail_begun_ = false;
+  has_last_ = false;
+  last2_key_ = 0;
   active_ = nullptr;
   waiting_ = false;
   count_held();
@@ -233,7 +252,9 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
   ++uses_;
   try {
     std::erase_if(orphans_, [](const std::unique_ptr<PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
-    switch (phase_) {
+    // Note [Predicted variants]: a mispredicted iteration is handled there.
+    const bool handled = key_implicit_ && classify(deviated, requests, planning, adapter);
+    switch (handled ? ReplayPhase::kBackingOnly : phase_) {
       case ReplayPhase::kProfiling:
         finish_profile(planning, adapter);
         break;
@@ -258,7 +279,8 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
           agreed_.clear();
           growing_ = false;
           active_ = nullptr;
-          if (!config_.keep_slab && serving_ && !adapter.slab_in_use()) {
+          std::unique_lock<std::mutex> mapping(slab_mutex_, std::try_to_lock);
+          if (!config_.keep_slab && serving_ && !adapter.slab_in_use() && mapping.owns_lock()) {
             withdraw(adapter);  // stale frees into the window then find no plan, not unmapped memory
             slab_.release();
             counters_.slab_bytes.set(0);
@@ -269,11 +291,15 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
       case ReplayPhase::kBackingOnly:
         break;
     }
-    if (next_key != key_) {
-      switch_variant(next_key, adapter);
-    } else if (waiting_) {
+    // An explicit key wins; a plain mark gets the predicted one.
+    const bool predicted = next_key == 0 && predicting();
+    const uint64_t target = predicted ? predict() : next_key;
+    if (target != key_) {
+      switch_variant(target, adapter);
+    } else if (waiting_ || (phase_ == ReplayPhase::kReplaying && serving_ != active_)) {
       activate(adapter);
     }
+    key_implicit_ = predicted;
   } catch (...) {
     // Out of memory while bookkeeping: forget the profiles, keep serving safely.
     agreements_ = 0;
@@ -281,8 +307,91 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
     if (phase_ == ReplayPhase::kProfiling) counters_.plan_failures.bump();
   }
   tick_ = 0;
+  tail_begun_ = false;
   current_.clear();
   profiled_live_.clear();
+}
+
+bool Learner::keeps_agreed() const { return config_.upper_bound_plans && identity_ == RequestIdentity::kSequence; }
+
+bool Learner::predicting() const { return config_.predict_variants && identity_ == RequestIdentity::kSequence; }
+
+// Note [Predicted variants]: finds the variant of the iteration that ended
+// (the served plan's prefix, then the hashed tail) and counts the
+// prediction. Returns true when the iteration was mispredicted and has been
+// dealt with here: a profile filed under its own variant, a replay's
+// deviation not charged to the plan.
+bool Learner::classify(bool deviated, uint32_t requests, const Planning& planning, Adapter& adapter) {
+  (void)deviated;
+  uint64_t actual = 0;
+  if (phase_ == ReplayPhase::kProfiling) {
+    if (current_.requests.empty() || current_.overflowed) return false;  // idle, or not plannable
+    actual = structure_key_of(current_, !config_.upper_bound_plans);
+  } else if (phase_ == ReplayPhase::kReplaying && serving_ && serving_ == active_ && requests != 0 &&
+             requests != UINT32_MAX && !serving_->prefix_hash.empty()) {
+    const std::vector<uint64_t>& prefix = serving_->prefix_hash;
+    actual = structure_key(tail_begun_ ? tail_hash_ : prefix[std::min<size_t>(requests, prefix.size() - 1)], requests);
+  } else {
+    return false;  // backing-only, or waiting for the served plan's blocks: nothing seen
+  }
+  if (has_last_) {
+    set_successor(0, last_key_, actual);
+    if (last2_key_ != 0) set_successor(last2_key_, last_key_, actual);
+  }
+  last2_key_ = has_last_ ? last_key_ : 0;
+  last_key_ = actual;
+  has_last_ = true;
+  if (key_ == 0) {
+    key_ = actual;  // the unit's first variant: nothing was predicted, its state is this variant's
+    return false;
+  }
+  if (actual == key_) {
+    counters_.predictions_right.bump();
+    return false;
+  }
+  counters_.predictions_wrong.bump();
+  if (phase_ == ReplayPhase::kProfiling) {
+    enter(actual);
+    evict_to_bounds(adapter);
+    // Its variant profiles: the profile joins its agreement. A variant with a
+    // plan has no use for it; its plan is published (or waits) now, so that
+    // a replaying learner always serves its running variant's plan.
+    if (phase_ == ReplayPhase::kProfiling) {
+      finish_profile(planning, adapter);
+    } else {
+      activate(adapter);
+    }
+  } else {
+    std::fill(pending_.begin(), pending_.end(), 0);  // sizes of another variant: no growth
+    pending_any_ = false;
+  }
+  return true;
+}
+
+// The variant that followed the last two when they ran before (A A B A A B
+// is predicted exactly), else the one that followed the last one, else the
+// last one again.
+uint64_t Learner::predict() const {
+  if (!has_last_) return key_;
+  uint64_t first_order = 0;
+  for (const Successor& s : successors_) {
+    if (s.last == last_key_ && s.next != 0) {
+      if (s.before != 0 && s.before == last2_key_) return s.next;
+      if (s.before == 0) first_order = s.next;
+    }
+  }
+  return first_order != 0 ? first_order : last_key_;
+}
+
+void Learner::set_successor(uint64_t before, uint64_t last, uint64_t next) {
+  for (Successor& s : successors_) {
+    if (s.before == before && s.last == last) {
+      s.next = next;
+      return;
+    }
+  }
+  successors_[successor_cursor_] = {before, last, next};
+  successor_cursor_ = (successor_cursor_ + 1) % std::size(successors_);
 }
 
 // Keyed identity: sorts the profile by (key, first tick) and keeps each key
@@ -437,10 +546,17 @@ void Learner::try_plan(const Planning& planning, Adapter& adapter, PlanJob* job)
     counters_.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
     return;
   }
+  // A planner thread is growing the slab for another job: retry at the next boundary.
+  std::unique_lock<std::mutex> mapping(slab_mutex_, std::try_to_lock);
+  if (!mapping.owns_lock()) {
+    counters_.plan_failures.bump();
+    return;
+  }
   // A job was prepared in the background from this very profile: it is
   // adopted only while the agreed profile is the one it was given.
   StatusOr<std::unique_ptr<PreparedPlan>> prepared =
       job ? std::move(*job->prepared) : planning.preparer.prepare(agreed_);
+  if (job) job->prepared.reset();
   // Note [Trim before the slab]. The planner's working memory is freed by now,
   // and so are the profiled iterations' blocks; the backing allocator would
   // keep both resident under the slab that takes their place. A plan made in
@@ -509,13 +625,23 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
       (void)job_.release();
     } else if (!job.done.load(std::memory_order_acquire)) {
       return;
-    } else if (job.generation == generation_) {
+    } else if (job.generation == generation_ ||
+               (keeps_agreed() && job.structure == structure_key_of(agreed_, !config_.upper_bound_plans))) {
+      // A plan of the agreed profile before its lifetimes widened or its
+      // maxima grew (the first runs of a shape often free a little later) is
+      // still safe to serve — replay checks sizes and liveness — so it is
+      // adopted rather than dropped, and the widened profile is planned
+      // again at once, as a growth (Note [Upper-bound plans]).
+      const bool stale = job.generation != generation_;
       if (serving_ && adapter.slab_in_use()) {
         counters_.plan_failures.bump();  // the old slab still holds live blocks: adopt at a later boundary
         return;
       }
-      std::unique_ptr<PlanJob> finished = std::move(job_);
-      plan_now(planning, adapter, finished.get());
+      // try_plan consumes the prepared plan unless the slab is being grown for
+      // another job (then the job waits for a later boundary).
+      plan_now(planning, adapter, job_.get());
+      if (job_ && !job_->prepared) job_.reset();
+      if (stale && phase_ == ReplayPhase::kReplaying) growing_ = true;
       return;
     } else {
       job_.reset();
@@ -527,6 +653,10 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
   }
   auto job = std::make_unique<PlanJob>();
   job->profile = agreed_;
+  job->structure = structure_key_of(agreed_, !config_.upper_bound_plans);
+  job->slab = &slab_;
+  job->slab_mutex = &slab_mutex_;
+  job->huge_pages = config_.huge_pages;
   job->generation = generation_;
   job->process = process;
   planning.planner->submit(job.get());
@@ -548,6 +678,14 @@ void Learner::forget_foreign_job(int64_t process) {
 
 // Parks the running variant and runs `key`'s, publishing its plan if it has one.
 void Learner::switch_variant(uint64_t key, Adapter& adapter) {
+  enter(key);
+  evict_to_bounds(adapter);
+  activate(adapter);
+}
+
+// Parks the running variant and makes `key`'s the running one (its phase,
+// profile, job and plan), publishing nothing.
+void Learner::enter(uint64_t key) {
   Parked out;
   out.key = key_;
   out.last_use = uses_;
@@ -585,8 +723,6 @@ void Learner::switch_variant(uint64_t key, Adapter& adapter) {
   deviating_run_ = 0;
   pending_any_ = false;
   waiting_ = false;
-  evict_to_bounds(adapter);
-  activate(adapter);
 }
 
 // Serves the running variant's plan, if it has one and the slab is free of
@@ -604,8 +740,24 @@ void Learner::activate(Adapter& adapter) {
       phase_ = ReplayPhase::kBackingOnly;
       return;
     }
+    // A planner thread is growing the slab: serve this iteration from the
+    // backing allocator and publish at the next boundary.
+    std::unique_lock<std::mutex> mapping(slab_mutex_, std::try_to_lock);
+    if (!mapping.owns_lock()) {
+      waiting_ = true;
+      phase_ = ReplayPhase::kBackingOnly;
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
     if (serving_) withdraw(adapter);
-    if (!slab_.commit(static_cast<size_t>(active_->arena), config_.huge_pages).ok()) {
+    const bool committed = slab_.commit(static_cast<size_t>(active_->arena), config_.huge_pages).ok();
+    // The commit is a no-op when the plan's job grew the slab already; it is
+    // counted as a stall either way.
+    const auto stall = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    counters_.plan_stall_ns.set(counters_.plan_stall_ns.get() + stall);
+    if (stall > counters_.max_plan_stall_ns.get()) counters_.max_plan_stall_ns.set(stall);
+    if (!committed) {
       counters_.plan_failures.bump();
       counters_.slab_bytes.set(slab_.mapped_bytes());
       active_ = nullptr;
@@ -753,6 +905,12 @@ void BackgroundPlanner::run(State& s) {
     try {
       j->prepared.emplace(preparer_.prepare(j->profile));
       j->profile = Profile{};
+      // The slab's commit and pre-fault, off the owner's boundary too: only
+      // the pages past its mapping, which nothing is served from.
+      if (j->slab && j->prepared->ok()) {
+        std::lock_guard<std::mutex> mapping(*j->slab_mutex);
+        (void)j->slab->commit(static_cast<size_t>((**j->prepared)->arena), j->huge_pages);
+      }
       // Note [Trim before the slab], off the owner's boundary: by now the
       // planner's memory and the profiled blocks are free.
       if (trim_backing_) backing_.release_free_memory();

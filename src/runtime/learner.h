@@ -68,6 +68,36 @@
 // plans at most ReplayConfig::max_plan_bytes; the least recently used key is
 // evicted (its profile and plan dropped) first.
 //
+// Note [Predicted variants]. A unit whose marks name no key (memplan_mark,
+// ReplayConfig::predict_variants, sequence identity) gets keys from the
+// learner: an iteration's key is a hash of its request structure — the
+// request count and each request's alignment (and size, without upper-bound
+// plans) — with the top bit set. Such keys are learnt, parked, planned and
+// evicted exactly like keys of Note [Keyed plans], in the same bounded set;
+// an explicit key wins over a predicted one at every mark.
+//   At each boundary the learner finds the key of the iteration that ended:
+// a profiled iteration from its profile; a replayed one from the served
+// plan (PreparedPlan::prefix_hash: the structure hash of the plan's first t
+// requests) up to the tick where it deviated, then from the requests it made
+// after that (begin_tail, observe_request: the slow path only, the fast path
+// is unchanged), so an iteration that another plan served for a while is
+// still told apart. That key equal to the predicted one is a right
+// prediction. A wrong one: a profiled iteration is filed under its own key
+// (its variant's agreement goes on there); a replayed one is not counted as
+// its plan's deviation (no re-profiling, no growth). Then the next iteration
+// is predicted: the key that followed the last two the last time they ran,
+// else the key that followed the last one (a small successor table:
+// rotations, and patterns like A A B, are predicted exactly), else the last
+// one again.
+// The predicted variant's plan is published at the boundary as for a keyed
+// switch (only with no block of the served plan live); one without a plan
+// profiles. A mispredicted iteration is served from the predicted plan up to
+// its first request that the plan does not fit (larger, other alignment, a
+// tick past the plan, a block freed late: Note [Replay fallback]); the rest
+// goes to the backing allocator. There is no switch to another plan in the
+// middle of an iteration: blocks of the mispredicted plan are live then, and
+// the backing allocator is always safe.
+//
 // A plan no key refers to and that is not being served is freed: it was
 // withdrawn only when none of its blocks was live, so only an invalid
 // (double or stale) free could still look it up.
@@ -81,6 +111,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -162,7 +193,27 @@ struct PreparedPlan {
   uint64_t arena = 0;                // bytes of slab the plan uses
   std::vector<uint32_t> request_of;  // per buffer: its request's index in the profile
   std::vector<uint32_t> shift_of;    // per buffer: bytes from its planned offset to the block (header + colour)
+  // Note [Predicted variants]: per tick t (0..requests), the structure hash
+  // of the profile's first t requests.
+  std::vector<uint64_t> prefix_hash;
 };
+
+// Note [Predicted variants]: the structure hash, one request at a time from
+// kStructureSeed, and the key of an iteration of `requests` requests whose
+// hash is `h` (never 0: the top bit is set).
+constexpr uint64_t kStructureSeed = 1469598103934665603ull;
+inline uint64_t structure_step(uint64_t h, uint64_t size, uint64_t alignment, bool with_sizes) {
+  h = (h ^ alignment) * 1099511628211ull;
+  if (with_sizes) h = (h ^ size) * 1099511628211ull;
+  return h;
+}
+inline uint64_t structure_key(uint64_t h, uint64_t requests) {
+  h = (h ^ requests) * 1099511628211ull;
+  h ^= h >> 29;
+  return h | (uint64_t{1} << 63);
+}
+// The key of a (sequence-identity) profile.
+uint64_t structure_key_of(const Profile& p, bool with_sizes);
 
 // How an adapter lays a block out inside its planned buffer.
 struct BlockLayout {
@@ -195,7 +246,13 @@ class PlanPreparer {
 // after an acquire load of `done`).
 struct PlanJob {
   Profile profile;          // a copy: the owner keeps profiling meanwhile
+  // The owner's slab, grown by the planner thread to the plan's arena (commit
+  // and pre-fault off the owner's boundary), under slab_mutex; nullptr: not grown.
+  Slab* slab = nullptr;
+  std::mutex* slab_mutex = nullptr;
+  bool huge_pages = false;
   uint64_t generation = 0;  // the owner's Learner generation it plans
+  uint64_t structure = 0;   // structure_key_of the profile (sequence identity)
   int64_t process = 0;      // the process that queued it
   std::optional<StatusOr<std::unique_ptr<PreparedPlan>>> prepared;  // set by the planner thread
   std::atomic<bool> done{false};
@@ -244,7 +301,8 @@ class BackgroundPlanner {
 struct LearnerCounters {
   Counter iterations, profiled, served, unplanned, fallback, busy, deviations, plans_made, reprofiles,
       plan_failures, slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns, variants, growths, arena_bytes,
-      min_shape_load, max_shape_load, plans_held, plan_bytes, evictions, switches;
+      min_shape_load, max_shape_load, plans_held, plan_bytes, evictions, switches, predictions_right,
+      predictions_wrong;
   // Adds these counters to `s` (the longest stall is a maximum, not a sum).
   void add_to(ReplayStats& s) const;
 };
@@ -272,7 +330,8 @@ class Learner {
     BackgroundPlanner* planner = nullptr;  // with plan_in_background; nullptr plans at the boundary
   };
 
-  Learner(const ReplayConfig& config, RequestIdentity identity) : config_(config), identity_(identity) {}
+  Learner(const ReplayConfig& config, RequestIdentity identity)
+      : config_(config), identity_(identity), key_implicit_(predicting()) {}
   Learner(const Learner&) = delete;
   Learner& operator=(const Learner&) = delete;
 
@@ -311,6 +370,24 @@ class Learner {
     }
   }
 
+  // Note [Predicted variants], replay: the iteration deviated at `tick` (the
+  // rest goes to the backing allocator); from here its requests are hashed
+  // (observe_request) so that the boundary can tell which variant it was.
+  // No allocation, no lock: the slow path of a deviating iteration.
+  void begin_tail(uint32_t tick) {
+    if (!key_implicit_ || tail_begun_) return;
+    tail_begun_ = true;
+    const PreparedPlan* p = serving_;
+    tail_hash_ = p && !p->prefix_hash.empty() ? p->prefix_hash[std::min<size_t>(tick, p->prefix_hash.size() - 1)]
+                                              : kStructureSeed;
+  }
+  void observe_request(uint64_t size, uint64_t alignment) {
+    if (tail_begun_) tail_hash_ = structure_step(tail_hash_, size, alignment, !config_.upper_bound_plans);
+  }
+  // The variant of the iteration under way, and whether the learner chose it.
+  uint64_t key() const { return key_; }
+  bool key_predicted() const { return key_implicit_; }
+
   // The unit's slab lives in `window` (set once, before the first request).
   // `memory`: who maps it (nullptr: the OS; a device's SlabMemory otherwise).
   void set_window(void* window, size_t window_bytes, SlabMemory* memory = nullptr) {
@@ -320,6 +397,8 @@ class Learner {
   const Slab& slab() const { return slab_; }
   // The published plan, or nullptr.
   PreparedPlan* serving() const { return serving_; }
+  // While replaying, the published plan is the running variant's (Note [Keyed plans]).
+  bool serves_running_variant() const { return phase_ != ReplayPhase::kReplaying || serving_ == active_; }
   // Every plan this learner published (kept while their blocks may be freed).
   const std::vector<std::unique_ptr<PreparedPlan>>& plans() const { return plans_; }
   LearnerCounters& counters() { return counters_; }
@@ -336,6 +415,14 @@ class Learner {
   void withdraw(Adapter& adapter);
   void note_shape(const Profile& p);
   void switch_variant(uint64_t key, Adapter& adapter);
+  void enter(uint64_t key);
+  bool classify(bool deviated, uint32_t requests, const Planning& planning, Adapter& adapter);
+  uint64_t predict() const;
+  void set_successor(uint64_t before, uint64_t last, uint64_t next);
+  bool predicting() const;
+  // The agreed profile stays while replaying (its maxima grow): upper-bound
+  // plans with the sequence identity.
+  bool keeps_agreed() const;
   void activate(Adapter& adapter);
   void evict_to_bounds(Adapter& adapter);
   void prune_plans();
@@ -372,6 +459,20 @@ class Learner {
     uint64_t shape_load_min = 0, shape_load_max = 0;
   };
   uint64_t key_ = 0;
+  // Note [Predicted variants]: key_ was chosen by the learner; the hash of a
+  // deviating replayed iteration's structure; the variants of the last two
+  // iterations; and the successor table, round robin: the variant that
+  // followed `last` (after `before`; before = 0: after `last` alone).
+  bool key_implicit_ = false;
+  bool tail_begun_ = false;
+  uint64_t tail_hash_ = 0;
+  uint64_t last_key_ = 0, last2_key_ = 0;
+  bool has_last_ = false;
+  struct Successor {
+    uint64_t before = 0, last = 0, next = 0;
+  };
+  Successor successors_[128];
+  uint32_t successor_cursor_ = 0;
   uint64_t uses_ = 0;                // boundaries so far: the LRU clock
   PreparedPlan* active_ = nullptr;   // the running variant's plan (the one served while replaying)
   bool waiting_ = false;             // active_ waits for the served plan's blocks to be freed
@@ -380,6 +481,10 @@ class Learner {
   uint64_t generation_ = 0;           // bumped whenever agreed_ changes (requests or lifetimes)
   std::unique_ptr<PlanJob> job_;      // the planner thread's job, if any
   PointerTickMap profiled_live_;      // backing pointer -> tick, this iteration (off the backing heap too)
+  // Held while the slab's mapping changes: by a planner thread growing it for
+  // a job, by the owner (try_lock only: a boundary never waits) committing or
+  // releasing it.
+  std::mutex slab_mutex_;
   PreparedPlan* serving_ = nullptr;
   std::vector<std::unique_ptr<PreparedPlan>> plans_;
   Slab slab_;

@@ -455,12 +455,20 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
           r->learner.counters().unplanned.bump();
           return backing_allocate(size, alignment, zeroed);
         }
-        // serve() consumed this request's tick as it deviated.
-      } else if (const uint32_t t = r->tick++;
-                 t < r->entry_count && r->entries[t].limit != 0 && size >= r->entries[t].limit) {
+        // serve() consumed this request's tick as it deviated. Note
+        // [Predicted variants]: from here the requests tell which variant
+        // this iteration is.
+        r->learner.begin_tail(r->tick - 1);
+        r->learner.observe_request(size, alignment);
+      } else {
+        const uint32_t t = r->tick++;
+        r->learner.begin_tail(t);  // deviating since the boundary (a block of an earlier iteration was live)
+        r->learner.observe_request(size, alignment);
         // The rest of a deviating iteration keeps its ticks, so that sizes
         // beyond the plan's blocks raise the upper bound.
-        r->learner.observe_larger(t, size);
+        if (t < r->entry_count && r->entries[t].limit != 0 && size >= r->entries[t].limit) {
+          r->learner.observe_larger(t, size);
+        }
       }
       r->learner.counters().fallback.bump();
       return backing_allocate(size, alignment, zeroed);
@@ -617,6 +625,7 @@ Status ReplayAllocator::check_invariants() const {
     }
     if (r->phase() == ReplayPhase::kReplaying && !r->plan) return Internal("a replaying thread has no plan");
     if (r->plan != r->learner.serving()) return Internal("the record serves another plan than its learner");
+    if (!r->learner.serves_running_variant()) return Internal("a replaying thread serves another variant's plan");
     if (m.window_plans[r->window].load() != r->plan) return Internal("window plan differs from its thread's plan");
     if (slab.base() != r->window_base) return Internal("slab is not at its window");
     if (!r->plan) continue;

@@ -32,12 +32,15 @@ constexpr ReplayKnob kKnobs[] = {
      "after planning, before committing the slab, return the backing allocator's free memory to the OS (0 or 1)"},
     {"MEMPLAN_COLOR_SPAN", "0",
      "shift planned blocks of >= 4 KiB by different multiples of 64 B below this span (a multiple of 64; 0: off)"},
-    {"MEMPLAN_PLAN_IN_BACKGROUND", "0",
-     "plan on a thread of its own while the thread keeps profiling; adopt the plan at a later boundary (0 or 1)"},
+    {"MEMPLAN_PLAN_IN_BACKGROUND", "1",
+     "plan (and commit the slab) on a thread of its own while the thread keeps profiling; adopt the plan at a later "
+     "boundary (0 or 1)"},
     {"MEMPLAN_UPPER_BOUND", "1",
      "iterations with the same requests and other sizes share one plan sized by the per-request maximum (0 or 1)"},
     {"MEMPLAN_MAX_PLANS", "8", "most variants (keys of memplan_mark_key) a thread keeps a profile or plan for"},
     {"MEMPLAN_MAX_PLAN_BYTES", "1073741824", "most bytes of plan arenas a thread keeps for its variants"},
+    {"MEMPLAN_PREDICT", "1",
+     "unkeyed marks: learn variants by request structure and predict the next one (0: one variant, as key 0)"},
 };
 
 Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out) {
@@ -141,6 +144,7 @@ ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::strin
   read("MEMPLAN_MAX_PLANS", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 1, o); }, &config.max_plans);
   read("MEMPLAN_MAX_PLAN_BYTES", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },
        &config.max_plan_bytes);
+  read("MEMPLAN_PREDICT", parse_flag, &config.predict_variants);
   return config;
 }
 

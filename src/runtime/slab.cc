@@ -11,7 +11,7 @@ namespace memplan::runtime {
 Slab::Slab(Slab&& other) noexcept
     : window_(std::exchange(other.window_, nullptr)),
       window_bytes_(std::exchange(other.window_bytes_, 0)),
-      mapped_bytes_(std::exchange(other.mapped_bytes_, 0)),
+      mapped_bytes_(other.mapped_bytes_.exchange(0)),
       memory_(std::exchange(other.memory_, nullptr)) {}
 
 Slab& Slab::operator=(Slab&& other) noexcept {
@@ -19,13 +19,28 @@ Slab& Slab::operator=(Slab&& other) noexcept {
     release();
     window_ = std::exchange(other.window_, nullptr);
     window_bytes_ = std::exchange(other.window_bytes_, 0);
-    mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+    mapped_bytes_.store(other.mapped_bytes_.exchange(0));
     memory_ = std::exchange(other.memory_, nullptr);
   }
   return *this;
 }
 
 size_t Slab::unit() const { return memory_ ? memory_->granularity() : os::page_size(); }
+
+bool Slab::map(unsigned char* at, size_t bytes, bool huge_pages) {
+  if (memory_ != nullptr) return memory_->commit(at, bytes);
+  if (os::commit(at, bytes, huge_pages)) return true;
+  os::decommit(at, bytes);
+  return false;
+}
+
+void Slab::unmap(unsigned char* at, size_t bytes) {
+  if (memory_ != nullptr) {
+    memory_->decommit(at, bytes);
+  } else {
+    os::decommit(at, bytes);
+  }
+}
 
 Status Slab::commit(size_t bytes, bool huge_pages) {
   const size_t page = unit();
@@ -34,35 +49,30 @@ Status Slab::commit(size_t bytes, bool huge_pages) {
     return CapacityExceeded("slab of " + std::to_string(bytes) + " B does not fit its window of " +
                             std::to_string(window_bytes_) + " B");
   }
-  if (rounded <= mapped_bytes_) return Status::Ok();
-  release();
-  if (rounded == 0) return Status::Ok();
-  if (memory_ != nullptr) {
-    if (!memory_->commit(window_, rounded)) return Internal("the device could not map a " + std::to_string(rounded) + " B slab");
-  } else if (!os::commit(window_, rounded, huge_pages)) {
-    os::decommit(window_, rounded);
-    return Internal("mmap of a " + std::to_string(rounded) + " B slab failed");
+  const size_t mapped = mapped_bytes();
+  if (rounded <= mapped) return Status::Ok();
+  // Only the pages past the mapping: what is mapped keeps its contents.
+  if (!map(window_ + mapped, rounded - mapped, huge_pages)) {
+    return Internal("mapping a " + std::to_string(rounded) + " B slab failed");
   }
-  mapped_bytes_ = rounded;
+  mapped_bytes_.store(rounded, std::memory_order_release);
   return Status::Ok();
 }
 
 void Slab::release() {
-  if (mapped_bytes_ == 0) return;
-  if (memory_ != nullptr) {
-    memory_->decommit(window_, mapped_bytes_);
-  } else {
-    os::decommit(window_, mapped_bytes_);
-  }
-  mapped_bytes_ = 0;
+  const size_t mapped = mapped_bytes();
+  if (mapped == 0) return;
+  unmap(window_, mapped);
+  mapped_bytes_.store(0, std::memory_order_release);
 }
 
 Status Slab::check_invariants() const {
   const size_t page = unit();
   if (reinterpret_cast<uintptr_t>(window_) % page != 0) return Internal("slab window is not page-aligned");
-  if (mapped_bytes_ % page != 0) return Internal("slab mapping is not a whole number of pages");
-  if (mapped_bytes_ > window_bytes_) return Internal("slab mapping is larger than its window");
-  if (!window_ && (window_bytes_ != 0 || mapped_bytes_ != 0)) return Internal("slab without a window maps memory");
+  const size_t mapped = mapped_bytes();
+  if (mapped % page != 0) return Internal("slab mapping is not a whole number of pages");
+  if (mapped > window_bytes_) return Internal("slab mapping is larger than its window");
+  if (!window_ && (window_bytes_ != 0 || mapped != 0)) return Internal("slab without a window maps memory");
   return Status::Ok();
 }
 

@@ -14,10 +14,15 @@
 // the window; an empty slab maps nothing.
 //
 // Ownership and threads: a Slab is move-only and owns its mapping, not the
-// window. It is not thread-safe; the replay allocator commits and releases
-// slabs only from the thread that owns them, at iteration boundaries.
+// window. Changes of the mapping (commit, release) are not thread-safe: the
+// learner makes them under its slab mutex, from the owning thread at
+// iteration boundaries or from a planner thread that grows the slab for a
+// plan it made (runtime/learner.h, PlanJob). Growing maps only the pages
+// past the current mapping, so blocks served from the mapped part meanwhile
+// are untouched. mapped_bytes() and contains() may be read from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -28,7 +33,8 @@ namespace memplan::runtime {
 // Where a slab's memory comes from when it is not the process's own address
 // space: a device's virtual address window (the device replay allocator,
 // runtime/device/). Commit maps [address, address + bytes) of the window,
-// decommit unmaps it; both are called with whole granules.
+// decommit unmaps a range that commits mapped (one or more of them); both are
+// called with whole granules.
 class SlabMemory {
  public:
   virtual ~SlabMemory() = default;
@@ -52,18 +58,19 @@ class Slab {
   ~Slab() { release(); }
 
   // Maps at least `bytes` (rounded up to pages), pre-faulted. An existing
-  // mapping that is already large enough is kept as it is (its contents are
-  // not cleared); a smaller one is replaced. Fails if `bytes` exceeds the
-  // window or the kernel refuses the mapping.
+  // mapping is kept as it is (its contents are not cleared); a smaller one is
+  // grown by mapping and pre-faulting only the pages past it. Fails if
+  // `bytes` exceeds the window or the kernel refuses the mapping (the
+  // existing mapping then stays).
   Status commit(size_t bytes, bool huge_pages);
   // Gives the memory back to the kernel; the window stays reserved.
   void release();
 
   unsigned char* base() const { return window_; }
-  size_t mapped_bytes() const { return mapped_bytes_; }
+  size_t mapped_bytes() const { return mapped_bytes_.load(std::memory_order_acquire); }
   size_t window_bytes() const { return window_bytes_; }
   bool contains(const void* p) const {
-    return static_cast<size_t>(static_cast<const unsigned char*>(p) - window_) < mapped_bytes_;
+    return static_cast<size_t>(static_cast<const unsigned char*>(p) - window_) < mapped_bytes();
   }
 
   Status check_invariants() const;
@@ -71,9 +78,12 @@ class Slab {
  private:
   unsigned char* window_ = nullptr;
   size_t window_bytes_ = 0;
-  size_t mapped_bytes_ = 0;
+  std::atomic<size_t> mapped_bytes_{0};
   SlabMemory* memory_ = nullptr;
+  // The commit unit: a page, or the device's granule.
   size_t unit() const;
+  bool map(unsigned char* at, size_t bytes, bool huge_pages);
+  void unmap(unsigned char* at, size_t bytes);
 };
 
 }  // namespace memplan::runtime

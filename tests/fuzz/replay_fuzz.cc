@@ -3,9 +3,10 @@
 // times, with a mark after each run, so that the allocator profiles it, plans
 // it and replays it; bytes that act only on some runs make later runs deviate.
 //
-// Input: byte 0 sets the number of runs (2..9, low 3 bits) and whether live
-// blocks are kept across run boundaries (bit 4; otherwise every run ends by
-// freeing them); the rest is a sequence of
+// Input: byte 0 sets the number of runs (2..9, low 3 bits; doubled by bit
+// 5, so that rotating variants get planned) and whether live blocks are kept
+// across run boundaries (bit 4; otherwise every run ends by freeing them);
+// the rest is a sequence of
 // operations, each an opcode byte followed by its operands:
 //   0-2  allocate (malloc; 2: aligned to 16 << (operand & 7)) of a size from
 //        two operand bytes (scaled: tiny, small, or up to 256 KiB)
@@ -16,6 +17,9 @@
 //   7    the next operation runs only on odd runs (a deviation)
 //   8    free the live block named by the operand through an interior pointer
 //        and again after the real free (invalid frees: ignored and counted)
+//   9    the next operation runs only on runs r with r % 3 == operand % 3:
+//        with 7, up to six structurally different variants in rotation, which
+//        the learner tells apart and predicts (Note [Predicted variants])
 // Properties checked after every operation: every live block keeps the
 // cookie written into its first and last 512 bytes (checked on free and
 // realloc), no two live blocks
@@ -175,17 +179,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.max_threads = 1;
   config.planner = "greedy_by_size";
   config.huge_pages = false;
+  config.plan_in_background = false;  // deterministic: the plan is adopted at the boundary that made it
   memplan::ReplayAllocator a(config, backing);
   require(a.init_status().ok());
   Harness h(a);
-  const int runs = 2 + data[0] % 8;
+  const int runs = (2 + data[0] % 8) * ((data[0] & 0x20) ? 2 : 1);
   for (int run = 0; run < runs; ++run) {
     bool only_odd = false;
+    int only_third = -1;  // op 9: the next operation runs only on runs r with r % 3 == only_third
     for (size_t i = 1; i < size;) {
-      const uint8_t op = data[i++] % 9;
+      const uint8_t op = data[i++] % 10;
       auto operand = [&]() -> uint8_t { return i < size ? data[i++] : 0; };
-      const bool skip = only_odd && run % 2 == 0;
+      const bool skip = (only_odd && run % 2 == 0) || (only_third >= 0 && run % 3 != only_third);
       only_odd = false;
+      only_third = -1;
       switch (op) {
         case 0:
         case 1: {
@@ -232,6 +239,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (!skip) h.invalid_frees(pick);
           break;
         }
+        case 9:
+          only_third = operand() % 3;
+          break;
       }
     }
     // Bit 4 of byte 0 keeps the run's live blocks across the boundary.

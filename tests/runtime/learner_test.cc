@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+#include <chrono>
+#include <thread>
 
 #include "memplan/validate.h"
 
@@ -76,7 +78,8 @@ class LearnerTest : public ::testing::Test {
       previous = p;
     }
     if (previous && !keep_last) l.record_end(previous, false);
-    l.end_iteration(deviated, {.preparer = preparer_, .backing = backing_, .planner = nullptr}, adapter_);
+    l.end_iteration(deviated, {.preparer = preparer_, .backing = backing_, .planner = nullptr}, adapter_,
+                    static_cast<uint32_t>(requests.size()));
   }
 
   ReplayConfig config_;
@@ -194,6 +197,94 @@ TEST_F(LearnerTest, APlanTooLargeForTheSlabLeavesTheUnitWithTheBackingAllocator)
   EXPECT_EQ(l->phase(), ReplayPhase::kBackingOnly);
   EXPECT_EQ(l->counters().plan_failures.get(), 1u);
   EXPECT_EQ(adapter_.published, nullptr);
+}
+
+TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
+  config_.plan_in_background = true;
+  BackgroundPlanner planner(preparer_, backing_, /*trim_backing=*/false);
+  planner.ensure_started();
+  auto l = make(RequestIdentity::kSequence);
+  const Learner::Planning planning{.preparer = preparer_, .backing = backing_, .planner = &planner};
+  auto run = [&] {
+    l->record(0, 300000, 64, reinterpret_cast<const void*>(0x1000));
+    l->record(0, 200000, 64, reinterpret_cast<const void*>(0x2000));
+    l->record_end(reinterpret_cast<const void*>(0x1000), false);
+    l->record_end(reinterpret_cast<const void*>(0x2000), false);
+    l->end_iteration(false, planning, adapter_, 2);
+  };
+  run();
+  run();  // agreed: the job is queued, nothing is mapped yet
+  EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
+  EXPECT_EQ(adapter_.published, nullptr);
+  // The planner thread plans and maps the slab, off the owner's boundary.
+  for (int i = 0; i < 2000 && l->slab().mapped_bytes() < 500000; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GE(l->slab().mapped_bytes(), 500000u) << "grown by the planner thread before any boundary adopted";
+  EXPECT_EQ(adapter_.published, nullptr);
+  run();  // adopts: the commit is a no-op
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  ASSERT_NE(adapter_.published, nullptr);
+  EXPECT_LE(adapter_.published->arena, l->slab().mapped_bytes());
+  EXPECT_TRUE(l->slab().check_invariants().ok());
+}
+
+// Note [Predicted variants]: plain marks (next key 0), sequence identity.
+
+TEST_F(LearnerTest, ProfilesOfOtherStructuresAreFiledUnderTheirOwnVariant) {
+  auto l = make(RequestIdentity::kSequence);
+  const std::vector<std::pair<uint64_t, uint64_t>> a = {{0, 4096}}, b = {{0, 4096}, {0, 8192}};
+  iteration(*l, a);
+  iteration(*l, b);
+  EXPECT_EQ(l->phase(), ReplayPhase::kProfiling) << "one iteration of each: nothing agreed yet";
+  iteration(*l, a);
+  EXPECT_EQ(l->counters().plans_made.get(), 1u) << "A agreed with A, two iterations apart";
+  iteration(*l, b);
+  EXPECT_EQ(l->counters().plans_made.get(), 2u);
+  EXPECT_TRUE(l->key_predicted());
+  EXPECT_EQ(l->counters().plans_held.get(), 2u);
+}
+
+TEST_F(LearnerTest, TheNextVariantIsTheOneThatFollowedTheLastOne) {
+  auto l = make(RequestIdentity::kSequence);
+  const std::vector<std::pair<uint64_t, uint64_t>> a = {{0, 4096}}, b = {{0, 4096}, {0, 8192}},
+                                                    c = {{0, 100}, {0, 100}, {0, 100}};
+  for (int round = 0; round < 3; ++round) {
+    iteration(*l, a);
+    iteration(*l, b);
+    iteration(*l, c);
+  }
+  Profile pa;
+  pa.requests.push_back({4096, 64});
+  pa.uppers.push_back(1);
+  const uint64_t key_a = structure_key_of(pa, false);
+  EXPECT_EQ(l->key(), key_a) << "after C came A";
+  iteration(*l, a);
+  EXPECT_NE(l->key(), key_a) << "after A comes B";
+  ASSERT_NE(adapter_.published, nullptr);
+  EXPECT_EQ(adapter_.published->prefix_hash.size(), 3u) << "B's plan: 2 requests";
+  EXPECT_EQ(structure_key(adapter_.published->prefix_hash[2], 2), l->key());
+  EXPECT_GE(l->counters().predictions_right.get(), 3u);
+}
+
+TEST_F(LearnerTest, ExplicitKeysWinOverPredictedOnes) {
+  auto l = make(RequestIdentity::kSequence);
+  for (int i = 0; i < 2; ++i) {
+    iteration(*l, {{0, 4096}});
+  }
+  EXPECT_TRUE(l->key_predicted());
+  l->end_iteration(false, {.preparer = preparer_, .backing = backing_, .planner = nullptr}, adapter_, 0, 9);
+  EXPECT_FALSE(l->key_predicted());
+  EXPECT_EQ(l->key(), 9u);
+}
+
+TEST_F(LearnerTest, WithoutPredictionUnkeyedIterationsAreOneVariant) {
+  config_.predict_variants = false;
+  auto l = make(RequestIdentity::kSequence);
+  for (int i = 0; i < 4; ++i) iteration(*l, i % 2 ? std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}, {0, 2}}
+                                                  : std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}});
+  EXPECT_EQ(l->key(), 0u);
+  EXPECT_EQ(l->counters().plans_made.get(), 0u);
 }
 
 }  // namespace

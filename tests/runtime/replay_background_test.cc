@@ -117,6 +117,37 @@ TEST(ReplayBackgroundTest, PlanOfAProfileThatChangedMeanwhileIsNeverAdopted) {
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
 }
 
+TEST(ReplayBackgroundTest, APlanWhoseMaximaGrewMeanwhileIsAdoptedAndMadeAgain) {
+  HeapBacking backing;
+  ReplayAllocator a(background_config(), backing);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(run_iteration(a, kPatternA));
+    a.mark();
+  }
+  // The job for A's sizes is queued; give the planner time to finish it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::vector<size_t> grown = kPatternA;
+  grown[3] *= 2;  // the same structure, one request larger: the agreed maxima grow
+  ASSERT_TRUE(run_iteration(a, grown));
+  a.mark();
+  // The finished plan is of narrower maxima: adopted all the same (replay
+  // checks every size), and the grown profile is planned again.
+  EXPECT_EQ(a.phase_of_calling_thread(), ReplayPhase::kReplaying);
+  EXPECT_EQ(a.stats().plans, 1u);
+  bool all_served = false;
+  for (int i = 0; i < 2000 && !all_served; ++i) {
+    const uint64_t before = a.stats().served;
+    ASSERT_TRUE(run_iteration(a, grown));
+    a.mark();
+    all_served = a.stats().served - before == grown.size();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(all_served) << "the plan of the grown maxima was adopted";
+  EXPECT_EQ(a.stats().plans, 2u);
+  EXPECT_EQ(a.stats().reprofiles, 0u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
 TEST(ReplayBackgroundTest, DestroyingTheAllocatorWhileAPlanIsQueuedWaitsForThePlanner) {
   HeapBacking backing;
   ReplayConfig config = background_config();
@@ -164,12 +195,12 @@ TEST(ReplayBackgroundTest, ForkChildPlansAtItsBoundaryWithoutAThread) {
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
 }
 
-TEST(ReplayBackgroundTest, KnobTurnsItOn) {
+TEST(ReplayBackgroundTest, OnByDefaultAndTheKnobTurnsItOff) {
   auto config = replay_config_from_environment(
-      [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "1" : nullptr; });
+      [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "0" : nullptr; });
   ASSERT_TRUE(config.ok());
-  EXPECT_TRUE(config->plan_in_background);
-  EXPECT_FALSE(ReplayConfig{}.plan_in_background);
+  EXPECT_FALSE(config->plan_in_background);
+  EXPECT_TRUE(ReplayConfig{}.plan_in_background);
   auto bad = replay_config_from_environment(
       [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "maybe" : nullptr; });
   EXPECT_FALSE(bad.ok());

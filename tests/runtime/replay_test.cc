@@ -77,6 +77,9 @@ ReplayConfig test_config() {
   config.max_threads = 8;
   config.huge_pages = false;
   config.planner = "greedy_by_size";
+  // The plan is adopted at the boundary that agreed, so that the tests can
+  // say which iteration replays; replay_background_test covers the default.
+  config.plan_in_background = false;
   return config;
 }
 
@@ -234,7 +237,9 @@ TEST(ReplayTest, SmallerRequestIsServedFromItsPlannedBlock) {
 
 TEST(ReplayTest, ExtraRequestsGoToTheBackingAllocator) {
   MockBacking backing;
-  ReplayAllocator a(test_config(), backing);
+  ReplayConfig config = test_config();
+  config.predict_variants = false;  // with prediction a longer iteration is another variant, not a deviation
+  ReplayAllocator a(config, backing);
   LiveBlocks live;
   std::vector<size_t> sizes = Iteration().sizes;
   reach_replay(a, sizes, live);
@@ -313,6 +318,7 @@ TEST(ReplayTest, ReprofilesAfterConsecutiveDeviatingIterations) {
   MockBacking backing;
   ReplayConfig config = test_config();  // deviations_to_reprofile = 2
   config.upper_bound_plans = false;     // else the grown sizes are a growth, not a re-profile
+  config.predict_variants = false;      // else other sizes are another variant, not a deviation
   ReplayAllocator a(config, backing);
   LiveBlocks live;
   const std::vector<size_t> sizes = Iteration().sizes;
@@ -603,7 +609,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
   EXPECT_EQ(config->color_span_bytes, 0);
-  EXPECT_EQ(replay_knobs().size(), 17u);
+  EXPECT_EQ(replay_knobs().size(), 18u);
 }
 
 // One bad value rejects that knob only: the others still apply.
@@ -775,7 +781,14 @@ TEST(ReplayTest, UpperBoundsOffPlanOnlyIterationsOfEqualSizes) {
     run_iteration(a, i % 2 ? large : small, live);
     a.mark();
   }
-  EXPECT_EQ(a.stats().plans, 0u);
+  EXPECT_EQ(a.stats().plans, 2u) << "each size is a variant of its own (Note [Predicted variants])";
+  config.predict_variants = false;
+  ReplayAllocator b(config, backing);
+  for (int i = 0; i < 6; ++i) {
+    run_iteration(b, i % 2 ? large : small, live);
+    b.mark();
+  }
+  EXPECT_EQ(b.stats().plans, 0u) << "without prediction, one variant whose sizes never agree";
 }
 
 TEST(ReplayTest, ALargerRequestRaisesTheUpperBoundForTheNextPlan) {
@@ -931,16 +944,18 @@ TEST(ReplayTest, KeyedVariantsOfDifferentStructuresEachGetAPlan) {
   EXPECT_GT(s.plan_bytes, 0u);
 }
 
-TEST(ReplayTest, UnkeyedIterationsOfDifferentStructuresAreNeverPlanned) {
+TEST(ReplayTest, UnkeyedIterationsOfDifferentStructuresAreNeverPlannedWithoutPrediction) {
   MockBacking backing;
-  ReplayAllocator a(test_config(), backing);
+  ReplayConfig config = test_config();
+  config.predict_variants = false;
+  ReplayAllocator a(config, backing);
   LiveBlocks live;
   const std::vector<std::vector<size_t>> variants = {Iteration().sizes, {300, 5000, 70, 9000, 1200}};
   for (int i = 0; i < 8; ++i) {
     run_iteration(a, variants[i % 2], live);
     a.mark();
   }
-  EXPECT_EQ(a.stats().plans, 0u) << "what keyed marks are for";
+  EXPECT_EQ(a.stats().plans, 0u) << "what keyed marks or prediction are for";
 }
 
 TEST(ReplayTest, LeastRecentlyUsedVariantIsEvictedBeyondMaxPlans) {
@@ -1038,6 +1053,259 @@ TEST(ReplayTest, RandomKeyedStreamsKeepCookies) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Predicted variants (Note [Predicted variants], runtime/learner.h): plain
+// marks, iterations of several structures.
+
+// Three structures: other request counts (and one other alignment).
+const std::vector<std::vector<size_t>>& three_structures() {
+  static const std::vector<std::vector<size_t>> v = {
+      Iteration().sizes, {300, 5000, 70, 9000, 1200}, {64, 64, 128, 4096, 8192, 100, 100, 100, 100, 100, 2000}};
+  return v;
+}
+
+TEST(ReplayTest, RotatingUnkeyedStructuresArePredictedAndServed) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const auto& variants = three_structures();
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& sizes : variants) {
+      run_iteration(a, sizes, live);
+      a.mark();
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+  }
+  const ReplayStats learnt = a.stats();
+  EXPECT_EQ(learnt.plans, 3u) << "one plan per structure, each after two of its iterations";
+  for (int round = 0; round < 3; ++round) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      std::vector<void*> p;
+      run_iteration(a, variants[v], live, &p);
+      EXPECT_TRUE(all_owned(a, p)) << "structure " << v << " was predicted and served from its plan";
+      a.mark();
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.served - learnt.served, 3 * (8 + 5 + 11));
+  EXPECT_EQ(s.predictions_right - learnt.predictions_right, 9u) << "a rotation is predicted exactly";
+  EXPECT_EQ(s.predictions_wrong, learnt.predictions_wrong);
+  EXPECT_EQ(s.deviations, 0u);
+  EXPECT_EQ(s.plans_held, 3u);
+  EXPECT_EQ(s.reprofiles, 0u);
+  EXPECT_EQ(s.invalid_frees, 0u);
+}
+
+TEST(ReplayTest, AMispredictedIterationFallsBackAndIsNotThePlansDeviation) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const auto& v = three_structures();
+  for (int i = 0; i < 12; ++i) {
+    run_iteration(a, v[i % 2], live);  // A B A B ...: both planned, each predicted after the other
+    a.mark();
+  }
+  const ReplayStats before = a.stats();
+  ASSERT_EQ(before.plans, 2u);
+  // A is predicted after B; B comes again: served from A's plan up to its
+  // first request A's plan does not fit, then by the backing allocator.
+  std::vector<void*> p;
+  run_iteration(a, v[1], live, &p);  // (cookies and overlaps checked inside)
+  a.mark();
+  ReplayStats s = a.stats();
+  EXPECT_EQ(s.predictions_wrong - before.predictions_wrong, 1u);
+  EXPECT_GT(s.fallback, before.fallback);
+  // Repeatedly: never re-profiled, as a deviation of B's plan would be.
+  for (int i = 0; i < 8; ++i) {
+    run_iteration(a, v[1], live, &p);
+    a.mark();
+    ASSERT_TRUE(a.check_invariants().ok());
+  }
+  EXPECT_TRUE(all_owned(a, p)) << "B after B is predicted once seen";
+  s = a.stats();
+  EXPECT_EQ(s.reprofiles, 0u);
+  EXPECT_EQ(s.plans, 2u) << "no plan was made again";
+  EXPECT_EQ(s.invalid_frees, 0u);
+}
+
+TEST(ReplayTest, AnUnseenStructureIsProfiledAsACandidateAndGetsItsPlan) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const auto& v = three_structures();
+  for (int i = 0; i < 6; ++i) {
+    run_iteration(a, v[0], live);
+    a.mark();
+  }
+  // A new structure: the first time mispredicted (A's plan, then the backing
+  // allocator), then profiled under its own key, planned, served.
+  std::vector<void*> p;
+  for (int i = 0; i < 4; ++i) {
+    run_iteration(a, v[2], live, &p);
+    a.mark();
+    ASSERT_TRUE(a.check_invariants().ok());
+  }
+  EXPECT_TRUE(all_owned(a, p));
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.plans, 2u);
+  EXPECT_EQ(s.plans_held, 2u);
+  EXPECT_GE(s.predictions_wrong, 1u);
+  EXPECT_EQ(s.reprofiles, 0u);
+}
+
+TEST(ReplayTest, InterleavedUnkeyedStructuresAreServedMostly) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const auto& v = three_structures();
+  // A A B A A B ...: the successor of A alternates; the successor of the
+  // last two does not.
+  const int pattern[] = {0, 0, 1};
+  for (int i = 0; i < 60; ++i) {
+    run_iteration(a, v[pattern[i % 3]], live);
+    a.mark();
+    ASSERT_TRUE(a.check_invariants().ok());
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.plans, 2u);
+  EXPECT_GT(s.predictions_right, s.predictions_wrong);
+  EXPECT_GT(s.served, s.fallback + s.profiled) << "served: " << s.served << ", fallback " << s.fallback;
+  EXPECT_EQ(s.invalid_frees, 0u);
+}
+
+TEST(ReplayTest, PredictedVariantsBeyondMaxPlansAreEvicted) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.max_plans = 2;
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  const auto& v = three_structures();
+  for (int round = 0; round < 6; ++round) {
+    for (const auto& sizes : v) {
+      run_iteration(a, sizes, live);
+      a.mark();
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_LE(s.plans_held, 2u);
+  EXPECT_EQ(s.invalid_frees, 0u);
+}
+
+TEST(ReplayTest, KeyedAndUnkeyedIterationsShareTheVariantSet) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const auto& v = three_structures();
+  // An explicit key for structure 2, plain marks rotating structures 0 and 1.
+  auto round = [&](std::vector<std::vector<void*>>* out) {
+    for (int k : {0, 1, 2}) {
+      if (k == 2) {
+        a.mark_key(42);
+      } else {
+        a.mark();
+      }
+      std::vector<void*> p;
+      run_iteration(a, v[k], live, &p);
+      if (out) out->push_back(p);
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+  };
+  for (int i = 0; i < 4; ++i) round(nullptr);
+  std::vector<std::vector<void*>> last;
+  round(&last);
+  a.mark();
+  for (size_t k = 0; k < last.size(); ++k) EXPECT_TRUE(all_owned(a, last[k])) << "structure " << k;
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.plans_held, 3u);
+  EXPECT_EQ(s.reprofiles, 0u);
+}
+
+// The property test: generated multi-variant streams — rotating, random
+// order, growing sizes, random extra requests, blocks freed by other threads
+// — with cookies in every block (run_iteration checks them before each free,
+// LiveBlocks every overlap), check_invariants after each iteration, and no
+// backing block leaked at the end.
+TEST(ReplayTest, GeneratedMultiVariantStreamsKeepCookies) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Rng rng{seed * 0x9FB21C651E98DF25ull};
+    MockBacking backing;
+    ReplayConfig config = test_config();
+    const int mode = static_cast<int>(seed % 3);  // 0 rotating, 1 random order, 2 runs of one structure
+    const size_t count = 3 + rng.below(4);
+    // Rotations with room for every structure; else fewer plans than structures (evictions).
+    config.max_plans = mode == 0 ? static_cast<int64_t>(count) : 2 + static_cast<int64_t>(rng.below(4));
+    ReplayAllocator a(config, backing);
+    LiveBlocks live;
+    std::vector<std::vector<size_t>> structures;
+    for (size_t k = 0; k < count; ++k) {
+      structures.push_back(same_structure_variants(rng, 3 + k * 2 + rng.below(12), 1)[0]);  // k: other lengths
+    }
+    std::vector<void*> from_other_thread;
+    size_t current = 0;
+    for (int it = 0; it < 150; ++it) {
+      if (mode == 0) current = it % count;
+      if (mode == 1) current = rng.below(count);
+      if (mode == 2 && rng.below(5) == 0) current = rng.below(count);
+      std::vector<size_t> sizes = structures[current];
+      for (size_t& s : sizes) {
+        if (rng.below(8) == 0) s += s / 4 + rng.below(256);  // growing sizes
+      }
+      // A deviation (one request more) and blocks kept for another thread:
+      // in the random streams only, so that rotations stay rotations.
+      const bool irregular = mode != 0;
+      if (irregular && rng.below(20) == 0) sizes.push_back(64 + rng.below(9000));
+      std::vector<void*> p;
+      run_iteration(a, sizes, live, &p);
+      // A block kept past the iteration and freed by another thread later.
+      if (irregular && rng.below(4) == 0) {
+        void* kept = a.allocate(sizes[0]);
+        ASSERT_NE(kept, nullptr);
+        std::memset(kept, 0xC3, sizes[0]);
+        live.add(kept, sizes[0]);
+        from_other_thread.push_back(kept);
+      }
+      a.mark();
+      if (!from_other_thread.empty() && rng.below(2) == 0) {
+        for (void* q : from_other_thread) live.remove(q);
+        std::thread([&] {
+          for (void* q : from_other_thread) {
+            for (size_t k = 0; k < 16; ++k) ASSERT_EQ(static_cast<unsigned char*>(q)[k], 0xC3) << "cookie clobbered";
+            a.deallocate(q);
+          }
+        }).join();
+        from_other_thread.clear();
+      }
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+    for (void* q : from_other_thread) {
+      live.remove(q);
+      a.deallocate(q);
+    }
+    a.mark();
+    ASSERT_TRUE(a.check_invariants().ok());
+    const ReplayStats s = a.stats();
+    EXPECT_GT(s.served, 0u);
+    EXPECT_LE(s.plans_held, static_cast<uint64_t>(config.max_plans));
+    EXPECT_EQ(s.invalid_frees, 0u);
+    EXPECT_EQ(backing.allocations.load(), backing.deallocations.load()) << "a backing block leaked";
+    if (mode == 0) EXPECT_GT(s.predictions_right, s.predictions_wrong) << "rotations are predicted";
+  }
+}
+
+TEST(ReplayTest, PredictionIsAKnob) {
+  StatusOr<ReplayConfig> config =
+      replay_config_from_environment([](const char* name) -> const char* {
+        return std::string(name) == "MEMPLAN_PREDICT" ? "0" : nullptr;
+      });
+  ASSERT_TRUE(config.ok());
+  EXPECT_FALSE(config->predict_variants);
+  EXPECT_TRUE(ReplayConfig{}.predict_variants);
+  EXPECT_TRUE(ReplayConfig{}.plan_in_background) << "no boundary waits for the planner by default";
+}
 
 TEST(ReplayTest, AThreadWithoutASlabStaysWithTheBackingAllocatorWhateverItsKey) {
   MockBacking backing;

@@ -62,17 +62,17 @@ if(TARGET memplan_replay_preload)
   target_link_libraries(memplan_replay_stress PRIVATE Threads::Threads)
   add_test(NAME runtime.stress_preloaded COMMAND memplan_replay_stress --expect-replay)
   set_tests_properties(runtime.stress_preloaded PROPERTIES LABELS runtime TIMEOUT 300
-    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_STATS=1")
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_STATS=1;MEMPLAN_PLAN_IN_BACKGROUND=0")
   # No --expect-replay with background planning: see runtime.stress_tsan_background.
   add_test(NAME runtime.stress_preloaded_background COMMAND memplan_replay_stress)
   set_tests_properties(runtime.stress_preloaded_background PROPERTIES LABELS runtime TIMEOUT 300
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_PLAN_IN_BACKGROUND=1;MEMPLAN_STATS=1")
   add_test(NAME runtime.stress_preloaded_keyed COMMAND memplan_replay_stress --expect-replay)
   set_tests_properties(runtime.stress_preloaded_keyed PROPERTIES LABELS runtime TIMEOUT 300
-    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_STATS=1;MEMPLAN_STRESS_KEYED=1")
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_STATS=1;MEMPLAN_STRESS_KEYED=1;MEMPLAN_PLAN_IN_BACKGROUND=0")
   add_test(NAME runtime.stress_preloaded_portfolio COMMAND memplan_replay_stress --expect-replay)
   set_tests_properties(runtime.stress_preloaded_portfolio PROPERTIES LABELS runtime TIMEOUT 300
-    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_STATS=1")
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_STATS=1;MEMPLAN_PLAN_IN_BACKGROUND=0")
 endif()
 
 # `memplan run` (memplan_cli_test comes from tests/cli/cli_tests.cmake, included before this file).
@@ -80,6 +80,8 @@ if(COMMAND memplan_cli_test AND TARGET memplan_replay_stress)
   memplan_cli_test(run_serves_the_stress_program_from_slabs EXIT 0
     ARGS run --profile-iterations 2 --planner greedy_by_size --stats -- $<TARGET_FILE:memplan_replay_stress> --expect-replay
     STDOUT "all cookies held" STDERR "memplan replay: threads [0-9]+, iterations [0-9]+, .*served [1-9]")
+  # --expect-replay needs the plan before the run ends: planned at the boundary.
+  set_tests_properties(cli_run_serves_the_stress_program_from_slabs PROPERTIES ENVIRONMENT "MEMPLAN_PLAN_IN_BACKGROUND=0")
   memplan_cli_test(run_passes_on_the_exit_status EXIT 3 ARGS run -- /bin/sh -c "exit 3" STDERR "exited with status 3")
   memplan_cli_test(run_needs_a_command EXIT 1 ARGS run STDERR "no command to run")
 endif()

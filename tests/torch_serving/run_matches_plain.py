@@ -65,8 +65,9 @@ def main():
                  f"memplan_replay_served() = {replay_summary['memplan_served']})")
     if plain_summary["memplan_served"] is not None:
         sys.exit("FAIL: the plain run had memplan loaded (is LD_PRELOAD set in the test environment?)")
+    fraction = re.search(r"served fraction ([0-9.]+)", replay.stderr)
     print(f"outputs identical ({len(plain_bytes)} bytes, sha256 {plain_summary['output_sha256']}); "
-          f"{match.group(0)}")
+          f"{match.group(0)}; served fraction {fraction.group(1) if fraction else '?'}")
 
 
 if __name__ == "__main__":

@@ -34,13 +34,25 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
     set_tests_properties(torch_serving.run_matches_plain_rotating_batches PROPERTIES LABELS torch TIMEOUT 300
       ENVIRONMENT "LD_PRELOAD=")
     # Six shapes (batch 1 to 4, 64 and 80 px), each marked with its key: one
-    # plan per shape (docs/runtime.md, "Keyed plans").
+    # plan per shape (docs/runtime.md, "Keyed plans"). Six rounds: planned in
+    # the background (the default), a shape's plan is adopted at the end of
+    # its third or fourth pass.
     add_test(NAME torch_serving.run_matches_plain_rotating_shapes_keyed
       COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
         $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_rotating_shapes.py
         ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_rotating_keyed
-        resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 4 --threads 1 --keyed)
+        resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 6 --threads 1 --keyed)
     set_tests_properties(torch_serving.run_matches_plain_rotating_shapes_keyed PROPERTIES LABELS torch TIMEOUT 300
+      ENVIRONMENT "LD_PRELOAD=")
+    # The same six shapes with plain marks: the learner tells the shapes'
+    # request structures apart and predicts the next one from the rotation
+    # (docs/runtime.md, "Predicted variants").
+    add_test(NAME torch_serving.run_matches_plain_rotating_shapes_unkeyed
+      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
+        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_rotating_shapes.py
+        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_rotating_unkeyed
+        resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 6 --threads 1)
+    set_tests_properties(torch_serving.run_matches_plain_rotating_shapes_unkeyed PROPERTIES LABELS torch TIMEOUT 300
       ENVIRONMENT "LD_PRELOAD=")
   endif()
 endif()

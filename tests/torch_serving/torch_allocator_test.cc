@@ -26,6 +26,7 @@ class TorchAllocatorTest : public ::testing::Test {
     config.deviations_to_reprofile = 2;
     config.max_slab_bytes = int64_t{64} << 20;
     config.planner = "greedy_by_size";
+    config.plan_in_background = false;  // the tests count iterations: the plan is adopted at the boundary that agreed
     auto created = TorchReplayAllocator::create(config);
     ASSERT_TRUE(created.ok()) << created.status().message();
     allocator_ = std::move(*created);

@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "memplan/replay_config.h"
 #include "runtime/device/device_replay.h"
@@ -80,16 +81,18 @@ class CudaMemory final : public DeviceMemory {
       cuMemRelease(handle);
       return false;
     }
-    handles_[at] = handle;
+    handles_[at] = {handle, bytes};
     return true;
   }
+  // A slab grows by one commit per growth: every chunk in the range goes.
   void decommit(void* address, size_t bytes) override {
-    const auto at = reinterpret_cast<CUdeviceptr>(address);
-    const auto found = handles_.find(at);
-    if (found == handles_.end()) return;
-    cuMemUnmap(at, bytes);
-    cuMemRelease(found->second);
-    handles_.erase(found);
+    const auto from = reinterpret_cast<CUdeviceptr>(address);
+    auto it = handles_.lower_bound(from);
+    while (it != handles_.end() && it->first < from + bytes) {
+      cuMemUnmap(it->first, it->second.second);
+      cuMemRelease(it->second.first);
+      it = handles_.erase(it);
+    }
   }
   void* allocate(size_t bytes, void* stream) override {
     void* p = nullptr;
@@ -107,7 +110,7 @@ class CudaMemory final : public DeviceMemory {
   int device_;
   size_t granularity_ = 0;
   CUmemAllocationProp prop_{};
-  std::map<CUdeviceptr, CUmemGenericAllocationHandle> handles_;
+  std::map<CUdeviceptr, std::pair<CUmemGenericAllocationHandle, size_t>> handles_;  // mapped chunks
 };
 
 class CudaDevices final : public DeviceSet {

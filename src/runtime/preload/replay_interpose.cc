@@ -140,7 +140,7 @@ __attribute__((destructor)) void on_unload() {
           "fallback %llu, deviations %llu, plans %llu, reprofiles %llu, plan failures %llu, invalid frees %llu, "
           "slab bytes %llu, plan stall %.3f ms (longest %.3f ms), plans held %llu, variants %llu, growths %llu, "
           "arena %llu B, shape loads %llu..%llu B, plan bytes %llu, evictions %llu, switches %llu, "
-          "served fraction %.3f\n",
+          "predictions %llu right %llu wrong, served fraction %.3f\n",
           (unsigned long long)s.threads, (unsigned long long)s.iterations, (unsigned long long)s.profiled,
           (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
           (unsigned long long)s.deviations, (unsigned long long)s.plans, (unsigned long long)s.reprofiles,
@@ -149,6 +149,7 @@ __attribute__((destructor)) void on_unload() {
           (unsigned long long)s.variants, (unsigned long long)s.growths, (unsigned long long)s.arena_bytes,
           (unsigned long long)s.min_shape_load_bytes, (unsigned long long)s.max_shape_load_bytes,
           (unsigned long long)s.plan_bytes, (unsigned long long)s.evictions, (unsigned long long)s.switches,
+          (unsigned long long)s.predictions_right, (unsigned long long)s.predictions_wrong,
           s.served + s.profiled + s.unplanned + s.fallback == 0
               ? 0.0
               : double(s.served) / double(s.served + s.profiled + s.unplanned + s.fallback));

@@ -336,7 +336,11 @@ int main(int argc, char** argv) {
   memplan::ReplayConfig config;
   config.max_slab_bytes = 64 << 20;
   config.planner = "greedy_by_size";
-  // The linked build reads this one knob, so that its TSan run covers the planner thread.
+  // The linked build reads this one knob, so that its TSan run covers the
+  // planner thread; unset, it plans at the boundary (--expect-replay needs
+  // the plan before the run ends, which a loaded machine's planner thread
+  // may not deliver).
+  config.plan_in_background = false;
   if (const char* v = std::getenv("MEMPLAN_PLAN_IN_BACKGROUND")) config.plan_in_background = v[0] == '1';
   memplan::ReplayAllocator replay(config, g_backing);
   g_replay = &replay;
