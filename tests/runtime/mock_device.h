@@ -62,7 +62,15 @@ class MockDevice final : public DeviceMemory {
     ++commits;
     return os::commit(address, bytes, false);
   }
-  void decommit(void* address, size_t bytes) override { os::decommit(address, bytes); }
+  // Unmapping memory that queued kernels still use would fault on a GPU: it
+  // is counted (and the mapping left, so that the test goes on).
+  void decommit(void* address, size_t bytes) override {
+    if (in_use && in_use(address, bytes)) {
+      ++unmapped_in_use;
+      return;
+    }
+    os::decommit(address, bytes);
+  }
   void* allocate(size_t bytes, void* stream) override {
     if (fail_allocations) return nullptr;
     void* p = std::aligned_alloc(512, (std::max<size_t>(bytes, 1) + 511) / 512 * 512);
@@ -103,6 +111,8 @@ class MockDevice final : public DeviceMemory {
   int64_t fallback_allocations = 0;
   int64_t synchronizes = 0;
   std::function<void(void*)> on_synchronize;  // the streams' drain, in the stream tests
+  std::function<bool(void*, size_t)> in_use;  // queued kernels touch this range (the stream tests)
+  int64_t unmapped_in_use = 0;                // decommits of memory queued kernels still used
 
  private:
   std::map<uintptr_t, std::pair<void*, size_t>> reservations_;
@@ -156,6 +166,23 @@ class MockStreams {
     for (size_t s = 0; s < queues_.size(); ++s) {
       if (handle(static_cast<int>(s)) == stream) drain(static_cast<int>(s));
     }
+  }
+
+  // Drops every queued kernel unrun (after a test proved it would have faulted).
+  void discard() {
+    for (auto& q : queues_) q.clear();
+  }
+
+  // True when a queued kernel touches [p, p + bytes).
+  bool touches(const void* p, size_t bytes) const {
+    const auto* lo = static_cast<const unsigned char*>(p);
+    for (const auto& q : queues_) {
+      for (const Op& op : q) {
+        const auto* at = static_cast<const unsigned char*>(op.p);
+        if (at < lo + bytes && lo < at + op.bytes) return true;
+      }
+    }
+    return false;
   }
 
   int64_t corrupted = 0;  // checks that found another cookie

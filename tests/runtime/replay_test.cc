@@ -1388,25 +1388,32 @@ TEST(ReplayTest, ThreadMarksServeThreadsWhoseIterationsInterleave) {
   MockBacking backing;
   ReplayConfig config = test_config();
   config.profile_before_first_mark = false;  // as under `memplan run`: a thread mark starts profiling too
+  uint64_t served_with_thread_marks = 0;
   {
     ReplayAllocator a(config, backing);
     ASSERT_TRUE(a.init_status().ok());
     two_servers(a, /*per_thread=*/true, 8);
     const ReplayStats s = a.stats();
-    // Each thread profiles 2 iterations and is served in the other 6 (thread 0's
+    // Each thread profiles 2 iterations and is served in the others (thread 0's
     // first iteration starts at its first request: profiled from its first mark).
     EXPECT_GE(s.served, 5u * (8 + 5)) << "served " << s.served;
     EXPECT_EQ(s.plans, 2u);
     EXPECT_EQ(s.deviations, 0u);
+    EXPECT_EQ(s.predictions_wrong, 0u);
     EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+    served_with_thread_marks = s.served;
   }
   {
     // The same program with process-wide marks: thread 1's marks cut thread
-    // 0's iterations at another point each round, and they never agree.
+    // 0's iterations at another point each round, into pieces of 1, 7, 2, 6,
+    // 3 and 5 requests. Prediction learns the pieces as variants as they
+    // recur, but serves far less, after more plans.
     ReplayAllocator a(config, backing);
     ASSERT_TRUE(a.init_status().ok());
     two_servers(a, /*per_thread=*/false, 8);
-    EXPECT_EQ(a.stats().plans, 1u);  // thread 1's alone
+    const ReplayStats s = a.stats();
+    EXPECT_LT(s.served + 20, served_with_thread_marks) << "served " << s.served;
+    EXPECT_GT(s.plans, 2u);
     EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
   }
 }

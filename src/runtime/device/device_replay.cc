@@ -103,9 +103,9 @@ struct DeviceUnit final : PlanPreparer, Learner::Adapter {
     return std::unique_ptr<PreparedPlan>(std::move(next));
   }
   bool slab_in_use() const override { return live_blocks != 0; }
-  // The learner withdraws a plan before the slab's mapping changes or
-  // another plan's offsets take over (Note [Streams]): kernels queued on
-  // this stream may still use the old blocks, so they finish first.
+  // The learner withdraws a plan before the slab is given back or another
+  // plan takes over (Note [Streams]): kernels queued on this stream may still
+  // use the old blocks, so they finish first.
   void withdraw() override {
     memory.synchronize(stream);
     plan = nullptr;

@@ -20,10 +20,10 @@
 // already queued on the stream that used the block runs before any work the
 // next owner queues on that stream (stream order), so no event is needed. This
 // is the rule of PyTorch's caching allocator too. One more point needs the
-// device: when a unit adopts another plan (a growth, another key, a
-// re-profile) its slab may be remapped while kernels queued earlier still use
-// it, so the unit synchronises its stream first (DeviceMemory::synchronize,
-// once per new plan; the property test in tests/runtime caught the remap). A tensor used on a second
+// device: a slab grows by mapping only what lies past its mapping, but it is
+// given back (re-profiling, the allocator's end) while kernels queued earlier
+// may still use it, so a unit synchronises its stream whenever the learner
+// withdraws its plan, which precedes any unmapping (DeviceMemory::synchronize). A tensor used on a second
 // stream must be recorded with record_stream for the caching allocator; the
 // pluggable interface has no such hook, so such a block is as unsafe here as
 // in any pluggable allocator: programs that share tensors across streams
