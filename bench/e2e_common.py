@@ -213,7 +213,7 @@ def table(header, rows):
     return "\n".join(lines)
 
 
-def print_tables(configs, runs, allocators, label_columns, label_of):
+def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"):
     """The three tables of bench/e2e_dynamic.py and e2e_training.py:
     latency (median / p99 per pass, ratios to the best other allocator,
     bit-identity), faults and peak RSS, and memplan's own numbers."""
@@ -254,14 +254,14 @@ def print_tables(configs, runs, allocators, label_columns, label_of):
                                          show(row.get("longest_stall_ms"), "{:.1f}"),
                                          show(row.get("plans_held"), "{:.0f}"), show(row.get("variants"), "{:.0f}"),
                                          show(row.get("evictions"), "{:.0f}")])
-    print("Latency per pass, ms: median / p99 over every timed pass of every round.\n")
+    print(f"Time per {unit}, ms: median / p99 over every timed {unit} of every round.\n")
     print(table(label_columns + [f"{a}" for a in allocators] + [f"{a} / best other" for a in memplans]
                 + ["bit-identical to glibc"], latency_rows))
-    print("\nMinor page faults per timed pass (whole process, median over rounds) and peak RSS (MiB, largest):\n")
+    print(f"\nMinor page faults per timed {unit} (whole process, median over rounds) and peak RSS (MiB, largest):\n")
     print(table(label_columns + [f"{a} faults" for a in allocators] + [f"{a} MiB" for a in allocators],
                 memory_rows))
     if memplan_rows:
-        print("\nmemplan: requests served from slabs during the timed passes (all rounds), over the whole run "
+        print(f"\nmemplan: requests served from slabs during the timed {unit}s (all rounds), over the whole run "
               "(MEMPLAN_STATS, median over rounds), longest boundary stall (largest over rounds), plans held and "
               "variants seen at exit, evictions:\n")
         print(table(label_columns + ["allocator", "served after warm-up", "served (whole run)", "longest stall ms",

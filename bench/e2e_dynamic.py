@@ -48,7 +48,7 @@ EXAMPLES = os.path.join(REPO, "examples")
 ALL_WORKLOADS = ["cnn:resnet18", "cnn:mobilenet_v2", "cnn:squeezenet1_1", "transformer", "batching", "fixed"]
 QUICK_WORKLOADS = ["cnn:resnet18", "transformer", "batching", "fixed"]
 # (warm-up, timed) for each kind: rounds of six shapes for cnn, passes otherwise.
-FULL_PASSES = {"cnn": (3, 4), "transformer": (10, 40), "batching": (10, 40), "fixed": (4, 20)}
+FULL_PASSES = {"cnn": (3, 3), "transformer": (10, 30), "batching": (10, 30), "fixed": (4, 15)}
 QUICK_PASSES = {"cnn": (3, 2), "transformer": (10, 20), "batching": (10, 20), "fixed": (4, 10)}
 
 

@@ -129,7 +129,7 @@ def main():
     print(f"{args.note}\n" if args.note else "", end="")
     print(f"{rounds} interleaved round(s) x {steps} timed steps (after {args.warmup} warm-up) per row and allocator; "
           f"{elapsed:.0f} s in all. Times are per optimizer step.\n")
-    print_tables(configs, runs, allocators, ["model", "optimizer", "input", "threads"], label)
+    print_tables(configs, runs, allocators, ["model", "optimizer", "input", "threads"], label, unit="step")
 
 
 if __name__ == "__main__":
