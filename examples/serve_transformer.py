@@ -12,7 +12,7 @@ arguments sees the same batches, whatever the allocator):
   * default: each pass is a batch of B sequences of L tokens, B uniform in
     1..--max-batch, L log-normal with median --median-tokens (ln L ~
     Normal(ln median, --sigma^2)), rounded and clipped to 8..512 tokens. With
-    the defaults (median 64, sigma 0.9) about 16% of the batches are shorter
+    the defaults (median 64, sigma 0.9) about 13% of the batches are shorter
     than 24 tokens and 6% longer than 256: a long tail, as sentence and
     prompt lengths have.
   * --batching (a dynamic-batching loop): requests of that same length
