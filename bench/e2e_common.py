@@ -98,9 +98,13 @@ def command_for(allocator, memplan, preloads, argv, keyed_flag="--keyed"):
 
 
 def parse_stats(stderr):
-    match = STATS.search(stderr)
-    if not match:
+    """The counters of the last statistics line: child processes (DataLoader
+    workers) inherit the drop-in and print theirs when they exit, before the
+    main process does."""
+    matches = list(STATS.finditer(stderr))
+    if not matches:
         return None
+    match = matches[-1]
     stats = {"profiled": int(match.group(3)), "served": int(match.group(4)), "unplanned": int(match.group(5)),
              "fallback": int(match.group(6))}
     for field, pattern in STATS_EXTRA.items():

@@ -44,7 +44,11 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
       ENVIRONMENT "LD_PRELOAD=")
     # The benchmarks' example loops (bench/e2e_dynamic.py, e2e_training.py),
     # each once with tiny settings: outputs (every pass's, or the final
-    # weights) identical to a plain run, and requests served from slabs.
+    # weights) identical to a plain run, and requests served from slabs. The
+    # keyed transformer run has two shapes (batch 1 or 2, every sequence 16
+    # tokens: --sigma 0), so that each key is seen often enough in 12 passes
+    # to be planned; the last training run has every variant at once
+    # (Adam, accumulation, evaluation passes, keyed marks, fork workers).
     set(_memplan_example_runs
       "transformer_random_batches\;serve_transformer.py\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
       "transformer_dynamic_batching\;serve_transformer.py\;--batching\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
