@@ -258,6 +258,7 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
                                          show(row.get("longest_stall_ms"), "{:.1f}"),
                                          show(row.get("plans_held"), "{:.0f}"), show(row.get("variants"), "{:.0f}"),
                                          show(row.get("evictions"), "{:.0f}")])
+    plural = unit + ("es" if unit.endswith("s") else "s")
     print(f"Time per {unit}, ms: median / p99 over every timed {unit} of every round.\n")
     print(table(label_columns + [f"{a}" for a in allocators] + [f"{a} / best other" for a in memplans]
                 + ["bit-identical to glibc"], latency_rows))
@@ -265,7 +266,7 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
     print(table(label_columns + [f"{a} faults" for a in allocators] + [f"{a} MiB" for a in allocators],
                 memory_rows))
     if memplan_rows:
-        print(f"\nmemplan: requests served from slabs during the timed {unit}s (all rounds), over the whole run "
+        print(f"\nmemplan: requests served from slabs during the timed {plural} (all rounds), over the whole run "
               "(MEMPLAN_STATS, median over rounds), longest boundary stall (largest over rounds), plans held and "
               "variants seen at exit, evictions:\n")
         print(table(label_columns + ["allocator", "served after warm-up", "served (whole run)", "longest stall ms",
