@@ -41,7 +41,7 @@ SHAPES = [(1, 128), (4, 224)]
 
 
 def run_config(args, python, iterations, config, allocator):
-    """One run of infer_torchvision.py (bench/e2e_dynamic.py's fixed-shape row uses it too)."""
+    """One run of infer_torchvision.py under `allocator`: its JSON summary."""
     model, batch, size, threads = config
     script_args = [model, "--batch", str(batch), "--size", str(size), "--threads", str(threads),
                    "--warmup", str(args.warmup), "--iterations", str(iterations), "--quiet"]

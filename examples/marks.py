@@ -15,6 +15,7 @@ fraction of requests served from slabs are those of the timed passes alone.
 import ctypes
 import hashlib
 import resource
+import statistics
 import time
 
 _PROCESS = ctypes.CDLL(None)
@@ -101,7 +102,7 @@ class Meter:
         summary = {
             "latencies_ms": self.latencies_ms,
             "cpu_ms": self.cpu_ms,
-            "median_ms": percentile(self.latencies_ms, 50),
+            "median_ms": statistics.median(self.latencies_ms) if timed else None,
             "p99_ms": percentile(self.latencies_ms, 99),
             "minor_faults_per_pass": ((faults - self._faults_start) / timed
                                       if timed and self._faults_start is not None else None),
