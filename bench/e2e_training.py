@@ -5,7 +5,7 @@ run`, one memplan_mark per optimizer step, printed as markdown tables
 (docs/benchmarks.md, "Training loops").
 
     bench/e2e_training.py --quick       # smoke run: 3 rows, 1 round (about 3 min on a quiet 2-core machine)
-    bench/e2e_training.py               # the full table (about 12 min on a quiet 2-core machine)
+    bench/e2e_training.py               # the full table (estimated 9-12 min on a quiet 2-core machine)
     bench/e2e_training.py --rows resnet18:sgd:1,transformer:adam:2 --rounds 3
 
 Rows (MODEL:OPTIMIZER:THREADS[:VARIANT]); the models are small enough that a
@@ -22,7 +22,7 @@ step takes roughly 100-300 ms on one core:
 
 Method (bench/e2e_common.py, as bench/e2e_torchvision.py): every run a fresh
 process; rounds interleaved, the allocators' order rotated each round; 4
-untimed warm-up steps (memplan profiles 2 and plans), then timed steps (10;
+untimed warm-up steps (memplan profiles 2 and plans), then timed steps (8;
 --quick 6). Per row and allocator: median and p99 step time over all timed
 steps of all rounds (data loading included), minor faults per timed step
 (median over rounds), peak RSS (largest), the final weights' SHA-256 compared
@@ -81,7 +81,7 @@ def main():
                         help=f"comma-separated; {KEYED} runs only on eval rows; memplan+KNOB=VALUE runs the "
                              "drop-in with MEMPLAN_KNOB=VALUE")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 2; --quick 1)")
-    parser.add_argument("--steps", type=int, help="timed steps per run (default 10; --quick 6)")
+    parser.add_argument("--steps", type=int, help="timed steps per run (default 8; --quick 6)")
     parser.add_argument("--warmup", type=int, default=4, help="untimed steps per run (default 4)")
     parser.add_argument("--memplan", default=os.path.join(REPO, "build", "memplan"), help="the memplan binary")
     parser.add_argument("--python", default="/usr/bin/python3")
@@ -98,7 +98,7 @@ def main():
                      f"{', '.join(MODEL_ARGS)}, OPTIMIZER sgd or adam, VARIANT accumulate, eval or loader")
         configs.append(row)
     rounds = args.rounds or (1 if args.quick else 2)
-    steps = args.steps or (6 if args.quick else 10)
+    steps = args.steps or (6 if args.quick else 8)
     allocators, preloads = resolve_allocators(args.allocators, args.memplan)
 
     def run(config, allocator):
