@@ -155,6 +155,28 @@ def run_interleaved(configs, allocators, run, rounds, describe=str):
     return runs, time.time() - start
 
 
+def save_runs(path, runs):
+    with open(path, "w") as f:
+        json.dump([{"config": c, "allocator": a, "runs": s} for (c, a), s in runs.items()], f, indent=1)
+
+
+def load_runs(path):
+    """(configs in their first order, runs, allocators in their first order)
+    from a file written by save_runs (--json), to print its tables again."""
+    with open(path) as f:
+        entries = json.load(f)
+    configs, allocators, runs = [], [], {}
+    for entry in entries:
+        config = tuple(entry["config"])
+        if config not in configs:
+            configs.append(config)
+        if entry["allocator"] not in allocators:
+            allocators.append(entry["allocator"])
+        runs[(config, entry["allocator"])] = entry["runs"]
+    allocators.sort(key=lambda a: a != "glibc")  # glibc first, the rest as they were
+    return configs, runs, allocators
+
+
 def percentile(values, q):
     """Nearest-rank percentile: a measured value, never an interpolation."""
     ordered = sorted(values)
@@ -218,12 +240,13 @@ def table(header, rows):
 
 
 def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"):
-    """The three tables of bench/e2e_dynamic.py and e2e_training.py:
+    """The four tables of bench/e2e_dynamic.py and e2e_training.py:
     latency (median / p99 per pass, ratios to the best other allocator,
-    bit-identity), faults and peak RSS, and memplan's own numbers."""
+    bit-identity), process CPU time, faults and peak RSS, and memplan's own
+    numbers."""
     memplans = [a for a in allocators if is_memplan(a)]
     others = [a for a in allocators if not is_memplan(a)]
-    latency_rows, memory_rows, memplan_rows = [], [], []
+    latency_rows, cpu_rows, memory_rows, memplan_rows = [], [], [], []
     for config in configs:
         label = label_of(config)
         s = summarize(runs, config, allocators)
@@ -243,6 +266,10 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
             ratios.append(f"{ratio(s[a]['median'], best_median)} / {ratio(s[a]['p99'], best_p99)}" if ok else "–")
         bad = [a for a in allocators if a in s and not s[a].get("identical")]
         latency_rows.append(label + cells + ratios + ["yes" if not bad else "NO: " + ", ".join(bad)])
+        best_cpu = min((s[a]["cpu"] for a in others if a in s and s[a].get("cpu") is not None), default=None)
+        cpu_rows.append(label + [f"{s[a]['cpu']:.1f}" if a in s and s[a].get("cpu") is not None else "–"
+                                 for a in allocators]
+                        + [ratio(s[a].get("cpu"), best_cpu) if a in s else "–" for a in memplans])
         memory_rows.append(label + [f"{s[a]['faults']:.0f}" if a in s and "faults" in s[a] else "–" for a in allocators]
                            + [f"{s[a]['rss_mib']:.0f}" if a in s and "rss_mib" in s[a] else "–" for a in allocators])
         for a in memplans:
@@ -262,6 +289,9 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
     print(f"Time per {unit}, ms: median / p99 over every timed {unit} of every round.\n")
     print(table(label_columns + [f"{a}" for a in allocators] + [f"{a} / best other" for a in memplans]
                 + ["bit-identical to glibc"], latency_rows))
+    print(f"\nProcess CPU time per {unit}, ms (median; all threads): on a shared machine it is not inflated by "
+          "waiting for a core, so it ranks allocators more reliably than wall time while others run:\n")
+    print(table(label_columns + [f"{a}" for a in allocators] + [f"{a} / best other" for a in memplans], cpu_rows))
     print(f"\nMinor page faults per timed {unit} (whole process, median over rounds) and peak RSS (MiB, largest):\n")
     print(table(label_columns + [f"{a} faults" for a in allocators] + [f"{a} MiB" for a in allocators],
                 memory_rows))

@@ -38,11 +38,11 @@ before and after them) and, from MEMPLAN_STATS, the longest boundary stall,
 plans held and variants seen.
 """
 import argparse
-import json
 import os
 import sys
 
-from e2e_common import KEYED, REPO, command_for, print_tables, resolve_allocators, run_interleaved, run_once
+from e2e_common import (KEYED, REPO, command_for, load_runs, print_tables, resolve_allocators, run_interleaved,
+                        run_once, save_runs)
 
 EXAMPLES = os.path.join(REPO, "examples")
 ALL_WORKLOADS = ["cnn:resnet18", "cnn:mobilenet_v2", "cnn:squeezenet1_1", "transformer", "batching", "fixed"]
@@ -84,7 +84,13 @@ def main():
     parser.add_argument("--python", default="/usr/bin/python3")
     parser.add_argument("--note", default="", help="a line printed above the tables (the machine, its load)")
     parser.add_argument("--json", metavar="PATH", help="also write every run's summary to PATH")
+    parser.add_argument("--tables-from", metavar="PATH", help="run nothing: print the tables of a --json file again")
     args = parser.parse_args()
+    if args.tables_from:
+        configs, runs, allocators = load_runs(args.tables_from)
+        print(f"{args.note}\n" if args.note else "", end="")
+        print_tables(configs, runs, allocators, ["workload", "threads"], lambda c: [c[0], str(c[1])])
+        return
 
     workloads = args.workloads.split(",") if args.workloads else (QUICK_WORKLOADS if args.quick else ALL_WORKLOADS)
     threads = [int(t) for t in args.threads.split(",")] if args.threads else ([1] if args.quick else [1, 2])
@@ -105,8 +111,7 @@ def main():
     configs = [(w, t) for w in workloads for t in threads]
     runs, elapsed = run_interleaved(configs, allocators, run, rounds, describe=lambda c: f"{c[0]} {c[1]} threads")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump([{"config": c, "allocator": a, "runs": s} for (c, a), s in runs.items()], f, indent=1)
+        save_runs(args.json, runs)
 
     print(f"{args.note}\n" if args.note else "", end="")
     print(f"{rounds} interleaved round(s) per workload and allocator; warm-up / timed passes per run: "

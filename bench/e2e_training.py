@@ -32,11 +32,11 @@ requests served from slabs during the timed steps and, from MEMPLAN_STATS, the
 longest boundary stall, plans held and variants.
 """
 import argparse
-import json
 import os
 import sys
 
-from e2e_common import KEYED, REPO, command_for, print_tables, resolve_allocators, run_interleaved, run_once
+from e2e_common import (KEYED, REPO, command_for, load_runs, print_tables, resolve_allocators, run_interleaved,
+                        run_once, save_runs)
 
 SCRIPT = os.path.join(REPO, "examples", "train_loop.py")
 MODEL_ARGS = {
@@ -72,6 +72,14 @@ def parse_row(text):
     return model, optimizer, threads, variant
 
 
+def label(config):
+    model, optimizer, threads, variant = config
+    values = dict(zip(MODEL_ARGS[model][::2], MODEL_ARGS[model][1::2]))
+    shape = f"{values['--batch']} x " + (f"{values['--size']} px" if "--size" in values
+                                         else f"{values['--tokens']} tokens")
+    return [model, f"{optimizer}{' + ' + variant if variant else ''}", shape, str(threads)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help=f"rows {','.join(QUICK_ROWS)}, 1 round, 6 timed steps")
@@ -87,7 +95,13 @@ def main():
     parser.add_argument("--python", default="/usr/bin/python3")
     parser.add_argument("--note", default="", help="a line printed above the tables (the machine, its load)")
     parser.add_argument("--json", metavar="PATH", help="also write every run's summary to PATH")
+    parser.add_argument("--tables-from", metavar="PATH", help="run nothing: print the tables of a --json file again")
     args = parser.parse_args()
+    if args.tables_from:
+        configs, runs, allocators = load_runs(args.tables_from)
+        print(f"{args.note}\n" if args.note else "", end="")
+        print_tables(configs, runs, allocators, ["model", "optimizer", "input", "threads"], label, unit="step")
+        return
 
     texts = args.rows.split(",") if args.rows else (QUICK_ROWS if args.quick else ALL_ROWS)
     configs = []
@@ -114,17 +128,9 @@ def main():
             summary["output_sha256"] += ":" + summary.get("eval_sha256", "")
         return summary
 
-    def label(config):
-        model, optimizer, threads, variant = config
-        values = dict(zip(MODEL_ARGS[model][::2], MODEL_ARGS[model][1::2]))
-        shape = f"{values['--batch']} x " + (f"{values['--size']} px" if "--size" in values
-                                             else f"{values['--tokens']} tokens")
-        return [model, f"{optimizer}{' + ' + variant if variant else ''}", shape, str(threads)]
-
     runs, elapsed = run_interleaved(configs, allocators, run, rounds, describe=lambda c: " ".join(label(c)))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump([{"config": c, "allocator": a, "runs": s} for (c, a), s in runs.items()], f, indent=1)
+        save_runs(args.json, runs)
 
     print(f"{args.note}\n" if args.note else "", end="")
     print(f"{rounds} interleaved round(s) x {steps} timed steps (after {args.warmup} warm-up) per row and allocator; "
