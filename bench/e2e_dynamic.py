@@ -5,7 +5,7 @@ glibc, jemalloc, tcmalloc, mimalloc (LD_PRELOAD of Debian's packages),
 markdown tables (docs/benchmarks.md, "Dynamic shapes").
 
     bench/e2e_dynamic.py --quick        # smoke run: 1 thread, 1 round, resnet18 only (about 3 min)
-    bench/e2e_dynamic.py                # the full table (estimated 11 min on a quiet 2-core machine)
+    bench/e2e_dynamic.py                # the full table (about 12 min on a quiet 2-core machine)
     bench/e2e_dynamic.py --workloads transformer,batching --threads 2 --rounds 3
 
 Workloads (the programs are under examples/; each has --help):
