@@ -5,7 +5,7 @@ run`, one memplan_mark per optimizer step, printed as markdown tables
 (docs/benchmarks.md, "Training loops").
 
     bench/e2e_training.py --quick       # smoke run: 3 rows, 1 round (about 3 min on a quiet 2-core machine)
-    bench/e2e_training.py               # the full table (estimated 9-12 min on a quiet 2-core machine)
+    bench/e2e_training.py               # the full table (about 10 min on a quiet 2-core machine)
     bench/e2e_training.py --rows resnet18:sgd:1,transformer:adam:2 --rounds 3
 
 Rows (MODEL:OPTIMIZER:THREADS[:VARIANT]); the models are small enough that a
