@@ -30,66 +30,23 @@ Method:
 import argparse
 import json
 import os
-import re
 import statistics
-import subprocess
-import sys
-import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from e2e_common import REPO, command_for, resolve_allocators, run_interleaved, run_once
+
 SCRIPT = os.path.join(REPO, "examples", "infer_torchvision.py")
-LIBDIR = "/usr/lib/x86_64-linux-gnu"
-PRELOADS = {
-    "jemalloc": ["libjemalloc.so.2"],
-    "tcmalloc": ["libtcmalloc_minimal.so.4", "libtcmalloc.so.4"],
-    "mimalloc": ["libmimalloc.so.2"],
-}
 ALL_MODELS = ["googlenet", "resnet50", "squeezenet1_0", "mnasnet0_75", "vgg16", "resnet18", "mobilenet_v2"]
 QUICK_MODELS = ["resnet18", "squeezenet1_0", "mobilenet_v2"]
 SHAPES = [(1, 128), (4, 224)]
-STATS = re.compile(r"memplan replay: threads (\d+), iterations (\d+), profiled (\d+), served (\d+), "
-                   r"unplanned (\d+), fallback (\d+)")
 
 
-def find_preload(names):
-    for name in names:
-        path = os.path.join(LIBDIR, name)
-        if os.path.exists(path):
-            return path
-    return None
-
-
-def command_for(allocator, memplan, python, script_args):
-    """(argv, extra environment) of one run."""
-    base = [python, SCRIPT, *script_args]
-    if allocator == "glibc":
-        return base, {}
-    if allocator.startswith("memplan"):
-        # memplan+KNOB=VALUE+...: the drop-in with MEMPLAN_KNOB=VALUE (docs/runtime.md), for A/B runs.
-        env = {"MEMPLAN_STATS": "1"}
-        for knob in allocator.split("+")[1:]:
-            name, _, value = knob.partition("=")
-            env["MEMPLAN_" + name] = value
-        return [memplan, "run", "--", *base], env
-    return base, {"LD_PRELOAD": PRELOADS[allocator]}
-
-
-def run_once(allocator, memplan, python, model, batch, size, threads, warmup, iterations):
-    args = [model, "--batch", str(batch), "--size", str(size), "--threads", str(threads),
-            "--warmup", str(warmup), "--iterations", str(iterations), "--quiet"]
-    argv, extra = command_for(allocator, memplan, python, args)
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
-    env.update(extra)
-    result = subprocess.run(argv, capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        return {"error": f"exit {result.returncode}: {result.stderr.strip().splitlines()[-1:] or ''}"}
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
-    match = STATS.search(result.stderr)
-    if match:
-        summary["stats"] = {"served": int(match.group(4)), "unplanned": int(match.group(5)),
-                            "fallback": int(match.group(6)), "profiled": int(match.group(3))}
-    return summary
+def run_config(args, python, iterations, config, allocator):
+    """One run of infer_torchvision.py under `allocator`: its JSON summary."""
+    model, batch, size, threads = config
+    script_args = [model, "--batch", str(batch), "--size", str(size), "--threads", str(threads),
+                   "--warmup", str(args.warmup), "--iterations", str(iterations), "--quiet"]
+    argv, extra = command_for(allocator, args.memplan, args.preloads, [python, SCRIPT, *script_args])
+    return run_once(argv, extra)
 
 
 def fmt_ratio(a, b):
@@ -120,36 +77,12 @@ def main():
     shapes = ([tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES)
     rounds = args.rounds or (2 if args.quick else 3)
     iterations = args.iterations or (10 if args.quick else 20)
-    allocators = []
-    for a in args.allocators.split(","):
-        if a in PRELOADS:
-            path = find_preload(PRELOADS[a])
-            if path is None:
-                print(f"skipping {a}: none of {PRELOADS[a]} in {LIBDIR}", file=sys.stderr)
-                continue
-            PRELOADS[a] = path
-        elif a.startswith("memplan") and not os.access(args.memplan, os.X_OK):
-            sys.exit(f"{args.memplan} is not executable: build memplan first, or pass --memplan")
-        elif a != "glibc" and not a.startswith("memplan"):
-            sys.exit(f"unknown allocator {a}")
-        allocators.append(a)
-    if "glibc" not in allocators:
-        allocators.insert(0, "glibc")  # the reference for bit-identity and the ratios
+    allocators, args.preloads = resolve_allocators(args.allocators, args.memplan)
 
     configs = [(m, b, s, t) for m in models for (b, s) in shapes for t in threads]
-    runs = {}  # (config, allocator) -> list of summaries
-    start = time.time()
-    total = rounds * len(configs) * len(allocators)
-    done = 0
-    for r in range(rounds):
-        for config in configs:
-            order = allocators[r % len(allocators):] + allocators[:r % len(allocators)]
-            for allocator in order:
-                summary = run_once(allocator, args.memplan, args.python, *config, args.warmup, iterations)
-                runs.setdefault((config, allocator), []).append(summary)
-                done += 1
-                print(f"[{done}/{total}, {time.time() - start:.0f} s] round {r + 1} {config} {allocator}: "
-                      f"{summary.get('median_ms', summary.get('error'))}", file=sys.stderr, flush=True)
+    runs, elapsed = run_interleaved(
+        configs, allocators, lambda config, allocator: run_config(args, args.python, iterations, config, allocator),
+        rounds)
 
     if args.json:
         with open(args.json, "w") as f:
@@ -157,7 +90,7 @@ def main():
 
     print(f"{args.note}\n" if args.note else "", end="")
     print(f"{rounds} interleaved rounds x {iterations} timed passes (after {args.warmup} warm-up) per configuration "
-          f"and allocator; {time.time() - start:.0f} s in all.\n")
+          f"and allocator; {elapsed:.0f} s in all.\n")
     header = "| model | batch/px | threads | " + " | ".join(f"{a} ms" for a in allocators)
     header += " | memplan / best other | memplan / glibc | bit-identical |" if "memplan" in allocators else " |"
     print(header)

@@ -19,32 +19,18 @@ predicted"). With --keyed each pass is marked with
 memplan_mark_key(shape index + 1) instead, so that memplan keeps one plan per
 shape without predicting (docs/runtime.md, "Keyed plans"). Like examples/infer_torchvision.py, memplan_mark() (when memplan is loaded)
 is called before each pass and after the last one, and the last line is a
-JSON summary with the output hash and memplan_replay_served().
+JSON summary (examples/marks.py): the output hash, latency per timed pass
+(median and p99), minor faults per timed pass, peak RSS, and the requests
+memplan served from slabs during the timed passes. The first --warmup-rounds
+rounds are untimed (memplan learns during them); bench/e2e_dynamic.py runs
+this script for its rotating-shapes rows.
 """
 import argparse
-import ctypes
 import hashlib
 import json
 import sys
-import time
 
-
-def find_mark():
-    """memplan_mark from the preloaded memplan library, or a no-op."""
-    try:
-        return ctypes.CDLL(None).memplan_mark
-    except AttributeError:
-        return lambda: None
-
-
-def find_mark_key():
-    """memplan_mark_key from the preloaded memplan library, or None."""
-    try:
-        mark_key = ctypes.CDLL(None).memplan_mark_key
-    except AttributeError:
-        return None
-    mark_key.argtypes = [ctypes.c_uint64]
-    return mark_key
+from marks import Meter, bytes_hash
 
 
 def parse_shapes(text):
@@ -63,6 +49,8 @@ def main():
     parser.add_argument("--shapes", default="1x64,2x64,1x80,3x64,2x80,4x64",
                         help="comma-separated BATCHxSIZE input shapes, run in turn (default: six shapes)")
     parser.add_argument("--rounds", type=int, default=4, help="passes over the whole list (default 4)")
+    parser.add_argument("--warmup-rounds", type=int, default=0,
+                        help="untimed passes over the whole list before --rounds (default 0)")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the weights and the inputs (default 0)")
     parser.add_argument("--keyed", action="store_true",
@@ -75,8 +63,8 @@ def main():
         shapes = parse_shapes(args.shapes)
     except ValueError:
         parser.error("--shapes: expected BATCHxSIZE[,BATCHxSIZE...], e.g. 1x64,2x80")
-    if args.rounds < 1 or args.threads < 1:
-        parser.error("--rounds and --threads must be positive")
+    if args.rounds < 1 or args.threads < 1 or args.warmup_rounds < 0:
+        parser.error("--rounds and --threads must be positive, --warmup-rounds not negative")
 
     import torch
     import torchvision
@@ -85,47 +73,33 @@ def main():
     torch.manual_seed(args.seed)
     model = getattr(torchvision.models, args.model)(weights=None).eval()
     inputs = [torch.randn(b, 3, s, s) for b, s in shapes]
-    mark = find_mark()
-    mark_key = find_mark_key() if args.keyed else None
+    meter = Meter(warmup=args.warmup_rounds * len(shapes))
 
     hashes = [set() for _ in shapes]
     last = [None] * len(shapes)
-    latencies_ms = []
     with torch.inference_mode():
-        for r in range(args.rounds):
+        for r in range(args.warmup_rounds + args.rounds):
             for k, x in enumerate(inputs):
-                if mark_key:
-                    mark_key(k + 1)
-                else:
-                    mark()
-                start = time.perf_counter()
+                meter.begin_pass(k + 1 if args.keyed else None)
                 out = model(x)
-                latencies_ms.append((time.perf_counter() - start) * 1e3)
+                meter.end_pass()
                 data = out.contiguous().numpy().tobytes()
                 hashes[k].add(hashlib.sha256(data).hexdigest())
                 last[k] = data
-        mark()  # closes the last iteration
+    summary = meter.finish()  # closes the last iteration
 
-    blob = b"".join(last)
-    digest = hashlib.sha256(blob).hexdigest()
+    digest = bytes_hash(last)
     if args.save_output:
         with open(args.save_output, "wb") as f:
-            f.write(blob)
+            f.write(b"".join(last))
     agree = all(len(h) == 1 for h in hashes)
-    served = None
-    try:
-        served = int(ctypes.CDLL(None).memplan_replay_served())
-    except AttributeError:
-        pass
     if not args.quiet:
         for (b, s), h in zip(shapes, hashes):
             print(f"shape {b}x3x{s}x{s}: {'the same' if len(h) == 1 else 'DIFFERENT'} output in all rounds")
-    ordered = sorted(latencies_ms)
-    print(f"{args.model} over {len(shapes)} shapes x {args.rounds} rounds: median {ordered[len(ordered) // 2]:.2f} ms")
-    print(json.dumps({
-        "model": args.model, "shapes": args.shapes, "rounds": args.rounds, "threads": args.threads,
-        "latencies_ms": latencies_ms, "output_sha256": digest, "passes_agree": agree, "memplan_served": served,
-    }))
+    print(f"{args.model} over {len(shapes)} shapes x {args.rounds} rounds: median {summary['median_ms']:.2f} ms, "
+          f"p99 {summary['p99_ms']:.2f} ms")
+    print(json.dumps({"model": args.model, "shapes": args.shapes, "rounds": args.rounds, "threads": args.threads,
+                      "output_sha256": digest, "passes_agree": agree, **summary}))
     return 0 if agree else 1
 
 

@@ -21,24 +21,17 @@ called before each pass and after the last one, so that `memplan run` learns
 the iteration during the warm-up (profile, plan) and serves the timed passes
 from its slab. Without memplan the marks do nothing.
 
-The last line is a JSON summary (latencies, minor page faults per timed pass
-from getrusage, peak RSS, output hash) for bench/e2e_torchvision.py.
+The last line is a JSON summary (examples/marks.py: latencies, minor page
+faults per timed pass from getrusage, peak RSS, requests memplan served
+during the timed passes, output hash) for bench/e2e_torchvision.py and the
+fixed-shape row of bench/e2e_dynamic.py.
 """
 import argparse
-import ctypes
 import hashlib
 import json
-import resource
 import sys
-import time
 
-
-def find_mark():
-    """memplan_mark from the preloaded memplan library (replay or tracer), or a no-op."""
-    try:
-        return ctypes.CDLL(None).memplan_mark
-    except AttributeError:
-        return lambda: None
+from marks import Meter
 
 
 def as_tensor(output):
@@ -85,56 +78,36 @@ def main():
         parser.error(f"torchvision.models has no model '{args.model}'")
     model = constructor(weights=None).eval()
     x = torch.randn(args.batch, 3, args.size, args.size)
-    mark = find_mark()
+    meter = Meter(warmup=args.warmup)
 
-    latencies_ms = []
-    cpu_ms = []  # process CPU time per pass: on a shared machine it is not inflated by waiting for a core
     hashes = set()
     output = None
-    faults_before = faults_after = 0
     with torch.inference_mode():
         for i in range(args.warmup + args.iterations):
-            if i == args.warmup:
-                faults_before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            mark()
-            start, start_cpu = time.perf_counter(), time.process_time()
+            meter.begin_pass()
             output = as_tensor(model(x))
-            elapsed_ms = (time.perf_counter() - start) * 1e3
-            if i >= args.warmup:
-                latencies_ms.append(elapsed_ms)
-                cpu_ms.append((time.process_time() - start_cpu) * 1e3)
-                if not args.quiet:
-                    print(f"pass {i - args.warmup + 1}: {elapsed_ms:.2f} ms", flush=True)
+            elapsed_ms = meter.end_pass()
+            if i >= args.warmup and not args.quiet:
+                print(f"pass {i - args.warmup + 1}: {elapsed_ms:.2f} ms", flush=True)
             # Hashing is outside the timed region, and between passes a
             # replayed slab block of the output may be reused by the next pass,
             # so each pass's output is hashed before it is dropped.
             hashes.add(tensor_hash(output))
-        mark()  # closes the last iteration
-        faults_after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    summary = meter.finish()  # closes the last iteration
 
     digest = tensor_hash(output)
     if args.save_output:
         with open(args.save_output, "wb") as f:
             f.write(output.contiguous().numpy().tobytes())
-    ordered = sorted(latencies_ms)
-    median = ordered[len(ordered) // 2] if len(ordered) % 2 else (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
-    faults_per_pass = (faults_after - faults_before) / args.iterations
-    peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    served = None
-    try:
-        served = int(ctypes.CDLL(None).memplan_replay_served())
-    except AttributeError:
-        pass
     print(f"{args.model} batch {args.batch} size {args.size} threads {args.threads}: "
-          f"median {median:.2f} ms, best {ordered[0]:.2f} ms over {args.iterations} passes, "
-          f"{faults_per_pass:.1f} minor faults per pass, peak RSS {peak_rss_kib / 1024:.1f} MiB")
+          f"median {summary['median_ms']:.2f} ms, best {min(summary['latencies_ms']):.2f} ms over {args.iterations} "
+          f"passes, {summary['minor_faults_per_pass']:.1f} minor faults per pass, "
+          f"peak RSS {summary['peak_rss_kib'] / 1024:.1f} MiB")
     print(f"output sha256 {digest} ({'the same' if len(hashes) == 1 else 'DIFFERENT'} in all "
           f"{args.warmup + args.iterations} passes)")
     print(json.dumps({
         "model": args.model, "batch": args.batch, "size": args.size, "threads": args.threads,
-        "latencies_ms": latencies_ms, "median_ms": median, "cpu_ms": cpu_ms, "minor_faults_per_pass": faults_per_pass,
-        "peak_rss_kib": peak_rss_kib, "output_sha256": digest, "passes_agree": len(hashes) == 1,
-        "memplan_served": served,
+        "output_sha256": digest, "passes_agree": len(hashes) == 1, **summary,
     }))
     # Passes of one run that disagree are a wrong result, whatever the allocator.
     return 0 if len(hashes) == 1 else 1

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""End-to-end check of `memplan run` on a torchvision model.
+"""End-to-end check of `memplan run` on an example loop (examples/).
 
-Runs examples/infer_torchvision.py twice with the same arguments, once plainly
-and once under `memplan run` with MEMPLAN_STATS=1, and fails unless
+Runs an example script (e.g. examples/infer_torchvision.py) twice with the
+same arguments, once plainly and once under `memplan run` with
+MEMPLAN_STATS=1, and fails unless
   1. both runs exit 0 (the script itself fails when its passes disagree);
   2. the saved output tensors are the same bytes;
   3. the drop-in served requests from its slab: the statistics line on stderr
@@ -56,7 +57,10 @@ def main():
     if not plain_bytes or plain_bytes != replay_bytes:
         sys.exit(f"FAIL: outputs differ ({len(plain_bytes)} and {len(replay_bytes)} bytes; sha256 "
                  f"{plain_summary['output_sha256']} plain, {replay_summary['output_sha256']} under memplan run)")
-    match = STATS.search(replay.stderr)
+    # The last line is the main process's: child processes (DataLoader
+    # workers) inherit the drop-in and print theirs first, when they exit.
+    matches = list(STATS.finditer(replay.stderr))
+    match = matches[-1] if matches else None
     if not match:
         sys.exit(f"FAIL: no statistics line from the drop-in on stderr:\n{replay.stderr}")
     served, fallback = int(match.group(4)), int(match.group(6))

@@ -54,6 +54,28 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
         resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 6 --threads 1)
     set_tests_properties(torch_serving.run_matches_plain_rotating_shapes_unkeyed PROPERTIES LABELS torch TIMEOUT 300
       ENVIRONMENT "LD_PRELOAD=")
+    # The benchmarks' example loops (bench/e2e_dynamic.py, e2e_training.py),
+    # each once with tiny settings: outputs (every pass's, or the final
+    # weights) identical to a plain run, and requests served from slabs. The
+    # keyed transformer run has two shapes (batch 1 or 2, every sequence 16
+    # tokens: --sigma 0), so that each key is seen often enough in 12 passes
+    # to be planned; the last training run has every variant at once
+    # (Adam, accumulation, evaluation passes, keyed marks, fork workers).
+    set(_memplan_example_runs
+      "transformer_random_batches\;serve_transformer.py\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
+      "transformer_dynamic_batching\;serve_transformer.py\;--batching\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
+      "transformer_keyed\;serve_transformer.py\;--keyed\;--warmup\;8\;--passes\;4\;--max-batch\;2\;--median-tokens\;16\;--sigma\;0"
+      "train_resnet18_sgd\;train_loop.py\;resnet18\;--batch\;2\;--size\;32\;--warmup\;4\;--steps\;2"
+      "train_transformer_adam_eval_loader\;train_loop.py\;transformer\;--optimizer\;adam\;--batch\;2\;--tokens\;16\;--accumulate\;2\;--eval-every\;2\;--loader-workers\;2\;--keyed\;--warmup\;4\;--steps\;2")
+    foreach(_memplan_run IN LISTS _memplan_example_runs)
+      list(POP_FRONT _memplan_run _memplan_name _memplan_script)
+      add_test(NAME torch_serving.run_matches_plain_${_memplan_name}
+        COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
+          $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/${_memplan_script}
+          ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_${_memplan_name} ${_memplan_run} --threads 1)
+      set_tests_properties(torch_serving.run_matches_plain_${_memplan_name} PROPERTIES LABELS torch TIMEOUT 300
+        ENVIRONMENT "LD_PRELOAD=")
+    endforeach()
   endif()
 endif()
 

@@ -349,3 +349,13 @@ MEMPLAN_EXPORT unsigned long long memplan_replay_served(void) {
   memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
   return a ? a->stats().served : 0;
 }
+
+// Requests the drop-in has seen so far (profiled, served, unplanned,
+// fallback): with memplan_replay_served() taken at two points, the fraction
+// served between them (the benchmarks' "served after warm-up").
+MEMPLAN_EXPORT unsigned long long memplan_replay_requests(void) {
+  memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
+  if (!a) return 0;
+  const memplan::ReplayStats s = a->stats();
+  return s.served + s.profiled + s.unplanned + s.fallback;
+}

@@ -1,0 +1,128 @@
+"""What the example loops share: memplan's marks, looked up in the running
+process (a no-op without memplan), and the measurements every loop reports in
+its last line, a JSON summary that bench/e2e_common.py reads.
+
+Not a program: examples/infer_rotating_shapes.py, serve_transformer.py and
+train_loop.py import it (Python finds it beside them).
+
+A loop calls `meter.begin_pass(key)` before each pass (it marks the
+iteration boundary and starts the clock), `meter.end_pass()` after it, and
+`meter.finish()` after the last one (the closing mark). The first `warmup`
+passes are untimed; when the first timed pass begins, the meter notes minor
+page faults and memplan's request counters, so that faults per pass and the
+fraction of requests served from slabs are those of the timed passes alone.
+"""
+import ctypes
+import hashlib
+import resource
+import statistics
+import time
+
+_PROCESS = ctypes.CDLL(None)
+
+
+def _symbol(name, argtypes=None, restype=None):
+    try:
+        function = getattr(_PROCESS, name)
+    except AttributeError:  # memplan is not loaded
+        return None
+    if argtypes is not None:
+        function.argtypes = argtypes
+    if restype is not None:
+        function.restype = restype
+    return function
+
+
+_MARK = _symbol("memplan_mark")
+_MARK_KEY = _symbol("memplan_mark_key", [ctypes.c_uint64])
+_SERVED = _symbol("memplan_replay_served", [], ctypes.c_ulonglong)
+_REQUESTS = _symbol("memplan_replay_requests", [], ctypes.c_ulonglong)
+
+
+def mark(key=None):
+    """An iteration boundary: memplan_mark_key(key) when a key is given and
+    the loaded memplan has it, else memplan_mark(); nothing without memplan."""
+    if key is not None and _MARK_KEY is not None:
+        _MARK_KEY(key)
+    elif _MARK is not None:
+        _MARK()
+
+
+def served_and_requests():
+    """(requests served from slabs, requests seen) by memplan's drop-in so
+    far, or (None, None) when it is not loaded (the tracer has no counters)."""
+    if _SERVED is None:
+        return None, None
+    return int(_SERVED()), (int(_REQUESTS()) if _REQUESTS is not None else None)
+
+
+def percentile(values, q):
+    """The q-th percentile (0..100) by the nearest-rank rule: a value that was
+    measured, never an interpolation."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    rank = max(1, -(-len(ordered) * q // 100))  # ceil(n q / 100)
+    return ordered[int(rank) - 1]
+
+
+class Meter:
+    """Times the passes of a loop and counts what happened during the timed ones."""
+
+    def __init__(self, warmup):
+        self.warmup = warmup
+        self.passes = 0
+        self.latencies_ms = []
+        self.cpu_ms = []
+        self._faults_start = None
+        self._counters_start = (None, None)
+        self._start = self._start_cpu = 0.0
+
+    def begin_pass(self, key=None):
+        if self.passes == self.warmup:
+            self._faults_start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            self._counters_start = served_and_requests()
+        mark(key)
+        self._start, self._start_cpu = time.perf_counter(), time.process_time()
+
+    def end_pass(self):
+        elapsed_ms = (time.perf_counter() - self._start) * 1e3
+        if self.passes >= self.warmup:
+            self.latencies_ms.append(elapsed_ms)
+            self.cpu_ms.append((time.process_time() - self._start_cpu) * 1e3)
+        self.passes += 1
+        return elapsed_ms
+
+    def finish(self):
+        """Closes the last iteration and returns the summary fields."""
+        mark()
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        served, requests = served_and_requests()
+        timed = len(self.latencies_ms)
+        summary = {
+            "latencies_ms": self.latencies_ms,
+            "cpu_ms": self.cpu_ms,
+            "median_ms": statistics.median(self.latencies_ms) if timed else None,
+            "p99_ms": percentile(self.latencies_ms, 99),
+            "minor_faults_per_pass": ((faults - self._faults_start) / timed
+                                      if timed and self._faults_start is not None else None),
+            "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,  # KiB on Linux
+            "memplan_served": served,
+            "memplan_served_after_warmup": None,
+            "memplan_requests_after_warmup": None,
+        }
+        served0, requests0 = self._counters_start
+        if served is not None and served0 is not None:
+            summary["memplan_served_after_warmup"] = served - served0
+        if requests is not None and requests0 is not None:
+            summary["memplan_requests_after_warmup"] = requests - requests0
+        return summary
+
+
+def bytes_hash(chunks):
+    """SHA-256 of byte strings in order: bit-identical is the claim, so the
+    bytes are hashed, not the values (-0.0 and NaN payloads count)."""
+    digest = hashlib.sha256()
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()
