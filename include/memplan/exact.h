@@ -131,6 +131,12 @@ struct ExactStats {
   bool too_large = false;  // over options.memory_limit_bytes: no whole-problem search ran
   int64_t windows = 0;           // windows re-solved by improve_by_windows
   int64_t windows_improved = 0;  // of them, windows whose plan was spliced in
+  int64_t window_passes = 0;     // passes over the peak with a new window size (improve_by_windows)
+  // improve_by_windows stopped because every window of every pass failed to
+  // lower the peak (not because time ran out): more time would not help it.
+  bool windows_exhausted = false;
+  int64_t capacity_probes = 0;   // decisions the capacity portfolio ran (solve_minimize)
+  double seconds_to_best = 0;    // wall-clock time at which the returned plan was found
 };
 
 struct ExactResult {

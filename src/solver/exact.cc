@@ -56,6 +56,7 @@
 #include "memplan/validate.h"
 #include "memplan/heuristics.h"
 #include "solver/canonical_search.h"
+#include "solver/capacity_portfolio.h"
 #include "solver/subproblem_bounds.h"
 
 namespace memplan {
@@ -279,6 +280,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       if (plan.arena < upper) {
         upper = plan.arena;
         best = std::move(plan);
+        result.stats.seconds_to_best = seconds_since(start);
       }
     } else if (d.verdict == solver::SearchVerdict::kExhausted) {
       lower = round_up_to(std::max(lower, std::max(capacity + 1, d.next_capacity)), input.granule);
@@ -316,6 +318,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
           validate(uncapped, given).ok()) {
         upper = given.arena;
         best = given;
+        result.stats.seconds_to_best = seconds_since(start);
       }
     }
     if (!best) {
@@ -326,6 +329,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
           plan && plan->arena < upper) {
         upper = plan->arena;
         best = std::move(*plan);
+        result.stats.seconds_to_best = seconds_since(start);
       }
     }
     // Only plans with arena <= cap are wanted (a cap of INT64_MAX is no cap).
@@ -347,6 +351,10 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     result.stats.decisions += improved.stats.decisions;
     result.stats.windows += improved.stats.windows;
     result.stats.windows_improved += improved.stats.windows_improved;
+    result.stats.windows_exhausted = improved.stats.windows_exhausted;
+    if (improved.plan && improved.plan->arena < best->arena) {
+      result.stats.seconds_to_best = seconds_since(start) - improved.stats.seconds + improved.stats.seconds_to_best;
+    }
     if (improved.plan && improved.plan->arena <= best->arena) best = std::move(improved.plan);
     running = false;
   }
@@ -368,41 +376,58 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     }
   }
 
-  // 3. Rounds with a doubling node budget: decide at the lower bound (a plan
-  //    there is optimal, a refutation raises the bound and repeats the step),
-  //    then bisect between the bounds with a quarter of the budget per probe.
-  int64_t budget = capped(2 * quick_budget);
-  std::optional<solver::SubproblemBounds> subproblems;
-  if (running && lower < upper && options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
-  while (running && lower < upper) {
-    // Past a million nodes the lower bound is more likely to be refuted than
-    // met, and a refutation must exhaust a whole tree: restarts would repeat
-    // it once per key order, so the first order runs alone.
-    const bool restarts_at_lower = budget < kProofBudget;
-    const Decision at_lower = decide(*search, lower, budget, stop, &result.stats, restarts_at_lower);
-    MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, at_lower));
-    if (at_lower.verdict != solver::SearchVerdict::kStopped) continue;
-    // The bound resisted a proof-sized search: relaxed sub-problems, sharing
-    // half the round's budget (so at most a third of the round's nodes).
-    // They are smaller than the problem, so their refutations come sooner;
-    // problems that fit their bound within the first million nodes never pay.
-    if (subproblems && !restarts_at_lower && subproblems->live() > 0) {
-      const int64_t share = budget / (2 * static_cast<int64_t>(subproblems->live()));
-      running = subproblems->raise(&lower, upper, capped(std::max<int64_t>(share, 1)), stop, &result.stats,
-                                   restarts_at_lower);
-      if (!running) break;
-      if (lower >= upper) continue;
-    }
-    const int64_t probe_budget = capped(std::max<int64_t>(budget / 4, 1));
-    int64_t from = lower + 1;
-    while (running && from < upper && lower < upper) {
-      const int64_t probe = std::max(lower, from + (upper - 1 - from) / 2);
-      const Decision d = decide(*search, probe, probe_budget, stop, &result.stats);
-      MEMPLAN_ASSIGN_OR_RETURN(running, absorb(probe, d));
-      from = d.verdict == solver::SearchVerdict::kStopped ? probe + 1 : lower + 1;
-    }
-    if (options.node_limit > 0 && budget >= options.node_limit) break;  // the caller's budget is spent
-    budget = capped(budget > std::numeric_limits<int64_t>::max() / 4 ? budget : budget * 2);
+  // 3. The capacity portfolio (capacity_portfolio.h): rounds with a doubling
+  //    node budget over the lower bound, the capacity just below the best
+  //    plan, bisection between them and a sweep across the gap, each probe a
+  //    bounded decision; plans lower the ceiling, complete refutations raise
+  //    the floor.
+  if (running && lower < upper) {
+    std::optional<solver::SubproblemBounds> subproblems;
+    if (options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
+    solver::CapacityBounds bounds(lower, upper, input.granule);
+    const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
+      ++result.stats.decisions;
+      solver::StopCondition probe_stop = stop;
+      if (p.max_seconds > 0) {
+        const Clock::time_point cap =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.max_seconds));
+        probe_stop.deadline = stop.has_deadline ? std::min(stop.deadline, cap) : cap;
+        probe_stop.has_deadline = true;
+      }
+      const solver::SearchVerdict verdict = search->decide(p.capacity, capped(p.node_budget), probe_stop,
+                                                           &result.stats, p.allow_restarts, p.first_order);
+      solver::ProbeResult out;
+      if (verdict == solver::SearchVerdict::kFound) {
+        MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
+        out = {.verdict = solver::ProbeVerdict::kPlan, .arena = plan.arena};
+        if (plan.arena < upper) {
+          upper = plan.arena;
+          best = std::move(plan);
+          result.stats.seconds_to_best = seconds_since(start);
+        }
+      } else if (verdict == solver::SearchVerdict::kExhausted) {
+        out = {.verdict = solver::ProbeVerdict::kRefuted, .next_capacity = search->next_capacity()};
+      }
+      return out;
+    };
+    const solver::RaiseFloorFn raise = [&](solver::CapacityBounds* b, int64_t budget) -> StatusOr<bool> {
+      if (!subproblems || subproblems->live() == 0) return !stop.reached();
+      int64_t floor = b->floor();
+      const int64_t share = budget / static_cast<int64_t>(subproblems->live());
+      const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), stop,
+                                            &result.stats, /*allow_restarts=*/false);
+      if (floor > b->floor()) b->refuted(floor - 1, floor);
+      return still;
+    };
+    solver::PortfolioSchedule schedule{.base_budget = capped(2 * quick_budget),
+                                       .proof_budget = kProofBudget,
+                                       .max_budget = options.node_limit,
+                                       .orders = search->key_order_count()};
+    MEMPLAN_ASSIGN_OR_RETURN(const solver::PortfolioStats portfolio,
+                             solver::run_capacity_portfolio(&bounds, schedule, probe, [&] { return stop.reached(); },
+                                                            raise, [&] { return seconds_since(start); }));
+    result.stats.capacity_probes = portfolio.probes;
+    lower = std::max(lower, bounds.floor());
   }
 
   result.plan = std::move(best);

@@ -67,14 +67,16 @@ void run_plan(const PlanArguments& args) {
     const auto write_start = std::chrono::steady_clock::now();
     const bool as_json = ends_with(args.output_path, ".json");
     write_file_or_throw(args.output_path,
-                        as_json ? format_plan_json(problem, *result.plan, {result.planner, seconds, result.load})
+                        as_json ? format_plan_json(problem, *result.plan, {.planner = result.planner, .seconds = seconds, .load = result.load, .lower_bound = result.lower_bound,
+                                      .result = std::string(plan_ending_name(result.ending))})
                                 : format_plan_csv(problem, *result.plan));
     write_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
   }
   const bool to_stdout = args.output_path == "-";
 
   if (args.json && result.plan && !to_stdout) {
-    std::fputs(format_plan_json(problem, *result.plan, {result.planner, seconds, result.load}).c_str(), stdout);
+    std::fputs(format_plan_json(problem, *result.plan, {.planner = result.planner, .seconds = seconds, .load = result.load, .lower_bound = result.lower_bound,
+                                      .result = std::string(plan_ending_name(result.ending))}).c_str(), stdout);
     std::fputc('\n', stdout);
   } else if (!args.json && !to_stdout) {
     std::printf("problem   %s\n", args.problem_path.c_str());
@@ -99,7 +101,15 @@ void run_plan(const PlanArguments& args) {
                   bytes_with_units(result.exact->lower_bound).c_str(),
                   static_cast<long long>(result.exact->stats.nodes),
                   static_cast<long long>(result.exact->stats.backtracks));
+      if (result.exact->stats.windows > 0) {
+        std::printf("windows   %lld re-solved, %lld improved the plan, %lld extra passes%s\n",
+                    static_cast<long long>(result.exact->stats.windows),
+                    static_cast<long long>(result.exact->stats.windows_improved),
+                    static_cast<long long>(result.exact->stats.window_passes),
+                    result.exact->stats.windows_exhausted ? ", every window tried" : "");
+      }
     }
+    std::printf("result    %s\n", std::string(plan_ending_name(result.ending)).c_str());
     std::printf("time      %s (planning %s, validation %s; reading %s, writing %s)\n",
                 format_milliseconds(seconds).c_str(), format_milliseconds(result.planning_seconds).c_str(),
                 format_milliseconds(result.validation_seconds).c_str(), format_milliseconds(read_seconds).c_str(),
