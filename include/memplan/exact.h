@@ -16,7 +16,10 @@
 //       plan (or options.start_plan; upper bound) and the load (lower bound),
 //       and raises the lower bound by refuting capacities (of the problem,
 //       and of relaxed sub-problems: options.subproblem_bounds) while lowering
-//       the upper bound with plans that fit tighter capacities. Large problems
+//       the upper bound with plans that fit tighter capacities: bounded
+//       decisions at several capacities per round (the lower bound, just
+//       below the best plan, bisection, a sweep across the gap), since a
+//       search that fails at one capacity may succeed at a lower one. Large problems
 //       (options.window_threshold) are improved by windows around the peak
 //       instead (improve_by_windows). Anytime: a plan is returned whenever
 //       one is known, and the bounds it reaches are proven.

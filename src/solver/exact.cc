@@ -25,24 +25,19 @@
 //   2c. Descending probes at the middle of the gap with a quarter of the
 //      dive's budget, while they find plans (or refute: that raises the
 //      lower bound); the first probe that runs out of nodes ends them.
-//   3. Rounds with a node budget that doubles each round:
-//      a. decide at the lower bound: a plan there is optimal; a refutation
-//         raises the lower bound to the search's next capacity (a jump, not
-//         +1) and the step repeats with the same budget. From 2^20 nodes on
-//         this search runs without restarts (a refutation must exhaust the
-//         tree, and restarts would redo it per key order).
-//      a2. (options.subproblem_bounds) when (a) ran out of a budget of 2^20
-//         nodes or more: decide the
-//         live relaxed sub-problems (subproblem_bounds.h) at the lower bound,
-//         sharing half the budget; their refutations raise the lower bound,
-//         possibly above the load; a sub-problem that fits retires.
-//      b. probe capacities between the bounds by bisection with a quarter of
-//         the budget: a plan lowers the upper bound to its arena, a refutation
-//         raises the lower bound, an exhausted budget moves the probe up.
+//   3. The capacity portfolio (capacity_portfolio.h): rounds with a node
+//      budget that doubles each round, each spread over several capacities —
+//      the lower bound (its own budget, balanced in time against the rest;
+//      from 2^20 nodes without restarts, then the relaxed sub-problems of
+//      options.subproblem_bounds with half its budget), just below the best
+//      plan, bisection between the bounds, and a sweep across the gap that
+//      decides every capacity as a decision would. Plans lower the upper
+//      bound; complete refutations raise the lower bound (to the search's
+//      next capacity: a jump, not +1); time-outs prove nothing.
 //   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
 //      with the best plan and the best proven lower bound (kTimedOut).
 // Each decision costs what the search costs (exponential worst case); the
-// number of decisions per round is O(log(upper - lower)).
+// number of decisions per round is O(log(upper - lower) + sweep points).
 #include <algorithm>
 #include <chrono>
 #include <limits>
