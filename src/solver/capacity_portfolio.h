@@ -3,8 +3,8 @@
 //
 // Why a portfolio. Whether a bounded decision search finds a plan at capacity
 // C is not monotone in C: on MiniMalloc's D the search finds a plan at
-// 1,018,880 bytes in 780k nodes and none at 1,022,976 in 1.2 M; MiniMalloc
-// solves D at 1,040,384 and not at 1,032,192. A minimiser that walks the
+// 995 KiB in 780k nodes, none at 999 KiB in 30 s, one at 1000 KiB in 15 s
+// (docs/exact.md); MiniMalloc solves D at 1,040,384 and not at 1,032,192. A minimiser that walks the
 // capacities in one direction, or spends its budget on one capacity, misses
 // the plans that a decision at some other capacity finds. So every round
 // spreads its budget over several capacities:
