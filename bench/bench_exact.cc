@@ -20,8 +20,12 @@
 // and decides each at the load with --nodes nodes (default 2^20, with
 // restarts): a refutation there would prove the optimum above the load.
 //
-// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|all]
-//                    [--instances A,B,...] [--time-limit SECONDS] [--dir PATH]
+// With --mode scan it decides each instance at every capacity of a range
+// (--capacities FROM:TO:STEP, --nodes per decision) and prints the smallest
+// arena any of those decisions found.
+//
+// Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|scan|all]
+//                    [--instances A,B,...] [--capacities FROM:TO:STEP] [--time-limit SECONDS] [--dir PATH]
 //                    [--scale N,N,...] [--shape dnn|random|heavy|nested|equal|puzzle]
 //                    [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N]
 //                    [--no-canonical] [--no-sections] [--no-overload] [--overload-after N]
@@ -73,7 +77,7 @@ double median(std::vector<double> v) {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|all]\n                   [--instances A,B,...]\n"
+               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|scan|all]\n                   [--instances A,B,...] [--capacities FROM:TO:STEP]\n"
                "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--shape SHAPE]\n"
                "                   [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N] [--no-canonical]\n"
                "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
@@ -200,6 +204,60 @@ int run_puzzles(int count, size_t buffers, int64_t height, const memplan::ExactO
   return failures;
 }
 
+// Decides each instance at every capacity of a range (--capacities FROM:TO:STEP
+// in bytes; default from the load to 1 MiB in 1 KiB steps) with --nodes nodes
+// per decision, the way `memplan plan --planner exact --capacity C` does (with
+// restarts). Prints the verdict and the nodes each decision used, and per
+// instance the smallest arena any decision found: the reference that
+// minimisation within the same node budget should reach.
+int run_scan(const std::string& dir, const std::string& only, const std::string& range, int64_t nodes,
+             const memplan::ExactOptions& options) {
+  std::printf("decisions over a range of capacities, %lld nodes each\n", static_cast<long long>(nodes));
+  std::printf("%-4s %9s %-10s %8s %10s %9s\n", "inst", "capacity", "verdict", "arena", "nodes", "cpu s");
+  int64_t from = -1, to = int64_t{1} << 20, step = 1024;
+  if (!range.empty()) {
+    long long a = 0, b = 0, c = 0;
+    if (std::sscanf(range.c_str(), "%lld:%lld:%lld", &a, &b, &c) != 3 || c <= 0 || a > b) {
+      std::fprintf(stderr, "--capacities wants FROM:TO:STEP in bytes, got '%s'\n", range.c_str());
+      return 2;
+    }
+    from = a, to = b, step = c;
+  }
+  for (const Instance& instance : kInstances) {
+    if (!only.empty() && ("," + only + ",").find("," + std::string(instance.name) + ",") == std::string::npos) continue;
+    auto problem = memplan::read_problem_csv(dir + "/" + instance.name + ".1048576.csv");
+    if (!problem.ok()) {
+      std::fprintf(stderr, "%s\n", problem.status().to_string().c_str());
+      return 1;
+    }
+    const int64_t load = memplan::load(*problem);
+    int64_t best = -1;
+    double total_cpu = 0;
+    memplan::ExactOptions decide_options = options;
+    decide_options.node_limit = nodes;
+    decide_options.time_limit_seconds = 0;
+    for (int64_t capacity = from < 0 ? (load + step - 1) / step * step : from; capacity <= to; capacity += step) {
+      const std::clock_t c0 = std::clock();
+      auto result = memplan::solve_decision(*problem, capacity, decide_options);
+      const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+      total_cpu += cpu;
+      if (!result.ok()) {
+        std::fprintf(stderr, "%s: %s\n", instance.name, result.status().to_string().c_str());
+        return 1;
+      }
+      const int64_t arena = result->plan ? result->plan->arena : -1;
+      if (arena >= 0 && (best < 0 || arena < best)) best = arena;
+      std::printf("%-4s %9lld %-10s %8lld %10lld %9.3f\n", instance.name, static_cast<long long>(capacity),
+                  std::string(memplan::exact_outcome_name(result->outcome)).c_str(), static_cast<long long>(arena),
+                  static_cast<long long>(result->stats.nodes), cpu);
+      std::fflush(stdout);
+    }
+    std::printf("%-4s smallest arena of any decision: %lld (load %lld; %.1f cpu s in all)\n", instance.name,
+                static_cast<long long>(best), static_cast<long long>(load), total_cpu);
+  }
+  return 0;
+}
+
 // Minimises problems read from CSV files (real traces, e.g. bench/data/dsa/idealloc):
 // the portfolio's arena next to exact minimisation's (windowed on large ones).
 int run_files(const std::string& paths, const memplan::ExactOptions& options) {
@@ -248,6 +306,7 @@ int main(int argc, char** argv) {
   std::string only;
   std::string scale_sizes = "10000,20000";
   std::string files;
+  std::string capacities;
   memplan::ProblemShape shape = memplan::ProblemShape::kDnnLike;
   std::string dir = (std::filesystem::path(__FILE__).parent_path() / "data/dsa/minimalloc/challenging").string();
   memplan::ExactOptions options;
@@ -271,6 +330,7 @@ int main(int argc, char** argv) {
     else if (arg == "--dir") dir = value();
     else if (arg == "--scale") scale_sizes = value();
     else if (arg == "--files") files = value();
+    else if (arg == "--capacities") capacities = value();
     else if (arg == "--window-threshold") options.window_threshold = std::atoll(value().c_str());
     else if (arg == "--window-buffers") options.window_buffers = std::atoll(value().c_str());
     else if (arg == "--shape") {
@@ -296,13 +356,14 @@ int main(int argc, char** argv) {
     }
   }
   if (mode != "decision" && mode != "minimize" && mode != "both" && mode != "scale" && mode != "all" &&
-      mode != "files" && mode != "relax" && mode != "puzzles") {
+      mode != "files" && mode != "relax" && mode != "puzzles" && mode != "scan") {
     usage();
     return 2;
   }
   if (mode == "scale") return run_scale(scale_sizes, shape, options) == 0 ? 0 : 3;
   if (mode == "files") return run_files(files, options) == 0 ? 0 : 3;
   if (mode == "relax") return run_relax(dir, only, relax_nodes, options);
+  if (mode == "scan") return run_scan(dir, only, capacities, relax_nodes, options);
   if (mode == "puzzles") {
     return run_puzzles(puzzle_count, static_cast<size_t>(std::max<long long>(1, std::atoll(scale_sizes.c_str()))),
                        puzzle_height, options) == 0 ? 0 : 3;
@@ -312,8 +373,8 @@ int main(int argc, char** argv) {
 
   std::printf("exact planner on MiniMalloc's challenging suite (capacity %lld bytes for decisions), median of %d run(s), time limit %.0f s\n",
               static_cast<long long>(kCapacity), runs, options.time_limit_seconds);
-  std::printf("%-4s %7s %8s %-9s %-10s %8s %8s %10s %10s %9s %9s %8s %7s\n", "inst", "buffers", "load", "mode",
-              "outcome", "arena", "lower", "nodes", "backtrack", "wall s", "cpu s", "mm cpu s", "ratio");
+  std::printf("%-4s %7s %8s %-9s %-10s %8s %8s %10s %10s %9s %9s %9s %8s %7s\n", "inst", "buffers", "load", "mode",
+              "outcome", "arena", "lower", "nodes", "backtrack", "wall s", "cpu s", "best at s", "mm cpu s", "ratio");
   double total_ours = 0, total_theirs = 0;
   int failures = 0;
   for (const Instance& instance : kInstances) {
@@ -363,13 +424,14 @@ int main(int argc, char** argv) {
         total_ours += cpu_median;
         total_theirs += instance.minimalloc_seconds;
       }
-      std::printf("%-4s %7zu %8lld %-9s %-10s %8lld %8lld %10lld %10lld %9.4f %9.4f %8s %7s%s\n", instance.name,
+      std::printf("%-4s %7zu %8lld %-9s %-10s %8lld %8lld %10lld %10lld %9.4f %9.4f %9.3f %8s %7s%s\n", instance.name,
                   problem->size(), static_cast<long long>(load), m.c_str(),
                   std::string(memplan::exact_outcome_name(first.result.outcome)).c_str(),
                   static_cast<long long>(first.result.plan ? first.result.plan->arena : -1),
                   static_cast<long long>(first.result.lower_bound),
                   static_cast<long long>(first.result.stats.nodes),
-                  static_cast<long long>(first.result.stats.backtracks), median(wall), cpu_median, theirs, ratio,
+                  static_cast<long long>(first.result.stats.backtracks), median(wall), cpu_median,
+                  first.result.stats.seconds_to_best, theirs, ratio,
                   first.valid ? "" : "  INVALID PLAN");
       std::fflush(stdout);
     }

@@ -16,7 +16,10 @@
 //       plan (or options.start_plan; upper bound) and the load (lower bound),
 //       and raises the lower bound by refuting capacities (of the problem,
 //       and of relaxed sub-problems: options.subproblem_bounds) while lowering
-//       the upper bound with plans that fit tighter capacities. Large problems
+//       the upper bound with plans that fit tighter capacities: bounded
+//       decisions at several capacities per round (the lower bound, just
+//       below the best plan, bisection, a sweep across the gap), since a
+//       search that fails at one capacity may succeed at a lower one. Large problems
 //       (options.window_threshold) are improved by windows around the peak
 //       instead (improve_by_windows). Anytime: a plan is returned whenever
 //       one is known, and the bounds it reaches are proven.
@@ -131,6 +134,12 @@ struct ExactStats {
   bool too_large = false;  // over options.memory_limit_bytes: no whole-problem search ran
   int64_t windows = 0;           // windows re-solved by improve_by_windows
   int64_t windows_improved = 0;  // of them, windows whose plan was spliced in
+  int64_t window_passes = 0;     // passes over the peak with a new window size (improve_by_windows)
+  // improve_by_windows stopped because every window of every pass failed to
+  // lower the peak (not because time ran out): more time would not help it.
+  bool windows_exhausted = false;
+  int64_t capacity_probes = 0;   // decisions the capacity portfolio ran (solve_minimize)
+  double seconds_to_best = 0;    // wall-clock time at which the returned plan was found
 };
 
 struct ExactResult {

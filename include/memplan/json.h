@@ -5,7 +5,9 @@
 //    "offsets": [{"id": "0", "lower": 995328, "upper": 1000448, "size": 656384, "offset": 0}, ...]}
 //
 // Keys appear in this order. "capacity" (after "gap") is present only when the
-// problem has one; "alignment" (before "offset") only when some buffer's
+// problem has one; "lower_bound" (proven, bytes) and "result" (what the run
+// ended in: "optimal", "fits", "best found (time limit)", ... see
+// plan_ending_name in planning.h) follow it when the report sets them; "alignment" (before "offset") only when some buffer's
 // effective alignment is > 1. "offsets" is in problem order, lifetimes are
 // half-open [lower, upper), sizes and offsets are bytes, "seconds" is the
 // planning wall-clock time. Ids that are not valid UTF-8 are written with
@@ -25,6 +27,8 @@ struct PlanReport {
   std::string planner;  // registry name of the planner that made the plan
   double seconds = 0;   // wall-clock planning time in seconds
   int64_t load = 0;     // the problem's load bound in bytes
+  int64_t lower_bound = 0;  // proven lower bound in bytes (0: not written)
+  std::string result;       // what the run ended in (empty: not written)
 };
 
 std::string format_plan_json(const Problem& problem, const Plan& plan, const PlanReport& report);

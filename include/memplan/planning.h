@@ -30,6 +30,19 @@
 //                  impossible; `plan` is the best plan found (above the
 //                  capacity), `reason` says what ran and for how long
 //   lower_bound is proven in every case (at least the load).
+//   The ending refines the verdict into what the run ended in:
+//     kOptimal               the plan reaches the proven lower bound
+//     kFits                  the plan fits the capacity (not proven smallest)
+//     kDoesNotFit            proven: no plan fits the capacity
+//     kBestAtTimeLimit       the exact search improved the plan until the time
+//                            limit (or its node limit) stopped it
+//     kBestWindowsExhausted  the windowed improvement (large problems) tried
+//                            every window of every pass; more time would not
+//                            have lowered the plan
+//     kBestHeuristic         a heuristic plan; no search ran (no time limit
+//                            with the default planner, or a heuristic planner)
+//     kCancelled             cancelled; the plan, if any, is the best so far
+//     kUnknown               no plan within the capacity, none proven impossible
 //
 // Cancel (options.cancel set from another thread or a signal handler): the
 // call returns soon with cancelled = true and the best valid plan found so far,
@@ -56,8 +69,25 @@ enum class PlanVerdict { kPlanned, kFits, kDoesNotFit, kUnknown };
 
 std::string_view plan_verdict_name(PlanVerdict verdict);  // "planned", "fits", "does not fit", "unknown"
 
+enum class PlanEnding {
+  kOptimal,
+  kFits,
+  kDoesNotFit,
+  kBestAtTimeLimit,
+  kBestWindowsExhausted,
+  kBestHeuristic,
+  kCancelled,
+  kUnknown,
+};
+
+// "optimal", "fits", "does not fit", "best found (time limit)",
+// "best found (search exhausted its windows)", "best found (heuristics)",
+// "cancelled", "unknown".
+std::string_view plan_ending_name(PlanEnding ending);
+
 struct PlanningResult {
   PlanVerdict verdict = PlanVerdict::kUnknown;
+  PlanEnding ending = PlanEnding::kUnknown;  // what the run ended in (see above)
   std::optional<Plan> plan;       // valid for the problem; within the capacity unless kUnknown
   std::string planner;            // the registered planner that ran
   std::string made_by;            // what produced the plan: "heuristics", "exact", or the planner's name

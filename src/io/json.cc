@@ -24,6 +24,8 @@ std::string format_plan_json(const Problem& problem, const Plan& plan, const Pla
   doc["load"] = report.load;
   doc["gap"] = gap(plan.arena, report.load);
   if (problem.capacity) doc["capacity"] = *problem.capacity;
+  if (report.lower_bound > 0) doc["lower_bound"] = report.lower_bound;
+  if (!report.result.empty()) doc["result"] = report.result;
   doc["buffers"] = problem.size();
   Json offsets = Json::array();
   for (size_t i = 0; i < problem.size(); ++i) {

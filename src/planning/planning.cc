@@ -165,6 +165,44 @@ std::string_view plan_verdict_name(PlanVerdict verdict) {
   return "?";
 }
 
+std::string_view plan_ending_name(PlanEnding ending) {
+  switch (ending) {
+    case PlanEnding::kOptimal: return "optimal";
+    case PlanEnding::kFits: return "fits";
+    case PlanEnding::kDoesNotFit: return "does not fit";
+    case PlanEnding::kBestAtTimeLimit: return "best found (time limit)";
+    case PlanEnding::kBestWindowsExhausted: return "best found (search exhausted its windows)";
+    case PlanEnding::kBestHeuristic: return "best found (heuristics)";
+    case PlanEnding::kCancelled: return "cancelled";
+    case PlanEnding::kUnknown: return "unknown";
+  }
+  return "?";
+}
+
+namespace {
+
+// What a finished run ended in (planning.h), from its verdict, plan, bound and
+// the exact solver's statistics.
+PlanEnding ending_of(const PlanningResult& result) {
+  if (result.verdict == PlanVerdict::kDoesNotFit) return PlanEnding::kDoesNotFit;
+  if (result.plan && result.plan->arena <= result.lower_bound) return PlanEnding::kOptimal;
+  if (result.cancelled) return PlanEnding::kCancelled;
+  if (result.verdict == PlanVerdict::kFits) return PlanEnding::kFits;
+  if (result.verdict == PlanVerdict::kUnknown || !result.plan) return PlanEnding::kUnknown;
+  // Planned without a capacity and not proven optimal: why did it stop?
+  if (!result.exact) return PlanEnding::kBestHeuristic;
+  if (result.exact->stats.windows_exhausted) return PlanEnding::kBestWindowsExhausted;
+  return PlanEnding::kBestAtTimeLimit;
+}
+
+// Sets the ending and returns the result (every exit of run_planner).
+PlanningResult with_ending(PlanningResult result) {
+  result.ending = ending_of(result);
+  return result;
+}
+
+}  // namespace
+
 StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& problem, const PlanOptions& options) {
   const PlannerInfo* planner = find_planner(name);
   if (planner == nullptr) return NotFound("no planner named '" + std::string(name) + "' (see `memplan planners`)");
@@ -185,7 +223,7 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
     if (*problem.capacity < simple_lower_bound(problem, &why)) {
       result.verdict = PlanVerdict::kDoesNotFit;
       result.reason = "capacity " + bytes_text(*problem.capacity) + " is below " + why;
-      return result;
+      return with_ending(std::move(result));
     }
   }
   PlanOptions planning = options;
@@ -231,26 +269,26 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
     if (!result.plan && !result.cancelled && result.exact && result.exact->outcome == ExactOutcome::kInfeasible) {
       result.verdict = PlanVerdict::kDoesNotFit;
     }
-    return result;
+    return with_ending(std::move(result));
   }
   const int64_t capacity = *problem.capacity;
   if (result.plan && result.plan->arena <= capacity) {
     result.verdict = PlanVerdict::kFits;
     result.reason.clear();
-    return result;
+    return with_ending(std::move(result));
   }
   if (!result.reason.empty() && !result.cancelled &&
       (result.verdict == PlanVerdict::kDoesNotFit || !result.plan)) {
     result.verdict = PlanVerdict::kDoesNotFit;  // a proof was given
     result.plan.reset();
-    return result;
+    return with_ending(std::move(result));
   }
   result.verdict = PlanVerdict::kUnknown;
   result.reason = (result.cancelled ? "cancelled after " : "unknown after ") + seconds_text(result.planning_seconds) +
                   ": " + (result.plan ? "the best plan found needs " + bytes_text(result.plan->arena) : "no plan found") +
                   ", above the capacity of " + bytes_text(capacity) + "; proven lower bound " +
                   bytes_text(result.lower_bound) + (name == "exact" || name == kDefaultPlanner ? "" : " (a heuristic result, not a proof that no plan fits)");
-  return result;
+  return with_ending(std::move(result));
 }
 
 StatusOr<Plan> plan_with(std::string_view name, const Problem& problem, const PlanOptions& options) {

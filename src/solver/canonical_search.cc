@@ -89,7 +89,9 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
 }
 
 SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, const StopCondition& stop,
-                                      ExactStats* stats, bool allow_restarts) {
+                                      ExactStats* stats, bool allow_restarts, int32_t first_order) {
+  const size_t orders = key_orders_.size();
+  const size_t first = static_cast<size_t>(std::max<int32_t>(first_order, 0)) % orders;
   capacity_ = capacity;
   stop_ = &stop;
   stats_ = stats;
@@ -104,7 +106,7 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
   const int64_t first_node = stats->nodes;
   const int64_t overload_after = std::max<int64_t>(options_.overload_after_nodes, 0);
   if (!options_.restarts || !allow_restarts) {
-    keys_ = key_orders_[0];
+    keys_ = key_orders_[first];
     overload_active_ = options_.section_overload && overload_after == 0;
     if (options_.section_overload && overload_after > 0) {
       // A first run without the overload check, then the same search again
@@ -119,8 +121,8 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
   int64_t budget = std::max<int64_t>(n_, 1);
   while (true) {
     budget = budget > kInfinity / 4 ? kInfinity / 2 : budget * 2;
-    for (const char* keys : key_orders_) {
-      keys_ = keys;
+    for (size_t k = 0; k < orders; ++k) {
+      keys_ = key_orders_[(first + k) % orders];
       // The overload check costs more per node than it saves on searches
       // that end quickly; it is switched on once a search has resisted.
       overload_active_ = options_.section_overload && stats->nodes - first_node >= overload_after;

@@ -115,9 +115,16 @@ class CanonicalSearch {
   // after `node_limit` nodes when it is > 0. Accumulates nodes, backtracks,
   // restarts and splits into *stats. Restarts (when the options allow them)
   // find plans sooner but repeat work; a caller that expects a refutation
-  // may turn them off for this call.
+  // may turn them off for this call. first_order picks the key order the
+  // search starts with (the only one without restarts; the restarts then
+  // cycle through the others): the same capacity searched with another first
+  // order is another tree. A decision is deterministic in (capacity,
+  // node_limit, allow_restarts, first_order), and one with a larger node limit
+  // repeats a smaller one's nodes first.
   SearchVerdict decide(int64_t capacity, int64_t node_limit, const StopCondition& stop, ExactStats* stats,
-                       bool allow_restarts = true);
+                       bool allow_restarts = true, int32_t first_order = 0);
+  // Number of key orders first_order chooses from.
+  int32_t key_order_count() const { return static_cast<int32_t>(key_orders_.size()); }
 
   // After kFound: the offset of every item.
   const std::vector<int64_t>& offsets() const { return solution_; }

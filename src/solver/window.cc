@@ -30,8 +30,12 @@
 //      is re-validated (the validator is the oracle) and kept only when it is
 //      better: a lower arena, or the same arena reached by fewer buffers (one
 //      window clears one peak; peaks at other times need their own windows).
-//      So the arena never grows. When every peak buffer has failed at the
-//      largest level, or time runs out, the call ends.
+//      So the arena never grows.
+//   6. When every peak buffer has failed at the largest level, a new pass
+//      starts with other window sizes (base x 1.5, 2, 2.5: the windows' edges
+//      fall elsewhere); when the last pass fails too, the call ends with
+//      stats.windows_exhausted (more time would not help). Time running out
+//      ends it too.
 // Cost per window: O(n log span) to choose it, O(n log n) to build the
 // sub-problem and to validate the splice, plus the exact search on the window
 // (bounded by its time slice). Memory: O(n) plus the window's search index,
@@ -55,6 +59,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kLevels = 5;  // window sizes base, 2 base, ..., 16 base free buffers
+constexpr int kPasses = 4;  // passes with base, 1.5 base, 2 base, 2.5 base
 
 bool stop_now(const ExactOptions& options, Clock::time_point deadline, bool has_deadline) {
   return (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) ||
@@ -268,7 +273,9 @@ StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& sta
       begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_seconds));
   Plan plan = start;
   std::unordered_map<size_t, int> level;  // per peak buffer: the window level to try next
-  const int64_t base = std::max<int64_t>(8, options.window_buffers);
+  // Pass p uses windows of base_p << l free buffers, base_p = base (2 + p) / 2.
+  const int64_t base0 = std::max<int64_t>(8, options.window_buffers);
+  int pass = 0;
   size_t rotation = 0;
 
   while (plan.arena > result.lower_bound && !stop_now(options, deadline, has_deadline)) {
@@ -276,11 +283,24 @@ StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& sta
     for (size_t i = 0; i < problem.size(); ++i) {
       if (movable[i] && plan.offsets[i] + problem.buffers[i].size == plan.arena) peaks.push_back(i);
     }
+    std::vector<size_t> peaks_at_arena = peaks;
     // A fixed buffer alone at the arena: no window can lower it.
     std::erase_if(peaks, [&](size_t i) { return level[i] >= kLevels; });
-    if (peaks.empty()) break;
+    if (peaks.empty() && !peaks_at_arena.empty() && pass + 1 < kPasses) {
+      // Every peak buffer failed at every level: another pass with other
+      // window sizes puts the windows' edges elsewhere.
+      ++pass;
+      ++result.stats.window_passes;
+      level.clear();
+      peaks = std::move(peaks_at_arena);
+    }
+    if (peaks.empty()) {
+      result.stats.windows_exhausted = true;
+      break;
+    }
     const size_t p = peaks[rotation++ % peaks.size()];
     const int l = level[p]++;
+    const int64_t base = base0 * (2 + pass) / 2;
     Window window;
     // A time window first; a band when the peak lives too long for one.
     if (!choose_window(problem, plan, movable, p, base << l, &window) &&
@@ -340,6 +360,7 @@ StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& sta
     if (!better(candidate, plan, problem) || !validate(uncapped, candidate).ok()) continue;
     plan = std::move(candidate);
     ++result.stats.windows_improved;
+    result.stats.seconds_to_best = std::chrono::duration<double>(Clock::now() - begin).count();
     level.clear();  // a new peak: every buffer starts from the smallest window again
   }
 

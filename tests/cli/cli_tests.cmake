@@ -132,6 +132,20 @@ memplan_cli_test(plan_exact_proves_the_optimum EXIT 0 ARGS plan ${MEMPLAN_CLI_IN
 memplan_cli_test(plan_exact_proves_infeasibility_with_exit_2 EXIT 2
   ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --planner exact --capacity 1048575
   STDERR "memplan: proven: no plan fits in capacity 1048575 B")
+# Every run says what it ended in (text and --json).
+memplan_cli_test(plan_result_optimal EXIT 0 ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --planner exact
+  STDOUT "\nresult +optimal\ntime")
+memplan_cli_test(plan_result_optimal_in_json EXIT 0 ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --planner exact --json
+  STDOUT "\"lower_bound\": *1048576, *\"result\": *\"optimal\"")
+memplan_cli_test(plan_result_heuristics_without_a_time_limit EXIT 0
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv STDOUT "\nresult +best found \\(heuristics\\)\n")
+memplan_cli_test(plan_result_does_not_fit EXIT 2 ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --capacity 162
+  STDOUT "\nresult +does not fit\n")
+memplan_cli_test(plan_result_fits EXIT 0 ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --capacity 200
+  STDOUT "\nresult +fits\n")
+memplan_cli_test(plan_result_best_found_at_the_time_limit EXIT 0
+  ARGS plan ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/D.1048576.csv --planner exact --time-limit 1
+  STDOUT "\nresult +best found \\(time limit\\)\n")
 memplan_cli_test(plan_portfolio_hands_remaining_time_to_exact EXIT 0
   ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --time-limit 30
   STDOUT "planner +portfolio\n.*gap +0.00%\nexact +optimal")

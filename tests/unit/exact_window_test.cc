@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -177,6 +178,42 @@ TEST(ExactWindows, KeepsAnOptimalStartAndRejectsAnInvalidOne) {
   EXPECT_EQ(r->stats.windows, 0);
   EXPECT_FALSE(improve_by_windows(p, make_plan(p, {0, 4}), {}).ok());  // overlapping start
   EXPECT_FALSE(improve_by_windows(p, Plan{.offsets = {0}, .arena = 8}, {}).ok());  // one offset for two buffers
+}
+
+// The 11-buffer gadget of exact_subproblem_test.cc: load 15, optimum 16. From
+// an optimal start no window can lower the peak, so every pass of every
+// window size fails and the call says so (windows_exhausted) long before its
+// time limit, instead of reporting a time-out.
+TEST(ExactWindows, SaysWhenEveryWindowOfEveryPassFailed) {
+  const std::vector<std::array<int64_t, 3>> gadget = {{3, 6, 5}, {6, 7, 1},  {3, 5, 4}, {5, 7, 1},
+                                                      {4, 9, 4}, {2, 4, 5},  {1, 2, 2}, {7, 10, 5},
+                                                      {6, 10, 4}, {5, 10, 2}, {4, 7, 2}};
+  Problem p;
+  for (size_t i = 0; i < gadget.size(); ++i) {
+    p.buffers.push_back({.id = std::to_string(i), .lower = gadget[i][0], .upper = gadget[i][1], .size = gadget[i][2]});
+  }
+  StatusOr<ExactResult> optimum = solve_minimize(p, {});
+  ASSERT_TRUE(optimum.ok() && optimum->plan);
+  ASSERT_EQ(optimum->plan->arena, 16);
+  ASSERT_EQ(load(p), 15);
+  ExactOptions options;
+  options.time_limit_seconds = 30;
+  options.window_buffers = 8;
+  StatusOr<ExactResult> r = improve_by_windows(p, *optimum->plan, options);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->plan->arena, 16);
+  EXPECT_EQ(r->outcome, ExactOutcome::kTimedOut);  // not proven: the bound is the load
+  EXPECT_TRUE(r->stats.windows_exhausted);
+  EXPECT_EQ(r->stats.window_passes, 3);
+  EXPECT_GT(r->stats.windows, 0);
+  EXPECT_LT(r->stats.seconds, 10.0);
+
+  // A time limit that ends the call first is not an exhausted search.
+  ExactOptions quick;
+  quick.time_limit_seconds = 1e-9;
+  StatusOr<ExactResult> stopped = improve_by_windows(p, *optimum->plan, quick);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_FALSE(stopped->stats.windows_exhausted);
 }
 
 TEST(ExactWindows, BandWindowLowersAPeakThatLivesThroughoutTheProblem) {

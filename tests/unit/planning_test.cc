@@ -125,5 +125,56 @@ TEST(RunPlanner, UnknownPlannerAndInvalidProblemAreErrors) {
   EXPECT_EQ(run_planner("portfolio", bad).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Every run says what it ended in (PlanEnding): proven optimal, fits, does
+// not fit, a heuristic plan, the best plan when the time limit stopped the
+// search, cancelled, or unknown.
+TEST(RunPlanner, EveryRunSaysWhatItEndedIn) {
+  Problem problem = gap_problem();
+  StatusOr<PlanningResult> heuristic = run_planner("portfolio", problem);
+  ASSERT_TRUE(heuristic.ok());
+  EXPECT_EQ(heuristic->ending, PlanEnding::kBestHeuristic);
+  EXPECT_EQ(plan_ending_name(heuristic->ending), "best found (heuristics)");
+
+  StatusOr<PlanningResult> exact = run_planner("exact", problem);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact->ending, PlanEnding::kOptimal);
+
+  problem.capacity = 162;
+  StatusOr<PlanningResult> refuted = run_planner("portfolio", problem);
+  ASSERT_TRUE(refuted.ok());
+  EXPECT_EQ(refuted->ending, PlanEnding::kDoesNotFit);
+  problem.capacity = 163;
+  StatusOr<PlanningResult> fits = run_planner("portfolio", problem);
+  ASSERT_TRUE(fits.ok());
+  // The plan reaches 163 but the bound stays at the load: fits, not optimal.
+  EXPECT_EQ(fits->ending, fits->lower_bound >= 163 ? PlanEnding::kOptimal : PlanEnding::kFits);
+  StatusOr<PlanningResult> unknown = run_planner("naive", problem);
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(unknown->ending, PlanEnding::kUnknown);
+
+  std::atomic<bool> cancel{true};
+  StatusOr<PlanningResult> cancelled = run_planner("portfolio", minimalloc_a(), {.cancel = &cancel});
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->ending, PlanEnding::kCancelled);
+}
+
+TEST(RunPlanner, ASearchStoppedByTheTimeLimitSaysSo) {
+  // MiniMalloc's D: load 986,112 B, best known plan 1,018,880 B; one second
+  // neither proves a bound above the load nor reaches it.
+  StatusOr<Problem> d =
+      read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/D.1048576.csv");
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  d->capacity.reset();
+  StatusOr<PlanningResult> r = run_planner("exact", *d, {.time_limit_seconds = 1});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(r->plan.has_value());
+  EXPECT_GT(r->plan->arena, r->lower_bound);
+  EXPECT_EQ(r->ending, PlanEnding::kBestAtTimeLimit);
+  EXPECT_EQ(plan_ending_name(r->ending), "best found (time limit)");
+  ASSERT_TRUE(r->exact.has_value());
+  EXPECT_FALSE(r->exact->stats.windows_exhausted);
+  EXPECT_LE(r->exact->stats.seconds_to_best, r->exact->stats.seconds);
+}
+
 }  // namespace
 }  // namespace memplan

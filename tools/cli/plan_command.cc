@@ -67,14 +67,16 @@ void run_plan(const PlanArguments& args) {
     const auto write_start = std::chrono::steady_clock::now();
     const bool as_json = ends_with(args.output_path, ".json");
     write_file_or_throw(args.output_path,
-                        as_json ? format_plan_json(problem, *result.plan, {result.planner, seconds, result.load})
+                        as_json ? format_plan_json(problem, *result.plan, {.planner = result.planner, .seconds = seconds, .load = result.load, .lower_bound = result.lower_bound,
+                                      .result = std::string(plan_ending_name(result.ending))})
                                 : format_plan_csv(problem, *result.plan));
     write_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
   }
   const bool to_stdout = args.output_path == "-";
 
   if (args.json && result.plan && !to_stdout) {
-    std::fputs(format_plan_json(problem, *result.plan, {result.planner, seconds, result.load}).c_str(), stdout);
+    std::fputs(format_plan_json(problem, *result.plan, {.planner = result.planner, .seconds = seconds, .load = result.load, .lower_bound = result.lower_bound,
+                                      .result = std::string(plan_ending_name(result.ending))}).c_str(), stdout);
     std::fputc('\n', stdout);
   } else if (!args.json && !to_stdout) {
     std::printf("problem   %s\n", args.problem_path.c_str());
@@ -99,7 +101,15 @@ void run_plan(const PlanArguments& args) {
                   bytes_with_units(result.exact->lower_bound).c_str(),
                   static_cast<long long>(result.exact->stats.nodes),
                   static_cast<long long>(result.exact->stats.backtracks));
+      if (result.exact->stats.windows > 0) {
+        std::printf("windows   %lld re-solved, %lld improved the plan, %lld extra passes%s\n",
+                    static_cast<long long>(result.exact->stats.windows),
+                    static_cast<long long>(result.exact->stats.windows_improved),
+                    static_cast<long long>(result.exact->stats.window_passes),
+                    result.exact->stats.windows_exhausted ? ", every window tried" : "");
+      }
     }
+    std::printf("result    %s\n", std::string(plan_ending_name(result.ending)).c_str());
     std::printf("time      %s (planning %s, validation %s; reading %s, writing %s)\n",
                 format_milliseconds(seconds).c_str(), format_milliseconds(result.planning_seconds).c_str(),
                 format_milliseconds(result.validation_seconds).c_str(), format_milliseconds(read_seconds).c_str(),
@@ -167,6 +177,9 @@ void register_plan_command(CLI::App& app) {
       "With --capacity the default planner decides: heuristics, then the exact solver within\n"
       "--time-limit (10 s without one), ending in fits (plan written), does not fit (with the\n"
       "proof), or unknown (the best plan found is reported and written).\n"
+      "The result line (and \"result\" in --json) says what the run ended in: optimal, fits,\n"
+      "does not fit, best found (time limit), best found (search exhausted its windows),\n"
+      "best found (heuristics), cancelled or unknown.\n"
       "Ctrl-C stops planning and writes the best plan found so far (exit status 130).\n"
       "Exit status: 0 planned or fits; 1 bad input or planner error; 2 proven not to fit\n"
       "--capacity; 3 the planner made an invalid plan (a bug); 4 unknown: no plan within\n"

@@ -1,0 +1,156 @@
+// capacity_portfolio.h — minimisation as a portfolio of bounded decisions at
+// several capacities, sharing one floor and one ceiling.
+//
+// Why a portfolio. Whether a bounded decision search finds a plan at capacity
+// C is not monotone in C: on MiniMalloc's D the search finds a plan at
+// 995 KiB in 780k nodes, none at 999 KiB in 30 s, one at 1000 KiB in 15 s
+// (docs/exact.md); MiniMalloc solves D at 1,040,384 and not at 1,032,192. A minimiser that walks the
+// capacities in one direction, or spends its budget on one capacity, misses
+// the plans that a decision at some other capacity finds. So every round
+// spreads its budget over several capacities:
+//
+//   round r, budget B = base * 2^r:
+//     1. floor     decide at the floor with its own budget F (a plan there is
+//                  optimal; a refutation raises the floor and repeats the
+//                  step), then F doubles. With a clock, only in rounds where
+//                  the floor has not taken more time than the other probes
+//                  together, and capped at the time that keeps it so (at
+//                  least a second): its long searches cost several times more
+//                  per node, and a floor that resists may never be refuted. From
+//                  proof_budget on without restarts: a refutation must
+//                  exhaust a tree, and restarts would redo it per key order.
+//     1b.          when the floor resisted a proof-sized budget, the caller's
+//                  raise_floor (relaxed sub-problems) gets F / 2.
+//     2. ceiling   decide just below the ceiling (ceiling - granule) with
+//                  B / 4, repeated while it finds plans (each lowers the
+//                  ceiling).
+//     3. bisection probes between the bounds with B / 8 each.
+//     4. sweep     a cursor over up to `sweep_points` capacities spread over
+//                  (floor, ceiling), top down, the k-th from the top decided
+//                  with sweep_budget / (k + 1) nodes exactly as a decision at
+//                  that capacity runs (first key order, restarts), until the
+//                  round's sweep has spent 2 B nodes and at least the time
+//                  the floor took this round (with a clock); when the cursor has passed over
+//                  the whole gap the sweep budget doubles. So once a pass with
+//                  budget b is complete, every capacity of the gap (one in
+//                  gap / sweep_points when the gap is wide) k steps below the
+//                  ceiling has been decided with b / (k + 1) nodes: the
+//                  capacities just below the best plan, where a plan is worth
+//                  most, get the most, and a pass costs about b ln(points).
+//   The floor, ceiling and bisection probes rotate the key order the search
+//   starts with, so the same capacity is also searched along other trees.
+//
+// Sharing: a plan at any capacity lowers the ceiling to its arena; a complete
+// refutation at C raises the floor to max(C + 1, the search's next capacity),
+// rounded up to the granule. A probe that ran out of budget changes nothing
+// (a time-out proves nothing). Probes at or above the ceiling, or below the
+// floor, are never run; a probe identical to one already run with at least
+// its budget (decisions are deterministic, and a larger budget repeats a
+// smaller one's nodes first) is skipped.
+//
+// The decisions come from a callback, so the schedule is tested with a mock
+// oracle (tests/unit/capacity_portfolio_test.cc) and solve_minimize plugs in
+// the canonical search. Single-threaded: the probes interleave on the
+// caller's thread, each bounded by its node budget.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <tuple>
+
+#include "memplan/status.h"
+
+namespace memplan::solver {
+
+// One bounded decision the portfolio asks for.
+struct CapacityProbe {
+  int64_t capacity = 0;
+  int64_t node_budget = 0;
+  int32_t first_order = 0;   // the key order the search starts with
+  bool allow_restarts = true;
+  // Wall-clock cap in seconds (0: none): the floor's probes, whose time the
+  // portfolio balances against the other probes' (needs a clock).
+  double max_seconds = 0;
+};
+
+enum class ProbeVerdict {
+  kPlan,         // a plan with arena <= capacity (ProbeResult::arena)
+  kRefuted,      // complete search: no plan has arena < next_capacity (> capacity)
+  kOutOfBudget,  // node budget, deadline or cancel: nothing proven
+};
+
+struct ProbeResult {
+  ProbeVerdict verdict = ProbeVerdict::kOutOfBudget;
+  int64_t arena = 0;          // kPlan
+  int64_t next_capacity = 0;  // kRefuted
+};
+
+// The bounds every probe shares. floor: proven, no plan has a smaller arena;
+// ceiling: the smallest arena of a plan found (INT64_MAX: none yet).
+// Invariants: floor and ceiling only move towards each other; the floor is a
+// multiple of the granule (when it came from a refutation).
+class CapacityBounds {
+ public:
+  CapacityBounds(int64_t floor, int64_t ceiling, int64_t granule);
+
+  // A plan with this arena exists.
+  void plan_found(int64_t arena);
+  // A complete search refuted `capacity`; next_capacity is its smallest
+  // capacity at which the search could differ (0 if unknown).
+  void refuted(int64_t capacity, int64_t next_capacity);
+  // Folds one probe's result in (kOutOfBudget changes nothing).
+  void absorb(const CapacityProbe& probe, const ProbeResult& result);
+
+  int64_t floor() const { return floor_; }
+  int64_t ceiling() const { return ceiling_; }
+  int64_t granule() const { return granule_; }
+  bool closed() const { return floor_ >= ceiling_; }
+  // The smallest multiple of the granule >= value (saturating).
+  int64_t round_up(int64_t value) const;
+  // The largest multiple of the granule <= value.
+  int64_t round_down(int64_t value) const;
+
+ private:
+  int64_t floor_;
+  int64_t ceiling_;
+  int64_t granule_;
+};
+
+struct PortfolioSchedule {
+  // Node budget of the first round's floor decision; doubles every round.
+  int64_t base_budget = int64_t{1} << 17;
+  // From this budget on, floor decisions run without restarts.
+  int64_t proof_budget = int64_t{1} << 20;
+  // Stop after the round whose budget reached this (0: only stop() ends it).
+  int64_t max_budget = 0;
+  // Key orders the probes rotate over (the search's key_order_count()).
+  int32_t orders = 3;
+  // Capacities the sweep spreads over the gap.
+  int32_t sweep_points = 48;
+};
+
+using DecideFn = std::function<StatusOr<ProbeResult>(const CapacityProbe&)>;
+// Raises the floor some other way (relaxed sub-problems) with a node budget;
+// returns false once stop() holds. May be empty.
+using RaiseFloorFn = std::function<StatusOr<bool>(CapacityBounds*, int64_t node_budget)>;
+
+struct PortfolioStats {
+  int64_t probes = 0;   // decisions run
+  int64_t skipped = 0;  // probes skipped as repeats of one already run
+  int64_t rounds = 0;
+  int64_t sweep_budget = 0;  // the sweep's budget (for the capacity just below the ceiling) at the end
+  int64_t sweep_passes = 0;  // passes the sweep completed over the gap
+};
+
+// clock (seconds, may be empty) lets the sweep match the floor's time: the
+// floor's long searches cost several times more per node than the sweep's
+// short ones (the overload check starts after 2^17 nodes).
+// Runs rounds (above) until the bounds meet, stop() holds, or max_budget is
+// spent. Errors: those of decide / raise_floor.
+StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const PortfolioSchedule& schedule,
+                                                const DecideFn& decide, const std::function<bool()>& stop,
+                                                const RaiseFloorFn& raise_floor = {},
+                                                const std::function<double()>& clock = {});
+
+}  // namespace memplan::solver

@@ -1,0 +1,221 @@
+// capacity_portfolio_test.cc — minimisation as a portfolio over capacities
+// (src/solver/capacity_portfolio.h), driven by mock decision oracles: the
+// shared floor and ceiling, a non-monotone oracle whose plans only some
+// capacities find, time-outs that must prove nothing, repeats skipped, and
+// the sweep reaching every capacity of the gap. The real search behind it is
+// covered by exact_test.cc (solve_minimize against brute force).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "memplan/exact.h"
+#include "memplan/validate.h"
+#include "solver/capacity_portfolio.h"
+
+namespace memplan {
+namespace {
+
+using solver::CapacityBounds;
+using solver::CapacityProbe;
+using solver::PortfolioSchedule;
+using solver::ProbeResult;
+using solver::ProbeVerdict;
+
+constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+
+// A decision oracle given as a table: at capacity c a plan of arena
+// plan_arena[c] is found once the budget reaches plan_nodes[c]; capacities
+// below refuted_below are refuted completely (next capacity refuted_below);
+// everything else runs out of budget. Records every probe it answers.
+struct MockOracle {
+  std::map<int64_t, int64_t> plan_nodes;
+  std::map<int64_t, int64_t> plan_arena;
+  int64_t refuted_below = 0;
+  std::vector<std::pair<CapacityProbe, ProbeResult>> calls;
+  int64_t nodes = 0;
+
+  ProbeResult answer(const CapacityProbe& p) {
+    ProbeResult r;
+    if (p.capacity < refuted_below) {
+      r = {.verdict = ProbeVerdict::kRefuted, .next_capacity = refuted_below};
+      nodes += 1;
+    } else if (auto it = plan_nodes.find(p.capacity); it != plan_nodes.end() && p.node_budget >= it->second) {
+      r = {.verdict = ProbeVerdict::kPlan, .arena = plan_arena.at(p.capacity)};
+      nodes += it->second;
+    } else {
+      nodes += p.node_budget;
+    }
+    calls.push_back({p, r});
+    return r;
+  }
+  solver::DecideFn fn() {
+    return [this](const CapacityProbe& p) -> StatusOr<ProbeResult> { return answer(p); };
+  }
+};
+
+TEST(CapacityBounds, PlansLowerTheCeilingAndRefutationsRaiseTheFloor) {
+  CapacityBounds b(100, 200, 4);
+  b.plan_found(180);
+  EXPECT_EQ(b.ceiling(), 180);
+  b.plan_found(190);  // a worse plan never raises it
+  EXPECT_EQ(b.ceiling(), 180);
+  b.refuted(120, 0);  // no plan <= 120: floor 121, rounded up to the granule
+  EXPECT_EQ(b.floor(), 124);
+  b.refuted(110, 0);  // a weaker refutation never lowers it
+  EXPECT_EQ(b.floor(), 124);
+  b.refuted(130, 150);  // the search's next capacity jumps further
+  EXPECT_EQ(b.floor(), 152);
+  EXPECT_FALSE(b.closed());
+  b.plan_found(152);
+  EXPECT_TRUE(b.closed());
+}
+
+TEST(CapacityBounds, TimeOutsProveNothing) {
+  CapacityBounds b(100, 200, 1);
+  b.absorb({.capacity = 150, .node_budget = 10}, {.verdict = ProbeVerdict::kOutOfBudget, .next_capacity = 190});
+  EXPECT_EQ(b.floor(), 100);
+  EXPECT_EQ(b.ceiling(), 200);
+}
+
+TEST(CapacityPortfolio, FindsThePlanOnlyOneCapacityGivesInANonMonotoneOracle) {
+  // Like MiniMalloc's D: the optimum region [95, 120) has a plan at 100 that
+  // is easy, one at 97 that needs 40k nodes, and every other capacity
+  // (including 98 and 99, above 97) resists any budget. A walk down from the
+  // ceiling stalls at 99; bisection alone probes 97 only by chance.
+  MockOracle oracle;
+  oracle.refuted_below = 95;
+  oracle.plan_nodes = {{110, 10}, {100, 500}, {97, 40000}};
+  oracle.plan_arena = {{110, 110}, {100, 100}, {97, 97}};
+  CapacityBounds bounds(90, 120, 1);
+  const PortfolioSchedule schedule{.base_budget = 256, .max_budget = int64_t{1} << 20, .sweep_points = 16};
+  auto stats = solver::run_capacity_portfolio(&bounds, schedule, oracle.fn(), [] { return false; });
+  ASSERT_TRUE(stats.ok()) << stats.status().to_string();
+  EXPECT_EQ(bounds.ceiling(), 97);
+  EXPECT_EQ(bounds.floor(), 95);  // the refutations at 90..94 were complete
+  // It never ends above a plan any of its decisions found.
+  for (const auto& [probe, result] : oracle.calls) {
+    if (result.verdict == ProbeVerdict::kPlan) EXPECT_LE(bounds.ceiling(), result.arena);
+  }
+  // And it found 97 with a budget within a small factor of what the table
+  // needs times the number of capacities in the gap (a fair share each).
+  EXPECT_LT(oracle.nodes, int64_t{40000} * 25 * 8);
+}
+
+TEST(CapacityPortfolio, NeverEndsAboveAnyDecisionItRan) {
+  // A pseudo-random non-monotone oracle: 40 capacities, a few with plans at
+  // random budgets, the arena at most the capacity.
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    MockOracle oracle;
+    uint32_t x = seed * 2654435761u;
+    auto next = [&] {
+      x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+      return x;
+    };
+    oracle.refuted_below = 1000 + static_cast<int64_t>(next() % 5);
+    for (int64_t c = 1000; c < 1040; ++c) {
+      if (next() % 4 == 0) {
+        oracle.plan_nodes[c] = 1 + next() % 20000;
+        // Consistent with the refutations: no plan below refuted_below.
+        oracle.plan_arena[c] = std::max(oracle.refuted_below, c - static_cast<int64_t>(next() % 3));
+      }
+    }
+    CapacityBounds bounds(1000, 1040, 1);
+    const PortfolioSchedule schedule{.base_budget = 64, .max_budget = 1 << 16, .sweep_points = 48};
+    ASSERT_TRUE(solver::run_capacity_portfolio(&bounds, schedule, oracle.fn(), [] { return false; }).ok());
+    int64_t best_run = kNone;
+    for (const auto& [probe, result] : oracle.calls) {
+      if (result.verdict == ProbeVerdict::kPlan) best_run = std::min(best_run, result.arena);
+    }
+    EXPECT_EQ(bounds.ceiling(), std::min<int64_t>(1040, best_run)) << "seed " << seed;
+    // Every capacity's plan that needs at most 512 nodes is reached (the
+    // sweep's fifth pass over the 40 capacities): the ceiling is at or below it.
+    int64_t best_table = kNone;
+    for (const auto& [c, n] : oracle.plan_nodes) {
+      if (c >= oracle.refuted_below && n <= 512) best_table = std::min(best_table, oracle.plan_arena[c]);
+    }
+    if (best_table != kNone) EXPECT_LE(bounds.ceiling(), best_table) << "seed " << seed;
+    EXPECT_LE(bounds.floor(), bounds.ceiling());
+  }
+}
+
+TEST(CapacityPortfolio, TimeOutsNeverRaiseTheFloor) {
+  MockOracle oracle;  // nothing found, nothing refuted
+  CapacityBounds bounds(500, 600, 1);
+  const PortfolioSchedule schedule{.base_budget = 16, .max_budget = 1 << 12};
+  ASSERT_TRUE(solver::run_capacity_portfolio(&bounds, schedule, oracle.fn(), [] { return false; }).ok());
+  EXPECT_EQ(bounds.floor(), 500);
+  EXPECT_EQ(bounds.ceiling(), 600);
+  EXPECT_FALSE(oracle.calls.empty());
+}
+
+TEST(CapacityPortfolio, SkipsRepeatsAndSweepsEveryCapacityOfANarrowGap) {
+  MockOracle oracle;  // every probe runs out of budget
+  CapacityBounds bounds(100, 110, 1);
+  const PortfolioSchedule schedule{.base_budget = 64, .max_budget = 1 << 12, .sweep_points = 32};
+  auto stats = solver::run_capacity_portfolio(&bounds, schedule, oracle.fn(), [] { return false; });
+  ASSERT_TRUE(stats.ok());
+  std::map<std::tuple<int64_t, int32_t, bool>, int64_t> largest;
+  std::map<int64_t, int64_t> per_capacity;
+  for (const auto& [p, r] : oracle.calls) {
+    int64_t& seen = largest[{p.capacity, p.first_order, p.allow_restarts}];
+    EXPECT_GT(p.node_budget, seen) << "capacity " << p.capacity << " repeated with no more nodes";
+    seen = p.node_budget;
+    per_capacity[p.capacity] = std::max(per_capacity[p.capacity], p.node_budget);
+    EXPECT_GE(p.capacity, 100);
+    EXPECT_LT(p.capacity, 110);
+  }
+  // Every capacity of the gap got at least the first sweep's budget.
+  for (int64_t c = 100; c < 110; ++c) EXPECT_GE(per_capacity[c], 16) << "capacity " << c;
+}
+
+TEST(CapacityPortfolio, RefutationAboveTheFloorRaisesItAndStopEndsTheRun) {
+  MockOracle oracle;
+  oracle.refuted_below = 150;
+  oracle.plan_nodes = {{150, 1}};
+  oracle.plan_arena = {{150, 150}};
+  CapacityBounds bounds(100, 200, 2);
+  ASSERT_TRUE(solver::run_capacity_portfolio(&bounds, {.base_budget = 8}, oracle.fn(), [] { return false; }).ok());
+  EXPECT_EQ(bounds.floor(), 150);
+  EXPECT_EQ(bounds.ceiling(), 150);
+
+  MockOracle never;
+  CapacityBounds open(100, 200, 1);
+  int calls = 0;
+  ASSERT_TRUE(solver::run_capacity_portfolio(&open, {.base_budget = 8}, never.fn(), [&] { return ++calls > 5; }).ok());
+  EXPECT_LE(never.calls.size(), 6u);
+}
+
+// The real search behind the portfolio: on small random problems
+// solve_minimize still ends optimal and its plan is valid.
+TEST(CapacityPortfolio, MinimisationWithThePortfolioStaysOptimalOnSmallProblems) {
+  uint32_t x = 12345;
+  auto next = [&] {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    return x;
+  };
+  for (int trial = 0; trial < 30; ++trial) {
+    Problem p;
+    const int n = 6 + static_cast<int>(next() % 8);
+    for (int i = 0; i < n; ++i) {
+      const int64_t lower = next() % 10;
+      p.buffers.push_back({.id = std::to_string(i), .lower = lower, .upper = lower + 1 + next() % 6,
+                           .size = 1 + static_cast<int64_t>(next() % 9)});
+    }
+    auto r = solve_minimize(p, {});
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(r->plan);
+    EXPECT_TRUE(validate(p, *r->plan).ok());
+    EXPECT_EQ(r->outcome, ExactOutcome::kOptimal);
+    EXPECT_EQ(r->plan->arena, r->lower_bound);
+    EXPECT_LE(r->stats.seconds_to_best, r->stats.seconds);
+  }
+}
+
+}  // namespace
+}  // namespace memplan
