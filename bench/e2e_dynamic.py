@@ -24,6 +24,11 @@ Workloads (the programs are under examples/; each has --help):
   fixed         examples/infer_torchvision.py resnet18, batch 1, 128 px: the
                 fixed-shape case of bench/e2e_torchvision.py, to show nothing
                 regressed (no keyed run: it has one shape).
+  workers       examples/serve_threads.py resnet18: two Python threads serve
+                requests of their own (64 and 80 px) on one shared model, each
+                request marked with memplan_mark_thread (a boundary for that
+                worker only); --threads is torch's threads per worker; keyed:
+                memplan_mark_thread_key(worker + 1). Full mode only.
 
 Method (as bench/e2e_torchvision.py; bench/e2e_common.py): every run a fresh
 process; rounds interleaved, the allocators' order rotated each round;
@@ -45,11 +50,14 @@ from e2e_common import (KEYED, REPO, command_for, load_runs, print_tables, resol
                         run_once, save_runs)
 
 EXAMPLES = os.path.join(REPO, "examples")
-ALL_WORKLOADS = ["cnn:resnet18", "cnn:mobilenet_v2", "cnn:squeezenet1_1", "transformer", "batching", "fixed"]
+ALL_WORKLOADS = ["cnn:resnet18", "cnn:mobilenet_v2", "cnn:squeezenet1_1", "transformer", "batching", "fixed",
+                 "workers"]
 QUICK_WORKLOADS = ["cnn:resnet18", "transformer", "batching", "fixed"]
 # (warm-up, timed) for each kind: rounds of six shapes for cnn, passes otherwise.
-FULL_PASSES = {"cnn": (3, 3), "transformer": (10, 30), "batching": (10, 30), "fixed": (4, 15)}
-QUICK_PASSES = {"cnn": (3, 2), "transformer": (10, 20), "batching": (10, 20), "fixed": (4, 10)}
+# cnn warms up for 4 rounds: a shape's plan is made in the background after
+# its second profiled pass and adopted at a later pass of that shape.
+FULL_PASSES = {"cnn": (4, 3), "transformer": (10, 30), "batching": (10, 30), "fixed": (4, 15), "workers": (6, 20)}
+QUICK_PASSES = {"cnn": (4, 2), "transformer": (10, 20), "batching": (10, 20), "fixed": (4, 10), "workers": (6, 10)}
 
 
 def workload_argv(python, workload, threads, passes):
@@ -67,6 +75,11 @@ def workload_argv(python, workload, threads, passes):
     if kind == "fixed":
         return [python, os.path.join(EXAMPLES, "infer_torchvision.py"), model or "resnet18", "--batch", "1",
                 "--size", "128", "--warmup", str(warmup), "--iterations", str(timed), *common]
+    if kind == "workers":
+        # Two Python threads serving requests of their own on one shared model
+        # (64 and 80 px), each request a thread mark; `threads` is torch's per worker.
+        return [python, os.path.join(EXAMPLES, "serve_threads.py"), model or "resnet18", "--workers", "2",
+                "--warmup", str(warmup), "--requests", str(timed), *common]
     return None
 
 
@@ -98,7 +111,8 @@ def main():
     passes = QUICK_PASSES if args.quick else FULL_PASSES
     for w in workloads:
         if workload_argv(args.python, w, 1, passes) is None:
-            sys.exit(f"unknown workload {w!r}: expected cnn:MODEL, transformer, batching or fixed[:MODEL]")
+            sys.exit(f"unknown workload {w!r}: expected cnn:MODEL, transformer, batching, fixed[:MODEL] or "
+                     "workers[:MODEL]")
     allocators, preloads = resolve_allocators(args.allocators, args.memplan)
 
     def run(config, allocator):

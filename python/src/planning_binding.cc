@@ -150,6 +150,10 @@ void bind_planning(py::module_& m) {
       .def_property_readonly("verdict", [](const PlanResult& r) { return std::string(plan_verdict_name(r.result.verdict)); },
                              "'planned' (no capacity), 'fits', 'does not fit' (proven; no plan) or 'unknown' "
                              "(no plan within the capacity found, none proven impossible).")
+      .def_property_readonly("ending", [](const PlanResult& r) { return std::string(plan_ending_name(r.result.ending)); },
+                             "What the run ended in, as `memplan plan` says on its result line: 'optimal', 'fits', "
+                             "'does not fit', 'best found (time limit)', 'best found (search exhausted its "
+                             "windows)', 'best found (heuristics)', 'cancelled' or 'unknown'.")
       .def_property_readonly("ok", [](const PlanResult& r) {
         return r.result.verdict == PlanVerdict::kPlanned || r.result.verdict == PlanVerdict::kFits;
       }, "True for 'planned' and 'fits'.")
