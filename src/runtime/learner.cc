@@ -312,7 +312,7 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
   profiled_live_.clear();
 }
 
-bool Learner::keeps_agreed() const { return config_.upper_bound_plans && identity_ == RequestIdentity::kSequence; }
+bool Learner::keeps_agreed() const { return config_.upper_bound_plans; }
 
 bool Learner::predicting() const { return config_.predict_variants && identity_ == RequestIdentity::kSequence; }
 

@@ -421,7 +421,8 @@ class Learner {
   void set_successor(uint64_t before, uint64_t last, uint64_t next);
   bool predicting() const;
   // The agreed profile stays while replaying (its maxima grow): upper-bound
-  // plans with the sequence identity.
+  // plans, with either identity (the keyed adapters check sizes and liveness
+  // when they serve, so a plan of a narrower profile is safe to adopt).
   bool keeps_agreed() const;
   void activate(Adapter& adapter);
   void evict_to_bounds(Adapter& adapter);
