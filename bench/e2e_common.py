@@ -301,3 +301,22 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
               "variants seen at exit, evictions:\n")
         print(table(label_columns + ["allocator", "served after warm-up", "served (whole run)", "longest stall ms",
                                      "plans held", "variants", "evictions"], memplan_rows))
+
+
+def add_run_options(parser, tables_from=True):
+    """The options every end-to-end benchmark shares: the binaries, the note
+    above the tables, and saving (--json) or reprinting (--tables-from) runs."""
+    parser.add_argument("--memplan", default=os.path.join(REPO, "build", "memplan"), help="the memplan binary")
+    parser.add_argument("--python", default="/usr/bin/python3")
+    parser.add_argument("--note", default="", help="a line printed above the tables (the machine, its load)")
+    parser.add_argument("--json", metavar="PATH", help="also write every run's summary to PATH")
+    if tables_from:
+        parser.add_argument("--tables-from", metavar="PATH",
+                            help="run nothing: print the tables of a --json file again")
+
+
+def print_saved_tables(path, note, label_columns, label_of, unit="pass"):
+    """--tables-from: the tables of a saved run, with the note above them."""
+    configs, runs, allocators = load_runs(path)
+    print(f"{note}\n" if note else "", end="")
+    print_tables(configs, runs, allocators, label_columns, label_of, unit=unit)

@@ -46,8 +46,8 @@ import argparse
 import os
 import sys
 
-from e2e_common import (KEYED, REPO, command_for, load_runs, print_tables, resolve_allocators, run_interleaved,
-                        run_once, save_runs)
+from e2e_common import (KEYED, REPO, add_run_options, command_for, print_saved_tables, print_tables,
+                        resolve_allocators, run_interleaved, run_once, save_runs)
 
 EXAMPLES = os.path.join(REPO, "examples")
 ALL_WORKLOADS = ["cnn:resnet18", "cnn:mobilenet_v2", "cnn:squeezenet1_1", "transformer", "batching", "fixed",
@@ -93,16 +93,10 @@ def main():
     parser.add_argument("--allocators", default=f"glibc,jemalloc,tcmalloc,mimalloc,memplan,{KEYED}",
                         help="comma-separated; memplan+KNOB=VALUE runs the drop-in with MEMPLAN_KNOB=VALUE")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 2; --quick 1)")
-    parser.add_argument("--memplan", default=os.path.join(REPO, "build", "memplan"), help="the memplan binary")
-    parser.add_argument("--python", default="/usr/bin/python3")
-    parser.add_argument("--note", default="", help="a line printed above the tables (the machine, its load)")
-    parser.add_argument("--json", metavar="PATH", help="also write every run's summary to PATH")
-    parser.add_argument("--tables-from", metavar="PATH", help="run nothing: print the tables of a --json file again")
+    add_run_options(parser)
     args = parser.parse_args()
     if args.tables_from:
-        configs, runs, allocators = load_runs(args.tables_from)
-        print(f"{args.note}\n" if args.note else "", end="")
-        print_tables(configs, runs, allocators, ["workload", "threads"], lambda c: [c[0], str(c[1])])
+        print_saved_tables(args.tables_from, args.note, ["workload", "threads"], lambda c: [c[0], str(c[1])])
         return
 
     workloads = args.workloads.split(",") if args.workloads else (QUICK_WORKLOADS if args.quick else ALL_WORKLOADS)

@@ -32,7 +32,7 @@ import json
 import os
 import statistics
 
-from e2e_common import REPO, command_for, resolve_allocators, run_interleaved, run_once
+from e2e_common import REPO, add_run_options, command_for, resolve_allocators, run_interleaved, run_once
 
 SCRIPT = os.path.join(REPO, "examples", "infer_torchvision.py")
 ALL_MODELS = ["googlenet", "resnet50", "squeezenet1_0", "mnasnet0_75", "vgg16", "resnet18", "mobilenet_v2"]
@@ -66,10 +66,7 @@ def main():
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3; --quick 2)")
     parser.add_argument("--iterations", type=int, help="timed passes per run (default 20; --quick 10)")
     parser.add_argument("--warmup", type=int, default=4, help="untimed passes per run (default 4)")
-    parser.add_argument("--memplan", default=os.path.join(REPO, "build", "memplan"), help="the memplan binary")
-    parser.add_argument("--python", default="/usr/bin/python3")
-    parser.add_argument("--note", default="", help="a line printed above the tables (the machine, its load)")
-    parser.add_argument("--json", metavar="PATH", help="also write every run's summary to PATH")
+    add_run_options(parser, tables_from=False)
     args = parser.parse_args()
 
     models = args.models.split(",") if args.models else (QUICK_MODELS if args.quick else ALL_MODELS)

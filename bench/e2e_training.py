@@ -35,8 +35,8 @@ import argparse
 import os
 import sys
 
-from e2e_common import (KEYED, REPO, command_for, load_runs, print_tables, resolve_allocators, run_interleaved,
-                        run_once, save_runs)
+from e2e_common import (KEYED, REPO, add_run_options, command_for, print_saved_tables, print_tables,
+                        resolve_allocators, run_interleaved, run_once, save_runs)
 
 SCRIPT = os.path.join(REPO, "examples", "train_loop.py")
 MODEL_ARGS = {
@@ -91,16 +91,10 @@ def main():
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 2; --quick 1)")
     parser.add_argument("--steps", type=int, help="timed steps per run (default 8; --quick 6)")
     parser.add_argument("--warmup", type=int, default=4, help="untimed steps per run (default 4)")
-    parser.add_argument("--memplan", default=os.path.join(REPO, "build", "memplan"), help="the memplan binary")
-    parser.add_argument("--python", default="/usr/bin/python3")
-    parser.add_argument("--note", default="", help="a line printed above the tables (the machine, its load)")
-    parser.add_argument("--json", metavar="PATH", help="also write every run's summary to PATH")
-    parser.add_argument("--tables-from", metavar="PATH", help="run nothing: print the tables of a --json file again")
+    add_run_options(parser)
     args = parser.parse_args()
     if args.tables_from:
-        configs, runs, allocators = load_runs(args.tables_from)
-        print(f"{args.note}\n" if args.note else "", end="")
-        print_tables(configs, runs, allocators, ["model", "optimizer", "input", "threads"], label, unit="step")
+        print_saved_tables(args.tables_from, args.note, ["model", "optimizer", "input", "threads"], label, unit="step")
         return
 
     texts = args.rows.split(",") if args.rows else (QUICK_ROWS if args.quick else ALL_ROWS)
