@@ -71,7 +71,10 @@ uint64_t profile_load(const Profile& p, const ReplayConfig& config) {
 
 uint64_t structure_key_of(const Profile& p, bool with_sizes) {
   uint64_t h = kStructureSeed;
-  for (size_t i = 0; i < p.size(); ++i) h = structure_step(h, p.requests[i].size, p.requests[i].alignment, with_sizes);
+  for (size_t i = 0; i < p.size(); ++i) {
+    h = structure_step(h, p.requests[i].size, p.requests[i].alignment, with_sizes);
+    if (!p.keys.empty()) h = (h ^ p.keys[i].key) * 1099511628211ull;
+  }
   return structure_key(h, p.size());
 }
 

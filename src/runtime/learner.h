@@ -212,7 +212,9 @@ inline uint64_t structure_key(uint64_t h, uint64_t requests) {
   h ^= h >> 29;
   return h | (uint64_t{1} << 63);
 }
-// The key of a (sequence-identity) profile.
+// The key of a profile. A keyed profile's request keys are hashed too, so
+// that two keyed profiles share a key only when they make the same keys
+// (a background plan of a narrower profile is adopted only then).
 uint64_t structure_key_of(const Profile& p, bool with_sizes);
 
 // How an adapter lays a block out inside its planned buffer.
