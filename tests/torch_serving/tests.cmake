@@ -14,46 +14,38 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
       set(MEMPLAN_PYTHON_HAS_TORCHVISION OFF CACHE BOOL "python3 imports torch and torchvision")
     endif()
   endif()
+  # torch_serving.run_matches_plain_NAME: run_matches_plain.py on
+  # examples/SCRIPT with ARGS (outputs identical to a plain run, requests
+  # served); ENV ("" for none) is added to the test's environment.
+  function(memplan_run_matches_plain name script timeout env)
+    add_test(NAME torch_serving.run_matches_plain_${name}
+      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
+        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/${script}
+        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_${name} ${ARGN})
+    set(environment "LD_PRELOAD=" ${env})
+    set_tests_properties(torch_serving.run_matches_plain_${name} PROPERTIES LABELS torch TIMEOUT ${timeout}
+      ENVIRONMENT "${environment}")
+  endfunction()
   if(MEMPLAN_PYTHON_HAS_TORCHVISION)
     # resnet18 at 64 px: a few hundred tensor allocations per pass, each pass
     # well under a second; 4 warm-up passes cover the 2 profiled ones.
-    add_test(NAME torch_serving.run_matches_plain_resnet18
-      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
-        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_torchvision.py
-        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving
-        resnet18 --size 64 --batch 1 --threads 1 --warmup 4 --iterations 3)
-    set_tests_properties(torch_serving.run_matches_plain_resnet18 PROPERTIES LABELS torch TIMEOUT 180
-      ENVIRONMENT "LD_PRELOAD=")
+    memplan_run_matches_plain(resnet18 infer_torchvision.py 180 ""
+      resnet18 --size 64 --batch 1 --threads 1 --warmup 4 --iterations 3)
     # Four batch sizes at one resolution in turn: the same operators with
     # other sizes, served from one upper-bound plan (docs/runtime.md, "Variants").
-    add_test(NAME torch_serving.run_matches_plain_rotating_batches
-      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
-        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_rotating_shapes.py
-        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_rotating_batches
-        resnet18 --shapes 1x64,2x64,3x64,4x64 --rounds 4 --threads 1)
-    set_tests_properties(torch_serving.run_matches_plain_rotating_batches PROPERTIES LABELS torch TIMEOUT 300
-      ENVIRONMENT "LD_PRELOAD=")
+    memplan_run_matches_plain(rotating_batches infer_rotating_shapes.py 300 ""
+      resnet18 --shapes 1x64,2x64,3x64,4x64 --rounds 4 --threads 1)
     # Six shapes (batch 1 to 4, 64 and 80 px), each marked with its key: one
     # plan per shape (docs/runtime.md, "Keyed plans"). Six rounds: planned in
     # the background (the default), a shape's plan is adopted at the end of
     # its third or fourth pass.
-    add_test(NAME torch_serving.run_matches_plain_rotating_shapes_keyed
-      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
-        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_rotating_shapes.py
-        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_rotating_keyed
-        resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 6 --threads 1 --keyed)
-    set_tests_properties(torch_serving.run_matches_plain_rotating_shapes_keyed PROPERTIES LABELS torch TIMEOUT 300
-      ENVIRONMENT "LD_PRELOAD=")
+    memplan_run_matches_plain(rotating_shapes_keyed infer_rotating_shapes.py 300 ""
+      resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 6 --threads 1 --keyed)
     # The same six shapes with plain marks: the learner tells the shapes'
     # request structures apart and predicts the next one from the rotation
     # (docs/runtime.md, "Predicted variants").
-    add_test(NAME torch_serving.run_matches_plain_rotating_shapes_unkeyed
-      COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
-        $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/infer_rotating_shapes.py
-        ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_rotating_unkeyed
-        resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 6 --threads 1)
-    set_tests_properties(torch_serving.run_matches_plain_rotating_shapes_unkeyed PROPERTIES LABELS torch TIMEOUT 300
-      ENVIRONMENT "LD_PRELOAD=")
+    memplan_run_matches_plain(rotating_shapes_unkeyed infer_rotating_shapes.py 300 ""
+      resnet18 --shapes 1x64,2x64,1x80,3x64,2x80,4x64 --rounds 6 --threads 1)
     # The benchmarks' example loops (bench/e2e_dynamic.py, e2e_training.py),
     # each once with tiny settings: outputs (every pass's, or the final
     # weights) identical to a plain run, and requests served from slabs. The
@@ -63,6 +55,9 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
     # (Adam, accumulation, evaluation passes, keyed marks, fork workers).
     # workers_thread_marks: two Python threads serving their own requests on
     # one model, each request a memplan_mark_thread boundary.
+    # These plan at the boundary that agrees: the runs are a few passes long,
+    # and a plan made in the background may arrive after the last one (the
+    # rotating-shapes tests above run with the default, background planning).
     set(_memplan_example_runs
       "transformer_random_batches\;serve_transformer.py\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
       "transformer_dynamic_batching\;serve_transformer.py\;--batching\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
@@ -72,15 +67,8 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
       "train_transformer_adam_eval_loader\;train_loop.py\;transformer\;--optimizer\;adam\;--batch\;2\;--tokens\;16\;--accumulate\;2\;--eval-every\;2\;--loader-workers\;2\;--keyed\;--warmup\;4\;--steps\;2")
     foreach(_memplan_run IN LISTS _memplan_example_runs)
       list(POP_FRONT _memplan_run _memplan_name _memplan_script)
-      add_test(NAME torch_serving.run_matches_plain_${_memplan_name}
-        COMMAND ${MEMPLAN_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/run_matches_plain.py
-          $<TARGET_FILE:memplan> ${PROJECT_SOURCE_DIR}/examples/${_memplan_script}
-          ${CMAKE_CURRENT_BINARY_DIR}/torch_serving_${_memplan_name} ${_memplan_run} --threads 1)
-      # Planned at the boundary that agrees: these runs are a few passes long,
-      # and a plan made in the background may arrive after the last one (the
-      # rotating-shapes tests above run with the default, background planning).
-      set_tests_properties(torch_serving.run_matches_plain_${_memplan_name} PROPERTIES LABELS torch TIMEOUT 300
-        ENVIRONMENT "LD_PRELOAD=;MEMPLAN_PLAN_IN_BACKGROUND=0")
+      memplan_run_matches_plain(${_memplan_name} ${_memplan_script} 300 MEMPLAN_PLAN_IN_BACKGROUND=0
+        ${_memplan_run} --threads 1)
     endforeach()
   endif()
 endif()
