@@ -13,6 +13,15 @@ set(MEMPLAN_CLI_RUNNER ${CMAKE_CURRENT_LIST_DIR}/runner/run_cli.cmake)
 # one shared with a fixture.
 function(memplan_cli_test name)
   cmake_parse_arguments(T "" "EXIT;STDOUT;STDERR;FILE;FILE_REGEX;WORKDIR;STDIN" "ARGS;FIXTURES_SETUP;FIXTURES_REQUIRED" ${ARGN})
+  # A regex with an unbalanced '[' keeps CMake from splitting the arguments
+  # after it, so they end up inside its value (a FIXTURES_REQUIRED lost that
+  # way let a test race its fixture). Such a regex must come last.
+  foreach(key EXIT STDOUT STDERR FILE FILE_REGEX WORKDIR STDIN)
+    if("${T_${key}}" MATCHES ";")
+      message(FATAL_ERROR "memplan_cli_test(${name}): ${key} swallowed the arguments after it "
+        "(an unbalanced '[' in a regex?); put that argument last")
+    endif()
+  endforeach()
   if(NOT T_WORKDIR)
     set(T_WORKDIR ${CMAKE_CURRENT_BINARY_DIR}/cli/${name})
   endif()

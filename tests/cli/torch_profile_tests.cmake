@@ -25,6 +25,5 @@ memplan_cli_test(extract_profile_for_report EXIT 0 WORKDIR ${MEMPLAN_PROFILE_REP
   ARGS extract ${MEMPLAN_TORCH_PROFILE} --iteration 0 --output step0.csv
   FIXTURES_SETUP profile_step0)
 memplan_cli_test(report_shows_profile_operators EXIT 0 WORKDIR ${MEMPLAN_PROFILE_REPORT_DIR}
-  ARGS report step0.csv --html step0.html
-  FILE step0.html FILE_REGEX "\"operator_names\":\\[\"aten::empty\",\"aten::mkldnn_convolution\""
-  FIXTURES_REQUIRED profile_step0)
+  ARGS report step0.csv --html step0.html FIXTURES_REQUIRED profile_step0
+  FILE step0.html FILE_REGEX "\"operator_names\":\\[\"aten::empty\",\"aten::mkldnn_convolution\"")
