@@ -42,6 +42,7 @@ STATS_EXTRA = {
     "variants": re.compile(r"variants (\d+)"),
     "evictions": re.compile(r"evictions (\d+)"),
     "served_fraction": re.compile(r"served fraction ([\d.]+)"),
+    "small": re.compile(r"small (\d+)"),
 }
 
 

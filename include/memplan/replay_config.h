@@ -33,6 +33,14 @@ struct ReplayConfig {
   // Requests smaller than this (bytes) are never planned: they go to the
   // backing allocator but keep their place in the sequence.
   int64_t min_planned_size = 0;
+  // Requests smaller than this (bytes) are left out of the request sequence
+  // altogether (sequence identity: the replay allocator and its drop-in):
+  // the backing allocator serves them, they take no tick and are not
+  // profiled, so two iterations that differ only in such requests agree.
+  // For programs whose small metadata requests vary with the input while
+  // their tensors keep their order (docs/runtime.md, "Small requests").
+  // Keyed identity (the libtorch allocator) ignores it.
+  int64_t min_sequenced_size = 0;
   // Largest slab of one thread (bytes, rounded up to a power of two). Each
   // thread reserves this much address space (no memory) for its slab.
   int64_t max_slab_bytes = int64_t{1} << 30;
@@ -50,6 +58,13 @@ struct ReplayConfig {
   std::string planner = "portfolio";
   // Time budget of one planning run (seconds).
   double plan_time_limit_seconds = 0.25;
+  // Most of the process's elapsed time that planning may take, over and
+  // above one full run (Note [Planning budget], runtime/learner.cc): past it
+  // a plan gets only what is left of the budget, down to greedy_by_size's
+  // plan alone (milliseconds). A program whose variants keep changing then
+  // pays little for plans it may not reuse; one that plans once is not
+  // affected. 1: no budget.
+  double plan_time_share = 0.05;
   // Profile what a thread requests before the first mark as an iteration.
   // Right for loops that mark at the end of each iteration (the C++ guard);
   // the LD_PRELOAD drop-in turns it off by default, because there the span

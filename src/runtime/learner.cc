@@ -112,19 +112,72 @@ static uint64_t color_shift(const ReplayConfig& config, size_t k, uint64_t size,
 // only if memplan::validate accepts it: a slab block handed out under an
 // invalid plan would share bytes with another live block. The check costs
 // what the planner's own sweep costs, once per plan.
-StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config) {
+//
+// Note [Planning budget]. The configured planner (the portfolio) spends its
+// whole time limit whenever it cannot prove its plan optimal, usually to gain
+// a few percent over greedy_by_size (0.02-3% on dynamic-batching
+// iterations: docs/runtime.md, "Planning budget"). For a program that plans once that is
+// nothing; for one whose variants keep changing (a new batch composition
+// every pass) it was a second core kept busy for plans seldom reused. So
+// planning has a budget: one full run, plus ReplayConfig::plan_time_share of
+// the time elapsed since the process's first plan. A plan gets the full
+// limit while the budget has it, else what is left, and when that is under
+// kShortestRun, greedy_by_size's plan alone (kept whenever it is no worse
+// than the planner's: a short portfolio run may end on a worse plan).
+// The budget is the process's (PlanningBudget::process()): every unit of
+// every allocator draws on it, from any thread.
+PlanningBudget& PlanningBudget::process() {
+  static PlanningBudget budget;
+  return budget;
+}
+
+double PlanningBudget::allowance(const ReplayConfig& config) {
+  const double limit = config.plan_time_limit_seconds;
+  if (config.plan_time_share >= 1) return limit;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch()).count();
+  int64_t first = first_ns_.load(std::memory_order_relaxed);
+  if (first == 0) {
+    int64_t expected = 0;  // on failure: the clock another thread started
+    first = first_ns_.compare_exchange_strong(expected, now, std::memory_order_relaxed) ? now : expected;
+  }
+  const double earned = config.plan_time_share * 1e-9 * static_cast<double>(now - first) + limit;
+  const double left = earned - 1e-9 * static_cast<double>(spent_ns_.load(std::memory_order_relaxed));
+  return std::clamp(left, 0.0, limit);
+}
+
+void PlanningBudget::spend(int64_t ns) { spent_ns_.fetch_add(ns, std::memory_order_relaxed); }
+
+StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config, PlanningBudget* budget) {
+  PlanningBudget& account = budget ? *budget : PlanningBudget::process();
+  const auto start = std::chrono::steady_clock::now();
+  struct Spend {
+    PlanningBudget& account;
+    std::chrono::steady_clock::time_point start;
+    ~Spend() {
+      account.spend(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+                        .count());
+    }
+  } spend{account, start};
   PlanOptions options;
-  options.time_limit_seconds = config.plan_time_limit_seconds;
+  options.time_limit_seconds = account.allowance(config);
+  std::optional<Plan> quick;
   if (config.planner != "greedy_by_size") {
-    StatusOr<Plan> quick = plan_with("greedy_by_size", problem, options);
+    StatusOr<Plan> greedy = plan_with("greedy_by_size", problem, PlanOptions{});
+    if (greedy.ok() && validate(problem, *greedy).ok()) quick = std::move(greedy).value();
     const uint64_t page = os::page_size();
     auto pages = [page](int64_t bytes) { return (static_cast<uint64_t>(std::max<int64_t>(bytes, 0)) + page - 1) / page; };
-    if (quick.ok() && pages(quick->arena) <= pages(load(problem)) && validate(problem, *quick).ok()) return quick;
+    if (quick && pages(quick->arena) <= pages(load(problem))) return std::move(*quick);
+    if (quick && options.time_limit_seconds < PlanningBudget::kShortestRun) return std::move(*quick);
   }
   StatusOr<Plan> plan = plan_with(config.planner, problem, options);
-  if (!plan.ok()) return plan.status();
+  if (!plan.ok()) {
+    if (quick) return std::move(*quick);
+    return plan.status();
+  }
   const ValidationResult valid = validate(problem, *plan);
   if (!valid.ok()) return Internal("planner '" + config.planner + "' made an invalid plan: " + valid.message);
+  if (quick && quick->arena <= plan->arena) return std::move(*quick);
   return plan;
 }
 
@@ -192,6 +245,7 @@ void LearnerCounters::add_to(ReplayStats& s) const {
   s.switches += switches.get();
   s.predictions_right += predictions_right.get();
   s.predictions_wrong += predictions_wrong.get();
+  s.small += small.get();
 }
 
 // ---------------------------------------------------------------------------

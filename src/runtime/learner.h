@@ -233,7 +233,29 @@ Status plan_profile(const Profile& agreed, const ReplayConfig& config, const Blo
 // Note [One validation rule]: a plan is served only if memplan::validate
 // accepts it, whichever planner made it. The planner is chosen by
 // Note [Page-optimal plans] (learner.cc).
-StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config);
+// The planning time a process has spent and may still spend (Note [Planning
+// budget] in learner.cc). Thread-safe.
+class PlanningBudget {
+ public:
+  // Below this (seconds) the configured planner is not run at all.
+  static constexpr double kShortestRun = 0.002;
+  // The process's budget, which plan_of draws on by default.
+  static PlanningBudget& process();
+  // Seconds the next plan may take: the full limit while the budget has it,
+  // what is left of it otherwise (never below 0). The first call starts the
+  // budget's clock.
+  double allowance(const ReplayConfig& config);
+  void spend(int64_t ns);
+
+ private:
+  std::atomic<int64_t> first_ns_{0};
+  std::atomic<int64_t> spent_ns_{0};
+};
+
+// The plan of one profile's problem (Notes [Page-optimal plans], [One
+// validation rule] and [Planning budget] in learner.cc); `budget` nullptr:
+// the process's.
+StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config, PlanningBudget* budget = nullptr);
 
 // Turns an agreed profile into a plan with the adapter's tables. Must be
 // safe to call from a planner thread (it reads only immutable state).
@@ -304,7 +326,7 @@ struct LearnerCounters {
   Counter iterations, profiled, served, unplanned, fallback, busy, deviations, plans_made, reprofiles,
       plan_failures, slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns, variants, growths, arena_bytes,
       min_shape_load, max_shape_load, plans_held, plan_bytes, evictions, switches, predictions_right,
-      predictions_wrong;
+      predictions_wrong, small;
   // Adds these counters to `s` (the longest stall is a maximum, not a sum).
   void add_to(ReplayStats& s) const;
 };

@@ -284,6 +284,7 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
   }
   m.reservation = static_cast<unsigned char*>(base);
   m.reservation_bytes = bytes;
+  m.min_sequenced = static_cast<uint64_t>(std::max<int64_t>(config.min_sequenced_size, 0));
   m.window_bytes = size_t{1} << shift;
   m.window_mask = m.window_bytes - 1;
   m.window_shift = shift;
@@ -442,6 +443,12 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
   if (alignment < kMinAlignment) alignment = kMinAlignment;
   ThreadRecord* r = record();
   if (!r) return backing_allocate(size, alignment, zeroed);
+  if (size < min_sequenced) {
+    // Not part of the sequence (ReplayConfig::min_sequenced_size): no tick,
+    // no profile record, no boundary; its free finds no profile record.
+    r->learner.counters().small.bump();
+    return backing_allocate(size, alignment, zeroed);
+  }
   const uint64_t e = epoch.load(std::memory_order_acquire);
   if (e != r->epoch) boundary(*r, e);
   switch (r->phase()) {

@@ -19,6 +19,8 @@ constexpr ReplayKnob kKnobs[] = {
      "iterations that must make the same request sequence (per thread) before the thread plans"},
     {"MEMPLAN_DEVIATIONS_TO_REPROFILE", "3", "consecutive deviating iterations after which a thread profiles again"},
     {"MEMPLAN_MIN_PLANNED_SIZE", "0", "requests below this many bytes stay with the backing allocator"},
+    {"MEMPLAN_MIN_SEQUENCED_SIZE", "0",
+     "requests below this many bytes go to the backing allocator without taking a place in the sequence"},
     {"MEMPLAN_MAX_SLAB_BYTES", "1073741824", "largest slab of one thread (address space reserved per thread)"},
     {"MEMPLAN_MAX_THREADS", "64", "threads that get a slab; later ones use the backing allocator only"},
     {"MEMPLAN_MAX_REQUESTS", "1048576", "longest per-thread iteration that is profiled and planned"},
@@ -26,6 +28,8 @@ constexpr ReplayKnob kKnobs[] = {
     {"MEMPLAN_SLAB_KEEP", "1", "keep a slab's memory while the thread re-profiles (1) or give it back (0)"},
     {"MEMPLAN_PLANNER", "portfolio", "planner run at the iteration boundary"},
     {"MEMPLAN_PLAN_TIME_LIMIT", "0.25", "time budget of one planning run in seconds"},
+    {"MEMPLAN_PLAN_TIME_SHARE", "0.05",
+     "most of the elapsed time planning may take beyond one full run (0..1); past it plans are quick"},
     {"MEMPLAN_PROFILE_BEFORE_FIRST_MARK", "1 (drop-in: 0)",
      "profile the requests made before the first mark as an iteration (0 or 1)"},
     {"MEMPLAN_TRIM_BACKING", "1",
@@ -58,6 +62,17 @@ Status parse_flag(const char* name, const char* text, bool* out) {
   const std::optional<bool> value = parse_switch(text);
   if (!value) return InvalidArgument(std::string(name) + "='" + text + "': expected 1/0, on/off, true/false or yes/no");
   *out = *value;
+  return Status::Ok();
+}
+
+Status parse_share(const char* name, const char* text, double* out) {
+  errno = 0;
+  char* end = nullptr;
+  const double share = std::strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(share >= 0 && share <= 1)) {
+    return InvalidArgument(std::string(name) + "='" + text + "': expected a fraction from 0 to 1");
+  }
+  *out = share;
   return Status::Ok();
 }
 
@@ -126,6 +141,8 @@ ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::strin
        &config.deviations_to_reprofile);
   read("MEMPLAN_MIN_PLANNED_SIZE", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },
        &config.min_planned_size);
+  read("MEMPLAN_MIN_SEQUENCED_SIZE", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },
+       &config.min_sequenced_size);
   read("MEMPLAN_MAX_SLAB_BYTES", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 4096, o); },
        &config.max_slab_bytes);
   read("MEMPLAN_MAX_THREADS", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },
@@ -136,6 +153,7 @@ ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::strin
   read("MEMPLAN_SLAB_KEEP", parse_flag, &config.keep_slab);
   read("MEMPLAN_PLANNER", parse_planner, &config.planner);
   read("MEMPLAN_PLAN_TIME_LIMIT", parse_seconds, &config.plan_time_limit_seconds);
+  read("MEMPLAN_PLAN_TIME_SHARE", parse_share, &config.plan_time_share);
   read("MEMPLAN_PROFILE_BEFORE_FIRST_MARK", parse_flag, &config.profile_before_first_mark);
   read("MEMPLAN_TRIM_BACKING", parse_flag, &config.trim_backing);
   read("MEMPLAN_COLOR_SPAN", parse_color_span, &config.color_span_bytes);

@@ -4,7 +4,8 @@
 // them without a call into the allocator. Private to src/runtime.
 //
 // Allocation fast path (serve), for the calling thread's next request:
-//   1. the thread has a record of this allocator (one TLS compare);
+//   1. the thread has a record of this allocator (one TLS compare), and the
+//      request takes a place in the sequence (ReplayConfig::min_sequenced_size);
 //   2. the record serves in the current epoch: `serve_epoch` equals the
 //      allocator's epoch only while the thread replays without deviating, so
 //      one compare covers "replaying", "not deviating" and "no mark since";
@@ -75,6 +76,7 @@ struct ThreadFast {
 // Per allocator: what both fast paths read.
 struct SharedFast {
   uint64_t id = 0;                       // instance id (records of dead instances never match)
+  uint64_t min_sequenced = 0;            // ReplayConfig::min_sequenced_size: smaller requests take no tick
   std::atomic<uint64_t> epoch{0};        // bumped by every mark
   unsigned char* reservation = nullptr;  // every thread's window, one after another
   size_t reservation_bytes = 0;
@@ -112,7 +114,7 @@ inline void write_header(void* block, uint32_t tick) {
 // nothing changed (then the caller takes the allocator's general path).
 [[gnu::always_inline]] inline void* serve(SharedFast& s, size_t size, size_t alignment) {
   const ThreadLink link = t_link;
-  if (__builtin_expect(link.instance_id != s.id, 0)) return nullptr;
+  if (__builtin_expect(link.instance_id != s.id || size < s.min_sequenced, 0)) return nullptr;
   ThreadFast& r = *link.record;
   if (__builtin_expect(r.serve_epoch != s.epoch.load(std::memory_order_acquire), 0)) return nullptr;
   const uint32_t t = r.tick;

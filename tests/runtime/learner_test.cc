@@ -11,6 +11,9 @@
 #include <chrono>
 #include <thread>
 
+#include "memplan/bounds.h"
+#include "memplan/generate.h"
+#include "memplan/planner.h"
 #include "memplan/validate.h"
 
 namespace memplan::runtime {
@@ -285,6 +288,76 @@ TEST_F(LearnerTest, WithoutPredictionUnkeyedIterationsAreOneVariant) {
                                                   : std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}});
   EXPECT_EQ(l->key(), 0u);
   EXPECT_EQ(l->counters().plans_made.get(), 0u);
+}
+
+
+// Note [Planning budget]: a problem greedy_by_size does not plan at its load
+// (in pages), so that plan_of would run the configured planner.
+Problem problem_greedy_leaves_above_its_load() {
+  const uint64_t page = os::page_size();
+  for (uint64_t seed = 1; seed < 200; ++seed) {
+    Problem p = generate_problem({.shape = ProblemShape::kRandomIntervals, .buffers = 300, .seed = seed,
+                                  .max_size = 1 << 16});
+    StatusOr<Plan> greedy = plan_with("greedy_by_size", p, {});
+    if (greedy.ok() && (static_cast<uint64_t>(greedy->arena) + page - 1) / page >
+                           (static_cast<uint64_t>(load(p)) + page - 1) / page) {
+      return p;
+    }
+  }
+  ADD_FAILURE() << "no generated problem leaves greedy_by_size above its load";
+  return {};
+}
+
+TEST(PlanningBudgetTest, AFreshBudgetAllowsOneFullRunAndAnEmptyOneNone) {
+  ReplayConfig config;
+  config.plan_time_limit_seconds = 0.5;
+  config.plan_time_share = 0;
+  PlanningBudget budget;
+  EXPECT_DOUBLE_EQ(budget.allowance(config), 0.5);
+  budget.spend(200'000'000);  // 0.2 s
+  EXPECT_NEAR(budget.allowance(config), 0.3, 1e-6);
+  budget.spend(400'000'000);
+  EXPECT_EQ(budget.allowance(config), 0.0);
+  config.plan_time_share = 1;  // no budget
+  EXPECT_DOUBLE_EQ(budget.allowance(config), 0.5);
+}
+
+TEST(PlanningBudgetTest, TheShareOfElapsedTimeRefillsIt) {
+  ReplayConfig config;
+  config.plan_time_limit_seconds = 0.01;
+  config.plan_time_share = 0.5;
+  PlanningBudget budget;
+  budget.allowance(config);  // starts the clock
+  budget.spend(10'000'000);  // the whole first run
+  EXPECT_LT(budget.allowance(config), 0.005);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // earns >= 15 ms, capped at the 10 ms limit
+  EXPECT_DOUBLE_EQ(budget.allowance(config), 0.01);
+}
+
+TEST(PlanningBudgetTest, PastItsBudgetAPlanIsGreedyBySizesAndStillValid) {
+  const Problem problem = problem_greedy_leaves_above_its_load();
+  const StatusOr<Plan> greedy = plan_with("greedy_by_size", problem, {});
+  ASSERT_TRUE(greedy.ok());
+  ReplayConfig config;
+  config.planner = "portfolio";
+  config.plan_time_limit_seconds = 0.2;
+  config.plan_time_share = 0;
+  PlanningBudget spent;
+  spent.allowance(config);
+  spent.spend(1'000'000'000);
+  const auto start = std::chrono::steady_clock::now();
+  const StatusOr<Plan> quick = plan_of(problem, config, &spent);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(quick.ok()) << quick.status().message();
+  EXPECT_TRUE(validate(problem, *quick).ok());
+  EXPECT_EQ(quick->arena, greedy->arena);
+  EXPECT_LT(seconds, 0.2) << "the portfolio must not have run";
+
+  PlanningBudget fresh;
+  const StatusOr<Plan> full = plan_of(problem, config, &fresh);
+  ASSERT_TRUE(full.ok()) << full.status().message();
+  EXPECT_TRUE(validate(problem, *full).ok());
+  EXPECT_LE(full->arena, greedy->arena);
 }
 
 }  // namespace

@@ -137,6 +137,60 @@ TEST(ReplayTest, ServesTheThirdIterationFromTheSlab) {
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
 }
 
+// ReplayConfig::min_sequenced_size: small requests whose number changes
+// from one iteration to the next take no tick, so the larger ones still make
+// one sequence that is learnt and served.
+TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_sequenced_size = 256;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  for (int iteration = 0; iteration < 5; ++iteration) {
+    // 1 + iteration small blocks before the sequence, kept across it.
+    std::vector<void*> small;
+    for (int k = 0; k <= iteration; ++k) {
+      small.push_back(a.allocate(192));
+      ASSERT_NE(small.back(), nullptr);
+      EXPECT_FALSE(a.owns(small.back())) << "a small request is the backing allocator's";
+    }
+    const int64_t backing_before = backing.allocations.load();
+    std::vector<void*> pointers;
+    run_iteration(a, sizes, live, &pointers);
+    if (iteration >= 2) {
+      EXPECT_EQ(backing.allocations.load(), backing_before) << "iteration " << iteration;
+      for (void* p : pointers) EXPECT_TRUE(a.owns(p));
+    }
+    for (void* p : small) a.deallocate(p);
+    a.mark();
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.small, 1u + 2 + 3 + 4 + 5);
+  EXPECT_EQ(s.served, 3 * sizes.size());
+  EXPECT_EQ(s.plans, 1u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+// Without it, the same program never agrees: its sequences differ in length.
+TEST(ReplayTest, SmallRequestsOfAVaryingCountKeepIterationsApartByDefault) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.predict_variants = false;
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  for (int iteration = 0; iteration < 5; ++iteration) {
+    std::vector<void*> small;
+    for (int k = 0; k <= iteration; ++k) small.push_back(a.allocate(192));
+    run_iteration(a, Iteration().sizes, live);
+    for (void* p : small) a.deallocate(p);
+    a.mark();
+  }
+  EXPECT_EQ(a.stats().served, 0u);
+  EXPECT_EQ(a.stats().small, 0u);
+}
+
 TEST(ReplayTest, StartUpBeforeTheFirstMarkIsNotProfiledWhenSwitchedOff) {
   MockBacking backing;
   ReplayConfig config = test_config();
@@ -599,17 +653,21 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
     if (n == "MEMPLAN_HUGE_PAGES") return "0";
     if (n == "MEMPLAN_PLANNER") return "greedy_by_size";
     if (n == "MEMPLAN_TRIM_BACKING") return "0";
+    if (n == "MEMPLAN_MIN_SEQUENCED_SIZE") return "256";
+    if (n == "MEMPLAN_PLAN_TIME_SHARE") return "0.1";
     return nullptr;
   };
   StatusOr<ReplayConfig> config = replay_config_from_environment(lookup);
   ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->min_sequenced_size, 256);
+  EXPECT_DOUBLE_EQ(config->plan_time_share, 0.1);
   EXPECT_EQ(config->profile_iterations, 5);
   EXPECT_FALSE(config->huge_pages);
   EXPECT_EQ(config->planner, "greedy_by_size");
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
   EXPECT_EQ(config->color_span_bytes, 0);
-  EXPECT_EQ(replay_knobs().size(), 18u);
+  EXPECT_EQ(replay_knobs().size(), 20u);
 }
 
 // One bad value rejects that knob only: the others still apply.

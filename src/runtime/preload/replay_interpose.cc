@@ -137,22 +137,22 @@ __attribute__((destructor)) void on_unload() {
   const memplan::ReplayStats s = a->stats();
   fprintf(stderr,
           "memplan replay: threads %llu, iterations %llu, profiled %llu, served %llu, unplanned %llu, "
-          "fallback %llu, deviations %llu, plans %llu, reprofiles %llu, plan failures %llu, invalid frees %llu, "
+          "fallback %llu, small %llu, deviations %llu, plans %llu, reprofiles %llu, plan failures %llu, invalid frees %llu, "
           "slab bytes %llu, plan stall %.3f ms (longest %.3f ms), plans held %llu, variants %llu, growths %llu, "
           "arena %llu B, shape loads %llu..%llu B, plan bytes %llu, evictions %llu, switches %llu, "
           "predictions %llu right %llu wrong, served fraction %.3f\n",
           (unsigned long long)s.threads, (unsigned long long)s.iterations, (unsigned long long)s.profiled,
           (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
-          (unsigned long long)s.deviations, (unsigned long long)s.plans, (unsigned long long)s.reprofiles,
+          (unsigned long long)s.small, (unsigned long long)s.deviations, (unsigned long long)s.plans, (unsigned long long)s.reprofiles,
           (unsigned long long)s.plan_failures, (unsigned long long)s.invalid_frees, (unsigned long long)s.slab_bytes,
           s.plan_stall_ns / 1e6, s.max_plan_stall_ns / 1e6, (unsigned long long)s.plans_held,
           (unsigned long long)s.variants, (unsigned long long)s.growths, (unsigned long long)s.arena_bytes,
           (unsigned long long)s.min_shape_load_bytes, (unsigned long long)s.max_shape_load_bytes,
           (unsigned long long)s.plan_bytes, (unsigned long long)s.evictions, (unsigned long long)s.switches,
           (unsigned long long)s.predictions_right, (unsigned long long)s.predictions_wrong,
-          s.served + s.profiled + s.unplanned + s.fallback == 0
+          s.served + s.profiled + s.unplanned + s.fallback + s.small == 0
               ? 0.0
-              : double(s.served) / double(s.served + s.profiled + s.unplanned + s.fallback));
+              : double(s.served) / double(s.served + s.profiled + s.unplanned + s.fallback + s.small));
 }
 
 // The slab block planned for this request, or nullptr.
@@ -351,11 +351,12 @@ MEMPLAN_EXPORT unsigned long long memplan_replay_served(void) {
 }
 
 // Requests the drop-in has seen so far (profiled, served, unplanned,
-// fallback): with memplan_replay_served() taken at two points, the fraction
-// served between them (the benchmarks' "served after warm-up").
+// fallback, and those below MEMPLAN_MIN_SEQUENCED_SIZE): with
+// memplan_replay_served() taken at two points, the fraction served between
+// them (the benchmarks' "served after warm-up").
 MEMPLAN_EXPORT unsigned long long memplan_replay_requests(void) {
   memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (!a) return 0;
   const memplan::ReplayStats s = a->stats();
-  return s.served + s.profiled + s.unplanned + s.fallback;
+  return s.served + s.profiled + s.unplanned + s.fallback + s.small;
 }
