@@ -19,8 +19,11 @@ StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& options);
 
 namespace {
 
+// Never destroyed: a replay allocator's planner thread may still be planning
+// while exit() runs the static destructors (Note [Planning at exit] in
+// runtime/learner.cc), and a destroyed table is read as freed memory.
 const std::vector<PlannerInfo>& registered() {
-  static const std::vector<PlannerInfo> table = [] {
+  static const std::vector<PlannerInfo>& table = *new std::vector<PlannerInfo>([] {
     std::vector<PlannerInfo> t;
     t.push_back({"portfolio",
                  "best valid plan of every heuristic over several orderings; with a capacity or a time limit, "
@@ -34,7 +37,7 @@ const std::vector<PlannerInfo>& registered() {
                  PlanForm::kComposite, &plan_mip, false});
 #endif
     return t;
-  }();
+  }());
   return table;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -126,6 +127,29 @@ static uint64_t color_shift(const ReplayConfig& config, size_t k, uint64_t size,
 // than the planner's: a short portfolio run may end on a worse plan).
 // The budget is the process's (PlanningBudget::process()): every unit of
 // every allocator draws on it, from any thread.
+//
+// Note [Planning at exit]. The drop-in's allocator is never destroyed, so its
+// planner thread used to run on while exit() ran the process's exit handlers
+// and static destructors, and a plan in progress read destroyed objects (a
+// crash in 1 of ~50 runs of the transformer benchmark: the planner registry,
+// a static, destroyed under a 0.25 s portfolio run). Now the registry is
+// never destroyed, every plan polls g_exiting (PlanOptions::cancel), and
+// when a planner thread takes its first job it registers an exit handler,
+// BackgroundPlanner::stop_all_at_exit, which sets the flag and joins every
+// planner thread of the process: a plan in progress is cancelled within
+// milliseconds (the planners poll the flag every few hundred units of work)
+// and is not adopted, and no planner thread runs once the handlers
+// registered before it (the program's, its libraries' static destructors)
+// run. Plans made after it, at the boundaries of exit-time code, are
+// cancelled too: those iterations stay with the backing allocator.
+namespace {
+std::atomic<bool> g_exiting{false};
+// The planner threads' states in this process (BackgroundPlanner::State*),
+// for the exit handler; a slot is taken when a thread starts.
+constexpr size_t kMaxPlannerThreads = 64;
+std::atomic<void*> g_planner_states[kMaxPlannerThreads];
+}  // namespace
+
 PlanningBudget& PlanningBudget::process() {
   static PlanningBudget budget;
   return budget;
@@ -161,6 +185,7 @@ StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config, Plann
   } spend{account, start};
   PlanOptions options;
   options.time_limit_seconds = account.allowance(config);
+  options.cancel = &g_exiting;
   std::optional<Plan> quick;
   if (config.planner != "greedy_by_size") {
     StatusOr<Plan> greedy = plan_with("greedy_by_size", problem, PlanOptions{});
@@ -914,13 +939,32 @@ BackgroundPlanner::BackgroundPlanner(const PlanPreparer& preparer, BackingAlloca
 BackgroundPlanner::~BackgroundPlanner() {
   State* s = state_.load(std::memory_order_acquire);
   if (!s || s->process != os::process_id()) return;  // a fork child's copy: never destroyed
+  for (std::atomic<void*>& slot : g_planner_states) {
+    void* expected = s;
+    if (slot.compare_exchange_strong(expected, nullptr)) break;
+  }
   {
     std::lock_guard<std::mutex> lock(s->mutex);
     s->stop = true;
   }
   s->wake.notify_one();
-  s->thread.join();
+  if (s->thread.joinable()) s->thread.join();  // stop_all_at_exit may have joined it
   delete s;
+}
+
+void BackgroundPlanner::stop_all_at_exit() {
+  g_exiting.store(true, std::memory_order_release);
+  const int64_t process = os::process_id();
+  for (std::atomic<void*>& slot : g_planner_states) {
+    auto* s = static_cast<State*>(slot.load(std::memory_order_acquire));
+    if (!s || s->process != process) continue;
+    {
+      std::lock_guard<std::mutex> lock(s->mutex);
+      s->stop = true;
+    }
+    s->wake.notify_one();
+    if (s->thread.joinable() && s->thread.get_id() != std::this_thread::get_id()) s->thread.join();
+  }
 }
 
 void BackgroundPlanner::ensure_started() {
@@ -932,6 +976,10 @@ void BackgroundPlanner::ensure_started() {
     fresh->thread = std::thread([this, s = fresh.get()] { run(*s); });
   } catch (...) {
     return;  // no thread: boundaries plan synchronously
+  }
+  for (std::atomic<void*>& slot : g_planner_states) {
+    void* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, fresh.get())) break;
   }
   state_.store(fresh.release(), std::memory_order_release);
 }
@@ -959,6 +1007,8 @@ void BackgroundPlanner::run(State& s) {
     PlanJob* j = s.queue.front();
     s.queue.erase(s.queue.begin());
     lock.unlock();
+    static std::once_flag exit_handler;  // Note [Planning at exit]
+    std::call_once(exit_handler, [] { std::atexit(&BackgroundPlanner::stop_all_at_exit); });
     try {
       j->prepared.emplace(preparer_.prepare(j->profile));
       j->profile = Profile{};

@@ -312,6 +312,8 @@ class BackgroundPlanner {
  private:
   struct State;
   void run(State& state);
+  // Note [Planning at exit] (learner.cc): an exit handler.
+  static void stop_all_at_exit();
   const PlanPreparer& preparer_;
   BackingAllocator& backing_;
   bool trim_backing_;

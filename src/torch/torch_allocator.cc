@@ -300,7 +300,7 @@ void hash_ivalue(const c10::IValue& v, uint64_t& h) {
   } else if (v.isList()) {
     const c10::List<c10::IValue> list = v.toList();
     h = mix(h, 0x6c697374ULL + list.size());
-    for (const c10::IValue e : list) hash_ivalue(e, h);
+    for (size_t i = 0; i < list.size(); ++i) hash_ivalue(list.get(i), h);
   } else if (v.isInt()) {
     h = mix(h, 0x696e74ULL);
     h = mix(h, static_cast<uint64_t>(v.toInt()));
