@@ -58,6 +58,12 @@ struct ReplayConfig {
   std::string planner = "portfolio";
   // Time budget of one planning run (seconds).
   double plan_time_limit_seconds = 0.25;
+  // greedy_by_size's plan is kept, and the configured planner not run, when
+  // its arena takes at most this fraction more pages than the load (Note
+  // [Page-optimal plans], runtime/learner.cc): the planner could save less
+  // than that, and while it runs the program goes on unserved. 0: only a
+  // page-optimal greedy plan is kept.
+  double plan_tolerance = 0.01;
   // Most of the process's elapsed time that planning may take, over and
   // above one full run (Note [Planning budget], runtime/learner.cc): past it
   // a plan gets only what is left of the budget, down to greedy_by_size's

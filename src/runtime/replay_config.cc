@@ -28,6 +28,8 @@ constexpr ReplayKnob kKnobs[] = {
     {"MEMPLAN_SLAB_KEEP", "1", "keep a slab's memory while the thread re-profiles (1) or give it back (0)"},
     {"MEMPLAN_PLANNER", "portfolio", "planner run at the iteration boundary"},
     {"MEMPLAN_PLAN_TIME_LIMIT", "0.25", "time budget of one planning run in seconds"},
+    {"MEMPLAN_PLAN_TOLERANCE", "0.01",
+     "greedy_by_size's plan is kept when its arena is within this fraction of the load (in pages)"},
     {"MEMPLAN_PLAN_TIME_SHARE", "0.05",
      "most of the elapsed time planning may take beyond one full run (0..1); past it plans are quick"},
     {"MEMPLAN_PROFILE_BEFORE_FIRST_MARK", "1 (drop-in: 0)",
@@ -154,6 +156,7 @@ ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::strin
   read("MEMPLAN_PLANNER", parse_planner, &config.planner);
   read("MEMPLAN_PLAN_TIME_LIMIT", parse_seconds, &config.plan_time_limit_seconds);
   read("MEMPLAN_PLAN_TIME_SHARE", parse_share, &config.plan_time_share);
+  read("MEMPLAN_PLAN_TOLERANCE", parse_share, &config.plan_tolerance);
   read("MEMPLAN_PROFILE_BEFORE_FIRST_MARK", parse_flag, &config.profile_before_first_mark);
   read("MEMPLAN_TRIM_BACKING", parse_flag, &config.trim_backing);
   read("MEMPLAN_COLOR_SPAN", parse_color_span, &config.color_span_bytes);

@@ -308,6 +308,35 @@ Problem problem_greedy_leaves_above_its_load() {
   return {};
 }
 
+TEST(PlanOfTest, AGreedyPlanWithinTheToleranceIsKeptAndTheOtherPlannerNotRun) {
+  const Problem problem = problem_greedy_leaves_above_its_load();
+  const StatusOr<Plan> greedy = plan_with("greedy_by_size", problem, {});
+  ASSERT_TRUE(greedy.ok());
+  const uint64_t page = os::page_size();
+  const double floor_pages = static_cast<double>((static_cast<uint64_t>(load(problem)) + page - 1) / page);
+  const double greedy_pages = static_cast<double>((static_cast<uint64_t>(greedy->arena) + page - 1) / page);
+  ReplayConfig config;
+  config.planner = "portfolio";
+  config.plan_time_limit_seconds = 0.3;
+  config.plan_time_share = 1;
+  config.plan_tolerance = (greedy_pages - floor_pages) / floor_pages + 1e-9;  // just enough
+  PlanningBudget budget;
+  auto start = std::chrono::steady_clock::now();
+  const StatusOr<Plan> kept = plan_of(problem, config, &budget);
+  const double kept_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->arena, greedy->arena);
+  EXPECT_LT(kept_seconds, 0.3) << "the portfolio must not have run";
+  config.plan_tolerance = 0;  // not page-optimal: the portfolio runs
+  start = std::chrono::steady_clock::now();
+  const StatusOr<Plan> planned = plan_of(problem, config, &budget);
+  const double planned_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(planned.ok());
+  EXPECT_TRUE(validate(problem, *planned).ok());
+  EXPECT_LE(planned->arena, greedy->arena);
+  EXPECT_GT(planned_seconds, kept_seconds);
+}
+
 TEST(PlanningBudgetTest, AFreshBudgetAllowsOneFullRunAndAnEmptyOneNone) {
   ReplayConfig config;
   config.plan_time_limit_seconds = 0.5;
@@ -342,6 +371,7 @@ TEST(PlanningBudgetTest, PastItsBudgetAPlanIsGreedyBySizesAndStillValid) {
   config.planner = "portfolio";
   config.plan_time_limit_seconds = 0.2;
   config.plan_time_share = 0;
+  config.plan_tolerance = 0;  // the budget alone decides
   PlanningBudget spent;
   spent.allowance(config);
   spent.spend(1'000'000'000);

@@ -667,7 +667,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
   EXPECT_EQ(config->color_span_bytes, 0);
-  EXPECT_EQ(replay_knobs().size(), 20u);
+  EXPECT_EQ(replay_knobs().size(), 21u);
 }
 
 // One bad value rejects that knob only: the others still apply.
