@@ -303,8 +303,8 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   key_ = key;
   key_implicit_ = key == 0 && predicting();
   tail_begun_ = false;
-  has_last_ = false;
-  last2_key_ = 0;
+  history_size_ = 0;
+  history_next_ = 0;
   active_ = nullptr;
   waiting_ = false;
   count_held();
@@ -423,13 +423,9 @@ bool Learner::classify(bool deviated, uint32_t requests, const Planning& plannin
   } else {
     return false;  // backing-only, or waiting for the served plan's blocks: nothing seen
   }
-  if (has_last_) {
-    set_successor(0, last_key_, actual);
-    if (last2_key_ != 0) set_successor(last2_key_, last_key_, actual);
-  }
-  last2_key_ = has_last_ ? last_key_ : 0;
-  last_key_ = actual;
-  has_last_ = true;
+  history_[history_next_] = actual;
+  history_next_ = (history_next_ + 1) % kHistory;
+  history_size_ = std::min(history_size_ + 1, kHistory);
   if (key_ == 0) {
     key_ = actual;  // the unit's first variant: nothing was predicted, its state is this variant's
     return false;
@@ -457,30 +453,28 @@ bool Learner::classify(bool deviated, uint32_t requests, const Planning& plannin
   return true;
 }
 
-// The variant that followed the last two when they ran before (A A B A A B
-// is predicted exactly), else the one that followed the last one, else the
-// last one again.
+// The variant that followed the longest run of recent variants the last
+// time that run was seen (up to kLongestContext variants, within the last
+// kHistory): every periodic pattern whose period is at most kLongestContext
+// is predicted exactly once one period has been seen — rotations of several
+// shapes, and training steps with an evaluation pass every N steps, whose
+// order-2 context (step, step) is followed by a step or by an evaluation.
+// With no earlier occurrence of even the latest variant, the latest again.
+// At most kLongestContext x kHistory comparisons per boundary, most of them
+// ending at the first key.
 uint64_t Learner::predict() const {
-  if (!has_last_) return key_;
-  uint64_t first_order = 0;
-  for (const Successor& s : successors_) {
-    if (s.last == last_key_ && s.next != 0) {
-      if (s.before != 0 && s.before == last2_key_) return s.next;
-      if (s.before == 0) first_order = s.next;
+  if (history_size_ == 0) return key_;
+  const size_t longest = std::min(kLongestContext, history_size_ - 1);
+  for (size_t length = longest; length >= 1; --length) {
+    // An earlier occurrence of the latest `length` variants, ending `age`
+    // iterations ago, most recent first; what followed it is at age - 1.
+    for (size_t age = 1; age + length <= history_size_; ++age) {
+      size_t i = 0;
+      while (i < length && history_at(age + i) == history_at(i)) ++i;
+      if (i == length) return history_at(age - 1);
     }
   }
-  return first_order != 0 ? first_order : last_key_;
-}
-
-void Learner::set_successor(uint64_t before, uint64_t last, uint64_t next) {
-  for (Successor& s : successors_) {
-    if (s.before == before && s.last == last) {
-      s.next = next;
-      return;
-    }
-  }
-  successors_[successor_cursor_] = {before, last, next};
-  successor_cursor_ = (successor_cursor_ + 1) % std::size(successors_);
+  return history_at(0);
 }
 
 // Keyed identity: sorts the profile by (key, first tick) and keeps each key

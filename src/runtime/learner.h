@@ -85,10 +85,11 @@
 // prediction. A wrong one: a profiled iteration is filed under its own key
 // (its variant's agreement goes on there); a replayed one is not counted as
 // its plan's deviation (no re-profiling, no growth). Then the next iteration
-// is predicted: the key that followed the last two the last time they ran,
-// else the key that followed the last one (a small successor table:
-// rotations, and patterns like A A B, are predicted exactly), else the last
-// one again.
+// is predicted: the key that followed the longest run of latest keys (up to
+// 16) the last time that run occurred among the last 64 iterations, else the
+// last one again (Learner::predict): every periodic pattern with a period of
+// at most 16 — rotations, A A B, training steps with an evaluation pass
+// every third step — is predicted exactly after its first period.
 // The predicted variant's plan is published at the boundary as for a keyed
 // switch (only with no block of the served plan live); one without a plan
 // profiles. A mispredicted iteration is served from the predicted plan up to
@@ -444,7 +445,6 @@ class Learner {
   void enter(uint64_t key);
   bool classify(bool deviated, uint32_t requests, const Planning& planning, Adapter& adapter);
   uint64_t predict() const;
-  void set_successor(uint64_t before, uint64_t last, uint64_t next);
   bool predicting() const;
   // The agreed profile stays while replaying (its maxima grow): upper-bound
   // plans, with either identity (the keyed adapters check sizes and liveness
@@ -487,19 +487,17 @@ class Learner {
   };
   uint64_t key_ = 0;
   // Note [Predicted variants]: key_ was chosen by the learner; the hash of a
-  // deviating replayed iteration's structure; the variants of the last two
-  // iterations; and the successor table, round robin: the variant that
-  // followed `last` (after `before`; before = 0: after `last` alone).
+  // deviating replayed iteration's structure; and the variants of the last
+  // kHistory iterations, a ring (history_at(0): the latest).
   bool key_implicit_ = false;
   bool tail_begun_ = false;
   uint64_t tail_hash_ = 0;
-  uint64_t last_key_ = 0, last2_key_ = 0;
-  bool has_last_ = false;
-  struct Successor {
-    uint64_t before = 0, last = 0, next = 0;
-  };
-  Successor successors_[128];
-  uint32_t successor_cursor_ = 0;
+  static constexpr size_t kHistory = 64;
+  static constexpr size_t kLongestContext = 16;
+  uint64_t history_[kHistory] = {};
+  size_t history_size_ = 0;  // at most kHistory
+  size_t history_next_ = 0;  // where the next key goes
+  uint64_t history_at(size_t age) const { return history_[(history_next_ + kHistory - 1 - age) % kHistory]; }
   uint64_t uses_ = 0;                // boundaries so far: the LRU clock
   PreparedPlan* active_ = nullptr;   // the running variant's plan (the one served while replaying)
   bool waiting_ = false;             // active_ waits for the served plan's blocks to be freed

@@ -1155,6 +1155,36 @@ TEST(ReplayTest, RotatingUnkeyedStructuresArePredictedAndServed) {
   EXPECT_EQ(s.invalid_frees, 0u);
 }
 
+// Training with an evaluation pass every third step: step step step eval.
+// The last two variants (step, step) are followed by a step once and by an
+// evaluation once per period; the longest context seen before tells them
+// apart (Learner::predict), so once both plans exist every iteration is
+// predicted and served.
+TEST(ReplayTest, APeriodLongerThanTwoIsPredictedExactly) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> step = three_structures()[0], eval = three_structures()[1];
+  auto period = [&](bool check) {
+    for (int i = 0; i < 4; ++i) {
+      std::vector<void*> p;
+      run_iteration(a, i < 3 ? step : eval, live, &p);
+      if (check) EXPECT_TRUE(all_owned(a, p)) << "iteration " << i << " of the period";
+      a.mark();
+      ASSERT_TRUE(a.check_invariants().ok());
+    }
+  };
+  for (int round = 0; round < 3; ++round) period(false);  // eval needs two of its iterations to plan
+  const ReplayStats learnt = a.stats();
+  EXPECT_EQ(learnt.plans, 2u);
+  for (int round = 0; round < 3; ++round) period(true);
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.predictions_right - learnt.predictions_right, 12u);
+  EXPECT_EQ(s.predictions_wrong, learnt.predictions_wrong);
+  EXPECT_EQ(s.served - learnt.served, 3 * (3 * step.size() + eval.size()));
+  EXPECT_EQ(s.deviations, 0u);
+}
+
 TEST(ReplayTest, AMispredictedIterationFallsBackAndIsNotThePlansDeviation) {
   MockBacking backing;
   ReplayAllocator a(test_config(), backing);
