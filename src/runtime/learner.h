@@ -309,6 +309,9 @@ class BackgroundPlanner {
   bool running_here() const;
   // Queues a job (running_here() must hold).
   void submit(PlanJob* job);
+  // Asks the thread to trim the backing allocator (Note [Trim after
+  // adoption] in learner.cc) when it is next idle; returns at once.
+  void request_trim();
 
  private:
   struct State;

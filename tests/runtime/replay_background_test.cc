@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,8 @@ class HeapBacking final : public BackingAllocator {
   void* reallocate(void* p, size_t size) override { return std::realloc(p, size); }
   void deallocate(void* p) override { std::free(p); }
   size_t usable_size(void*) override { return 0; }
+  void release_free_memory() override { releases.fetch_add(1); }
+  std::atomic<int> releases{0};
 };
 
 ReplayConfig background_config() {
@@ -97,6 +100,34 @@ TEST(ReplayBackgroundTest, BoundaryThatAgreesKeepsProfilingAndALaterOneAdoptsThe
   EXPECT_EQ(replayed.served - adopted.served, 3 * kPatternA.size());
   EXPECT_EQ(replayed.deviations, 0u);
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+// Note [Trim after adoption]: the planner thread trims the backing
+// allocator after it plans (the unit is profiling another iteration then)
+// and again once the plan is adopted, when that iteration's blocks are free.
+TEST(ReplayBackgroundTest, AdoptingABackgroundPlanTrimsTheBackingAllocatorAgain) {
+  HeapBacking backing;
+  ReplayAllocator a(background_config(), backing);
+  ASSERT_TRUE(iterate_until_replaying(a, kPatternA));
+  ASSERT_EQ(a.stats().plans, 1u);
+  for (int i = 0; i < 2000 && backing.releases.load() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(backing.releases.load(), 2) << "one trim after planning, one after adoption";
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(run_iteration(a, kPatternA));
+    a.mark();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(backing.releases.load(), 2) << "replayed iterations do not trim";
+
+  HeapBacking untrimmed;
+  ReplayConfig config = background_config();
+  config.trim_backing = false;
+  ReplayAllocator b(config, untrimmed);
+  ASSERT_TRUE(iterate_until_replaying(b, kPatternA));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(untrimmed.releases.load(), 0);
 }
 
 TEST(ReplayBackgroundTest, PlanOfAProfileThatChangedMeanwhileIsNeverAdopted) {
