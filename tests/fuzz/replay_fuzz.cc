@@ -6,6 +6,8 @@
 // Input: byte 0 sets the number of runs (2..9, low 3 bits; doubled by bit
 // 5, so that rotating variants get planned) and whether live blocks are kept
 // across run boundaries (bit 4; otherwise every run ends by freeing them);
+// bit 6 sets ReplayConfig::min_sequenced_size to 256 (smaller requests take
+// no place in the sequence, so runs that differ only in them agree);
 // the rest is a sequence of
 // operations, each an opcode byte followed by its operands:
 //   0-2  allocate (malloc; 2: aligned to 16 << (operand & 7)) of a size from
@@ -180,6 +182,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.planner = "greedy_by_size";
   config.huge_pages = false;
   config.plan_in_background = false;  // deterministic: the plan is adopted at the boundary that made it
+  if (data[0] & 0x40) config.min_sequenced_size = 256;
   memplan::ReplayAllocator a(config, backing);
   require(a.init_status().ok());
   Harness h(a);
