@@ -162,7 +162,7 @@ PlanningBudget& PlanningBudget::process() {
 
 double PlanningBudget::allowance(const ReplayConfig& config) {
   const double limit = config.plan_time_limit_seconds;
-  if (config.plan_time_share >= 1) return limit;
+  if (config.plan_time_share >= 1 || limit <= 0) return limit;  // no budget; 0: the planner's own default
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::steady_clock::now().time_since_epoch()).count();
   int64_t first = first_ns_.load(std::memory_order_relaxed);
@@ -200,7 +200,9 @@ StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config, Plann
     const uint64_t floor_pages = pages(load(problem));
     const auto tolerated = static_cast<uint64_t>(static_cast<double>(floor_pages) * config.plan_tolerance);
     if (quick && pages(quick->arena) <= floor_pages + tolerated) return std::move(*quick);
-    if (quick && options.time_limit_seconds < PlanningBudget::kShortestRun) return std::move(*quick);
+    if (quick && config.plan_time_limit_seconds > 0 && options.time_limit_seconds < PlanningBudget::kShortestRun) {
+      return std::move(*quick);
+    }
   }
   StatusOr<Plan> plan = plan_with(config.planner, problem, options);
   if (!plan.ok()) {

@@ -244,7 +244,7 @@ class PlanningBudget {
   static PlanningBudget& process();
   // Seconds the next plan may take: the full limit while the budget has it,
   // what is left of it otherwise (never below 0). The first call starts the
-  // budget's clock.
+  // budget's clock. A limit of 0 (the planner's own default) has no budget.
   double allowance(const ReplayConfig& config);
   void spend(int64_t ns);
 

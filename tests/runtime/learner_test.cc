@@ -349,6 +349,9 @@ TEST(PlanningBudgetTest, AFreshBudgetAllowsOneFullRunAndAnEmptyOneNone) {
   EXPECT_EQ(budget.allowance(config), 0.0);
   config.plan_time_share = 1;  // no budget
   EXPECT_DOUBLE_EQ(budget.allowance(config), 0.5);
+  config.plan_time_share = 0;
+  config.plan_time_limit_seconds = 0;  // the planner's own default: no budget either
+  EXPECT_EQ(budget.allowance(config), 0.0);
 }
 
 TEST(PlanningBudgetTest, TheShareOfElapsedTimeRefillsIt) {
