@@ -317,24 +317,21 @@ TEST(PlanOfTest, AGreedyPlanWithinTheToleranceIsKeptAndTheOtherPlannerNotRun) {
   const double greedy_pages = static_cast<double>((static_cast<uint64_t>(greedy->arena) + page - 1) / page);
   ReplayConfig config;
   config.planner = "portfolio";
-  config.plan_time_limit_seconds = 0.3;
+  config.plan_time_limit_seconds = 1.0;
   config.plan_time_share = 1;
   config.plan_tolerance = (greedy_pages - floor_pages) / floor_pages + 1e-9;  // just enough
   PlanningBudget budget;
-  auto start = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
   const StatusOr<Plan> kept = plan_of(problem, config, &budget);
   const double kept_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(kept->arena, greedy->arena);
-  EXPECT_LT(kept_seconds, 0.3) << "the portfolio must not have run";
+  EXPECT_LT(kept_seconds, 0.5) << "the portfolio, with 1 s, must not have run";
   config.plan_tolerance = 0;  // not page-optimal: the portfolio runs
-  start = std::chrono::steady_clock::now();
   const StatusOr<Plan> planned = plan_of(problem, config, &budget);
-  const double planned_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(planned.ok());
   EXPECT_TRUE(validate(problem, *planned).ok());
   EXPECT_LE(planned->arena, greedy->arena);
-  EXPECT_GT(planned_seconds, kept_seconds);
 }
 
 TEST(PlanningBudgetTest, AFreshBudgetAllowsOneFullRunAndAnEmptyOneNone) {
@@ -357,12 +354,12 @@ TEST(PlanningBudgetTest, AFreshBudgetAllowsOneFullRunAndAnEmptyOneNone) {
 TEST(PlanningBudgetTest, TheShareOfElapsedTimeRefillsIt) {
   ReplayConfig config;
   config.plan_time_limit_seconds = 0.01;
-  config.plan_time_share = 0.5;
+  config.plan_time_share = 0.05;
   PlanningBudget budget;
   budget.allowance(config);  // starts the clock
   budget.spend(10'000'000);  // the whole first run
-  EXPECT_LT(budget.allowance(config), 0.005);
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // earns >= 15 ms, capped at the 10 ms limit
+  EXPECT_LT(budget.allowance(config), 0.005) << "unless 100 ms passed between the two calls";
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // earns >= 12.5 ms, capped at the 10 ms limit
   EXPECT_DOUBLE_EQ(budget.allowance(config), 0.01);
 }
 
@@ -372,7 +369,7 @@ TEST(PlanningBudgetTest, PastItsBudgetAPlanIsGreedyBySizesAndStillValid) {
   ASSERT_TRUE(greedy.ok());
   ReplayConfig config;
   config.planner = "portfolio";
-  config.plan_time_limit_seconds = 0.2;
+  config.plan_time_limit_seconds = 1.0;
   config.plan_time_share = 0;
   config.plan_tolerance = 0;  // the budget alone decides
   PlanningBudget spent;
@@ -384,7 +381,7 @@ TEST(PlanningBudgetTest, PastItsBudgetAPlanIsGreedyBySizesAndStillValid) {
   ASSERT_TRUE(quick.ok()) << quick.status().message();
   EXPECT_TRUE(validate(problem, *quick).ok());
   EXPECT_EQ(quick->arena, greedy->arena);
-  EXPECT_LT(seconds, 0.2) << "the portfolio must not have run";
+  EXPECT_LT(seconds, 0.5) << "the portfolio, with 1 s, must not have run";
 
   PlanningBudget fresh;
   const StatusOr<Plan> full = plan_of(problem, config, &fresh);
