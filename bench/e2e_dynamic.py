@@ -93,6 +93,8 @@ def main():
     parser.add_argument("--allocators", default=f"glibc,jemalloc,tcmalloc,mimalloc,memplan,{KEYED}",
                         help="comma-separated; memplan+KNOB=VALUE runs the drop-in with MEMPLAN_KNOB=VALUE")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 2; --quick 1)")
+    parser.add_argument("--passes", help="override warm-up / timed passes per kind, e.g. "
+                        "transformer=150/100,batching=150/100 (rounds of six shapes for cnn)")
     add_run_options(parser)
     args = parser.parse_args()
     if args.tables_from:
@@ -102,7 +104,14 @@ def main():
     workloads = args.workloads.split(",") if args.workloads else (QUICK_WORKLOADS if args.quick else ALL_WORKLOADS)
     threads = [int(t) for t in args.threads.split(",")] if args.threads else ([1] if args.quick else [1, 2])
     rounds = args.rounds or (1 if args.quick else 2)
-    passes = QUICK_PASSES if args.quick else FULL_PASSES
+    passes = dict(QUICK_PASSES if args.quick else FULL_PASSES)
+    for item in args.passes.split(",") if args.passes else []:
+        kind, _, counts = item.partition("=")
+        warmup, _, timed = counts.partition("/")
+        if kind not in passes or not warmup.isdigit() or not timed.isdigit() or int(timed) == 0:
+            sys.exit(f"--passes {item!r}: expected KIND=WARMUP/TIMED with KIND one of {', '.join(passes)} "
+                     "and TIMED > 0")
+        passes[kind] = (int(warmup), int(timed))
     for w in workloads:
         if workload_argv(args.python, w, 1, passes) is None:
             sys.exit(f"unknown workload {w!r}: expected cnn:MODEL, transformer, batching, fixed[:MODEL] or "

@@ -30,8 +30,12 @@ torch.manual_seed(--seed), in eval mode under torch.inference_mode() (torch
 batch to a nested tensor).
 
 memplan: every pass is one iteration, marked before it (memplan_mark(), or
-with --keyed memplan_mark_key(B << 16 | L), one key per batch shape) and once
-after the last. The first --warmup passes are untimed. The last line is a
+with --keyed memplan_mark_key(k)) and once after the last. The key is the
+batch size B by default (--key-by batch: passes of one batch size make the
+same requests at other lengths, so they share one upper-bound plan per B,
+sized by the longest length seen), or B << 16 | L with --key-by shape (one
+plan per exact shape; with lengths drawn from 8..512 such keys seldom
+repeat). The first --warmup passes are untimed. The last line is a
 JSON summary (examples/marks.py) with the SHA-256 of every pass's output
 bytes in order, latency per timed pass (median, p99), minor faults per timed
 pass, peak RSS, and the requests memplan served during the timed passes;
@@ -101,7 +105,9 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the weights and the requests (default 0)")
     parser.add_argument("--keyed", action="store_true",
-                        help="mark each pass with memplan_mark_key(batch << 16 | padded length)")
+                        help="mark each pass with memplan_mark_key(k), k from --key-by")
+    parser.add_argument("--key-by", choices=["batch", "shape"], default="batch",
+                        help="with --keyed: k = the batch size (default), or batch << 16 | padded length")
     parser.add_argument("--save-output", metavar="PATH", help="write every pass's output (raw float32) to PATH")
     parser.add_argument("--quiet", action="store_true", help="print only the summary lines")
     args = parser.parse_args()
@@ -139,7 +145,8 @@ def main():
     outputs = []
     with torch.inference_mode():
         for ids, mask in inputs:
-            meter.begin_pass((ids.shape[0] << 16 | ids.shape[1]) if args.keyed else None)
+            key = ids.shape[0] if args.key_by == "batch" else ids.shape[0] << 16 | ids.shape[1]
+            meter.begin_pass(key if args.keyed else None)
             out = encoder(embedding(ids), src_key_padding_mask=mask)
             meter.end_pass()
             outputs.append(out.contiguous().numpy().tobytes())
