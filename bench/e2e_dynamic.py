@@ -16,7 +16,8 @@ Workloads (the programs are under examples/; each has --help):
   transformer   examples/serve_transformer.py: TransformerEncoder (d_model
                 64, 2 layers), batch uniform in 1..8, sequence length
                 log-normal (median 64 tokens, sigma 0.9 of the log) clipped to
-                8..512, seeded; --keyed names each (batch, length).
+                8..512, seeded; --keyed names each batch size (lengths share
+                its upper-bound plan; until 24 Nov 2026 each (batch, length)).
   batching      examples/serve_transformer.py --batching: Poisson arrivals (3
                 requests per pass on average) of requests of that length
                 distribution, each pass serving everything waiting (at most
