@@ -61,7 +61,8 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
     set(_memplan_example_runs
       "transformer_random_batches\;serve_transformer.py\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
       "transformer_dynamic_batching\;serve_transformer.py\;--batching\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
-      "transformer_keyed\;serve_transformer.py\;--keyed\;--warmup\;8\;--passes\;4\;--max-batch\;2\;--median-tokens\;16\;--sigma\;0"
+      "transformer_keyed\;serve_transformer.py\;--keyed\;--key-by\;shape\;--warmup\;8\;--passes\;4\;--max-batch\;2\;--median-tokens\;16\;--sigma\;0"
+      "transformer_keyed_by_batch\;serve_transformer.py\;--keyed\;--warmup\;8\;--passes\;6\;--max-batch\;2\;--median-tokens\;16"
       "workers_thread_marks\;serve_threads.py\;resnet18\;--workers\;2\;--size\;32\;--warmup\;4\;--requests\;3"
       "train_resnet18_sgd\;train_loop.py\;resnet18\;--batch\;2\;--size\;32\;--warmup\;4\;--steps\;2"
       "train_transformer_adam_eval_loader\;train_loop.py\;transformer\;--optimizer\;adam\;--batch\;2\;--tokens\;16\;--accumulate\;2\;--eval-every\;2\;--loader-workers\;2\;--keyed\;--warmup\;4\;--steps\;2")
