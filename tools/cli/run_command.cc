@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "memplan/replay_config.h"
 #include "exit_codes.h"
 #include "inputs.h"
 #include "preload_launch.h"
@@ -37,6 +38,32 @@ void set_run_environment(const RunArguments& args) {
   if (args.stats) setenv("MEMPLAN_STATS", "1", 1);
 }
 
+// Every knob of the runtime (replay_knobs()), one per entry, its text
+// wrapped at 100 columns under the name.
+std::string knob_lines() {
+  std::string out;
+  for (const memplan::ReplayKnob& knob : memplan::replay_knobs()) {
+    out += "  " + std::string(knob.variable) + " [" + std::string(knob.default_value) + "]\n";
+    std::string line = "      ";
+    size_t start = 0;
+    const std::string_view text = knob.description;
+    while (start < text.size()) {
+      size_t end = text.find(' ', start);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view word = text.substr(start, end - start);
+      if (line.size() > 6 && line.size() + 1 + word.size() > 100) {
+        out += line + "\n";
+        line = "      ";
+      }
+      if (line.size() > 6) line += ' ';
+      line += word;
+      start = end + 1;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_run_command(CLI::App& app) {
@@ -58,13 +85,16 @@ void register_run_command(CLI::App& app) {
       "realloc and the aligned allocations. The program marks its iterations by calling memplan_mark()\n"
       "(memplan/mark.h; from Python: ctypes.CDLL(None).memplan_mark). Each thread's requests are\n"
       "profiled for K iterations, planned at an iteration boundary, and then served from a slab;\n"
-      "requests the plan did not foresee go to glibc's allocator. Every MEMPLAN_* knob of\n"
-      "docs/runtime.md applies. Child processes inherit the library and learn on their own.\n"
-      "memplan exits with the command's exit status.\n"
+      "requests the plan did not foresee go to glibc's allocator. Child processes inherit the\n"
+      "library and learn on their own. memplan exits with the command's exit status.\n"
+      "\n"
+      "Knobs (environment variables read by the library; default in brackets; docs/runtime.md):\n" +
+      knob_lines() +
       "\n"
       "Examples:\n"
       "  memplan run -- python3 infer.py\n"
-      "  memplan run --profile-iterations 3 --stats -- ./train");
+      "  memplan run --profile-iterations 3 --stats -- ./train\n"
+      "  MEMPLAN_MIN_SEQUENCED_SIZE=256 memplan run --stats -- python3 serve.py");
   command->callback([args] {
     if (args->command.empty()) throw CommandError("no command to run: memplan run [--profile-iterations K] -- COMMAND ARGS...");
     if (!args->planner.empty()) {
