@@ -340,6 +340,23 @@ LpResult solve_lp(const Instance& inst, int32_t capacity, bool full, Model** kee
   return r;
 }
 
+// The size of the complete model at `capacity` (every section row), without building it.
+void print_full_size(const Instance& inst, int32_t capacity) {
+  int64_t cols = 0, rows = 0, nnz = 0;
+  for (int32_t i = 0; i < inst.n; ++i) {
+    const int64_t p = std::max<int64_t>(capacity - inst.size[i], 0);
+    cols += p;
+    rows += std::max<int64_t>(p - 1, 0);  // monotonicity rows, 2 non-zeros each
+    nnz += 2 * std::max<int64_t>(p - 1, 0);
+  }
+  for (const auto& members : inst.sections) {
+    rows += capacity;
+    for (int32_t i : members) nnz += 2 * std::max<int64_t>(capacity - inst.size[i], 0);
+  }
+  std::printf("complete model at %" PRId64 " B: rows %" PRId64 "  cols %" PRId64 "  nnz %" PRId64 "\n",
+              static_cast<int64_t>(capacity) * inst.unit, rows, cols, nnz);
+}
+
 void print_lp(const Instance& inst, int32_t capacity, const LpResult& r) {
   std::printf("capacity %" PRId64 " B (%d units): LP %s  rows %d (section rows %d of %" PRId64
               ")  cols %d  nnz %" PRId64 "  rounds %d  %.2f s\n",
@@ -548,6 +565,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_cbp_bound: capacity above 2^24 units; choose a larger --unit\n");
       return 1;
     }
+    print_full_size(inst, static_cast<int32_t>(cap_units));
+    std::fflush(stdout);
     Model* model = nullptr;
     const LpResult r = solve_lp(inst, static_cast<int32_t>(cap_units), opt.full, opt.ip_seconds >= 0 ? &model : nullptr);
     print_lp(inst, static_cast<int32_t>(cap_units), r);
