@@ -130,6 +130,12 @@ __attribute__((constructor)) void on_load() {
 
 // The allocator itself is never destroyed: other libraries' destructors and
 // exit handlers still free blocks after ours run.
+// Every request the drop-in has seen: profiled, served, unplanned, fallback,
+// and those below MEMPLAN_MIN_SEQUENCED_SIZE.
+uint64_t all_requests(const memplan::ReplayStats& s) {
+  return s.served + s.profiled + s.unplanned + s.fallback + s.small;
+}
+
 __attribute__((destructor)) void on_unload() {
   memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (!a || !g_print_stats) return;
@@ -150,9 +156,7 @@ __attribute__((destructor)) void on_unload() {
           (unsigned long long)s.min_shape_load_bytes, (unsigned long long)s.max_shape_load_bytes,
           (unsigned long long)s.plan_bytes, (unsigned long long)s.evictions, (unsigned long long)s.switches,
           (unsigned long long)s.predictions_right, (unsigned long long)s.predictions_wrong,
-          s.served + s.profiled + s.unplanned + s.fallback + s.small == 0
-              ? 0.0
-              : double(s.served) / double(s.served + s.profiled + s.unplanned + s.fallback + s.small));
+          all_requests(s) == 0 ? 0.0 : double(s.served) / double(all_requests(s)));
 }
 
 // The slab block planned for this request, or nullptr.
@@ -356,7 +360,5 @@ MEMPLAN_EXPORT unsigned long long memplan_replay_served(void) {
 // them (the benchmarks' "served after warm-up").
 MEMPLAN_EXPORT unsigned long long memplan_replay_requests(void) {
   memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
-  if (!a) return 0;
-  const memplan::ReplayStats s = a->stats();
-  return s.served + s.profiled + s.unplanned + s.fallback + s.small;
+  return a ? all_requests(a->stats()) : 0;
 }
