@@ -217,6 +217,10 @@ def summarize(runs, config, allocators):
                     if s.get("memplan_requests_after_warmup") is not None]
         if served and requests and sum(requests):
             row["served_after_warmup"] = sum(served) / sum(requests)
+            pooled = [s["memplan_pooled_after_warmup"] for s in good
+                      if s.get("memplan_pooled_after_warmup") is not None]
+            if pooled:
+                row["pooled_after_warmup"] = sum(pooled) / sum(requests)
         stats = [s["stats"] for s in good if "stats" in s]
         if stats:
             row["stats"] = stats
@@ -282,6 +286,7 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
                 return fmt.format(value) if value is not None else "–"
 
             memplan_rows.append(label + [a, show(row.get("served_after_warmup"), "{:.1%}"),
+                                         show(row.get("pooled_after_warmup"), "{:.1%}"),
                                          show(row.get("served_fraction"), "{:.1%}"),
                                          show(row.get("longest_stall_ms"), "{:.1f}"),
                                          show(row.get("plans_held"), "{:.0f}"), show(row.get("variants"), "{:.0f}"),
@@ -297,11 +302,11 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
     print(table(label_columns + [f"{a} faults" for a in allocators] + [f"{a} MiB" for a in allocators],
                 memory_rows))
     if memplan_rows:
-        print(f"\nmemplan: requests served from slabs during the timed {plural} (all rounds), over the whole run "
-              "(MEMPLAN_STATS, median over rounds), longest boundary stall (largest over rounds), plans held and "
-              "variants seen at exit, evictions:\n")
-        print(table(label_columns + ["allocator", "served after warm-up", "served (whole run)", "longest stall ms",
-                                     "plans held", "variants", "evictions"], memplan_rows))
+        print(f"\nmemplan: requests served from slabs and from the small-request pools during the timed {plural} "
+              "(all rounds), served from slabs over the whole run (MEMPLAN_STATS, median over rounds), longest "
+              "boundary stall (largest over rounds), plans held and variants seen at exit, evictions:\n")
+        print(table(label_columns + ["allocator", "served after warm-up", "pooled after warm-up", "served (whole run)",
+                                     "longest stall ms", "plans held", "variants", "evictions"], memplan_rows))
 
 
 def add_run_options(parser, tables_from=True):

@@ -37,6 +37,7 @@ _MARK = _symbol("memplan_mark")
 _MARK_KEY = _symbol("memplan_mark_key", [ctypes.c_uint64])
 _SERVED = _symbol("memplan_replay_served", [], ctypes.c_ulonglong)
 _REQUESTS = _symbol("memplan_replay_requests", [], ctypes.c_ulonglong)
+_POOLED = _symbol("memplan_replay_pooled", [], ctypes.c_ulonglong)
 
 
 def mark(key=None):
@@ -48,12 +49,23 @@ def mark(key=None):
         _MARK()
 
 
-def served_and_requests():
-    """(requests served from slabs, requests seen) by memplan's drop-in so
-    far, or (None, None) when it is not loaded (the tracer has no counters)."""
-    if _SERVED is None:
-        return None, None
-    return int(_SERVED()), (int(_REQUESTS()) if _REQUESTS is not None else None)
+def counters():
+    """(requests served from slabs, requests served from the small-request
+    pools, requests seen) by memplan's drop-in so far; each is None when the
+    loaded library lacks it (the tracer has none)."""
+    def read(function):
+        return int(function()) if function is not None else None
+    return read(_SERVED), read(_POOLED), read(_REQUESTS)
+
+
+def counter_fields(start, end):
+    """The summary fields of two counters() readings: the served count at
+    the end, and what was served, pooled and requested in between."""
+    fields = {"memplan_served": end[0], "memplan_pooled": end[1]}
+    for k, name in enumerate(("served", "pooled", "requests")):
+        fields[f"memplan_{name}_after_warmup"] = (end[k] - start[k] if end[k] is not None and start[k] is not None
+                                                  else None)
+    return fields
 
 
 def percentile(values, q):
@@ -75,13 +87,13 @@ class Meter:
         self.latencies_ms = []
         self.cpu_ms = []
         self._faults_start = None
-        self._counters_start = (None, None)
+        self._counters_start = (None, None, None)
         self._start = self._start_cpu = 0.0
 
     def begin_pass(self, key=None):
         if self.passes == self.warmup:
             self._faults_start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            self._counters_start = served_and_requests()
+            self._counters_start = counters()
         mark(key)
         self._start, self._start_cpu = time.perf_counter(), time.process_time()
 
@@ -97,7 +109,7 @@ class Meter:
         """Closes the last iteration and returns the summary fields."""
         mark()
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        served, requests = served_and_requests()
+        end = counters()
         timed = len(self.latencies_ms)
         summary = {
             "latencies_ms": self.latencies_ms,
@@ -107,15 +119,8 @@ class Meter:
             "minor_faults_per_pass": ((faults - self._faults_start) / timed
                                       if timed and self._faults_start is not None else None),
             "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,  # KiB on Linux
-            "memplan_served": served,
-            "memplan_served_after_warmup": None,
-            "memplan_requests_after_warmup": None,
         }
-        served0, requests0 = self._counters_start
-        if served is not None and served0 is not None:
-            summary["memplan_served_after_warmup"] = served - served0
-        if requests is not None and requests0 is not None:
-            summary["memplan_requests_after_warmup"] = requests - requests0
+        summary.update(counter_fields(self._counters_start, end))
         return summary
 
 

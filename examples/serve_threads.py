@@ -38,7 +38,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from marks import percentile, served_and_requests  # noqa: E402  (beside this file)
+from marks import counter_fields, counters, percentile  # noqa: E402  (beside this file)
 
 _PROCESS = ctypes.CDLL(None)
 
@@ -134,7 +134,7 @@ def main():
     try:
         warm.wait()
         faults_start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        counters_start = served_and_requests()
+        counters_start = counters()
         timed.wait()
     except threading.BrokenBarrierError:
         pass
@@ -144,7 +144,7 @@ def main():
         print("\n".join(failures), file=sys.stderr)
         return 1
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults_start
-    served, requests = served_and_requests()
+    counters_end = counters()
     all_latencies = [x for per in latencies for x in per]
     all_cpu = [x for per in cpu for x in per]
     digest = hashlib.sha256(b"".join(last)).hexdigest()
@@ -163,12 +163,8 @@ def main():
         "latencies_ms": all_latencies, "cpu_ms": all_cpu, "median_ms": median,
         "p99_ms": percentile(all_latencies, 99), "minor_faults_per_pass": faults / len(all_latencies),
         "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "output_sha256": digest,
-        "memplan_served": served, "memplan_served_after_warmup": None, "memplan_requests_after_warmup": None,
     }
-    if served is not None and counters_start[0] is not None:
-        summary["memplan_served_after_warmup"] = served - counters_start[0]
-    if requests is not None and counters_start[1] is not None:
-        summary["memplan_requests_after_warmup"] = requests - counters_start[1]
+    summary.update(counter_fields(counters_start, counters_end))
     print(json.dumps(summary))
     return 0 if agree else 1
 

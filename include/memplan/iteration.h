@@ -32,7 +32,9 @@ struct ReplayStats {
   uint64_t served = 0;           // allocations served from a slab
   uint64_t unplanned = 0;        // allocations in replay left to the backing allocator by the plan
   uint64_t fallback = 0;         // allocations in replay sent to the backing allocator by a deviation
-  uint64_t small = 0;            // allocations below ReplayConfig::min_sequenced_size (backing allocator, no tick)
+  uint64_t small = 0;            // allocations below ReplayConfig::min_sequenced_size left to the backing allocator
+  uint64_t pooled = 0;           // allocations below min_sequenced_size served from the small-request pool
+  uint64_t pool_bytes = 0;       // bytes committed for small-request pools now
   uint64_t busy = 0;             // of those, requests whose block (or one sharing its bytes) was live
   uint64_t deviations = 0;       // iterations that deviated
   uint64_t plans = 0;            // plans made

@@ -35,12 +35,19 @@ struct ReplayConfig {
   int64_t min_planned_size = 0;
   // Requests smaller than this (bytes) are left out of the request sequence
   // altogether (sequence identity: the replay allocator and its drop-in):
-  // the backing allocator serves them, they take no tick and are not
-  // profiled, so two iterations that differ only in such requests agree.
-  // For programs whose small metadata requests vary with the input while
-  // their tensors keep their order (docs/runtime.md, "Small requests").
-  // Keyed identity (the libtorch allocator) ignores it.
-  int64_t min_sequenced_size = 0;
+  // they take no tick and are not profiled, so two iterations that differ
+  // only in such requests agree. The thread's small-request pool serves them
+  // (small_pool_bytes), else the backing allocator. For programs whose small
+  // metadata requests vary with the input while their tensors keep their
+  // order (docs/runtime.md, "Small requests"). Keyed identity (the libtorch
+  // allocator) ignores it. 0: every request takes a tick.
+  int64_t min_sequenced_size = 1024;
+  // Most bytes of each thread's small-request pool (Note [Small-request pool]
+  // in runtime/small_pool.h), which serves the requests below
+  // min_sequenced_size (up to 4 KiB, alignment up to 16) from size-class free
+  // lists in the thread's window. Committed 64 KiB at a time as classes need
+  // it; at most 64 MiB. 0: no pool, those requests go to the backing allocator.
+  int64_t small_pool_bytes = int64_t{64} << 20;
   // Largest slab of one thread (bytes, rounded up to a power of two). Each
   // thread reserves this much address space (no memory) for its slab.
   int64_t max_slab_bytes = int64_t{1} << 30;

@@ -231,8 +231,8 @@ class ReplayPool final : public MemoryPool {
   PoolStats stats() const override {
     const ReplayStats s = replay_.stats();
     PoolStats p;
-    p.hits = s.served;
-    p.misses = s.profiled + s.unplanned + s.fallback;
+    p.hits = s.served + s.pooled;
+    p.misses = s.profiled + s.unplanned + s.fallback + s.small;
     p.allocations = p.hits + p.misses;
     p.cached_bytes = s.slab_bytes;
     p.invalid_frees = s.invalid_frees;

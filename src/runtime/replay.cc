@@ -52,6 +52,7 @@
 #include "runtime/os/os_memory.h"
 #include "runtime/replay_fast.h"
 #include "runtime/slab.h"
+#include "runtime/small_pool.h"
 
 #define MEMPLAN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MEMPLAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -118,6 +119,8 @@ struct ThreadRecord : fast::ThreadFast {
   std::atomic<uint32_t> claimed{0};
   ThreadRecord* next = nullptr;
   uint32_t window = kNoWindow;
+
+  fast::SmallPool small;  // the window's small-request pool (used once `pool` points at it)
 
   // The owner's state.
   bool deviating = false;     // rest of the iteration goes to the backing allocator
@@ -203,6 +206,12 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanPreparer 
   }
 
   ThreadRecord* attach();
+  bool pools_enabled() const { return pool_offset < window_bytes; }
+  // Lets the record's thread use its window's small-request pool: from its
+  // first boundary, or from its first request where that is an iteration.
+  void open_pool(ThreadRecord& r) {
+    if (pools_enabled() && r.window != kNoWindow) r.pool = &r.small;
+  }
   void reset_for_new_thread(ThreadRecord& r);
   // The thread's iteration boundary; `key` names the variant that starts.
   void boundary(ThreadRecord& r, uint64_t e) { boundary(r, e, iteration_key.load(std::memory_order_acquire)); }
@@ -266,10 +275,15 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
       return;
     }
   }
-  // The window: the slab limit rounded up to a power of two (and to pages).
+  // The window: the slab limit rounded up to a power of two (and to pages),
+  // twice that when the window's upper half holds a small-request pool.
   size_t window = std::max<size_t>(rt::os::page_size(), static_cast<size_t>(config.max_slab_bytes));
   unsigned shift = 0;
   while ((size_t{1} << shift) < window) ++shift;
+  const bool pools = config.min_sequenced_size > 0 &&
+                     std::min<int64_t>(config.small_pool_bytes, int64_t{1} << shift) >=
+                         static_cast<int64_t>(fast::kSmallChunkBytes);
+  if (pools) ++shift;
   const uint64_t windows = static_cast<uint64_t>(std::max<int64_t>(config.max_threads, 0));
   if (windows == 0) return;  // no slabs: every thread uses the backing allocator
   if (shift >= 47 || windows > (uint64_t{1} << (47 - shift))) {
@@ -288,8 +302,10 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
   m.window_bytes = size_t{1} << shift;
   m.window_mask = m.window_bytes - 1;
   m.window_shift = shift;
+  m.pool_offset = pools ? m.window_bytes / 2 : m.window_bytes;
   m.windows = static_cast<uint32_t>(windows);
   m.window_plans = std::make_unique<std::atomic<const fast::PlanView*>[]>(m.windows);
+  m.window_pools = std::make_unique<std::atomic<fast::SmallPool*>[]>(m.windows);
 }
 
 
@@ -340,7 +356,13 @@ ThreadRecord* ReplayAllocator::Impl::attach() {
       if (reservation && next_window < windows) {
         found->window = next_window++;
         found->window_base = reservation + (static_cast<size_t>(found->window) << window_shift);
-        found->learner.set_window(found->window_base, window_bytes);
+        found->learner.set_window(found->window_base, pool_offset);
+        if (pools_enabled()) {
+          found->small.setup(found->window_base + pool_offset,
+                             std::min<uint64_t>(static_cast<uint64_t>(config.small_pool_bytes), window_bytes - pool_offset),
+                             static_cast<fast::ThreadFast*>(found));
+          window_pools[found->window].store(&found->small, std::memory_order_release);
+        }
       }
       found->next = records.load(std::memory_order_relaxed);
       records.store(found, std::memory_order_release);
@@ -363,6 +385,7 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.deviating = false;
   r.walk = 0;
   r.update_serving();
+  if (config.profile_before_first_mark) open_pool(r);
   // A job of the previous owner's may still be planned: it is kept until the
   // allocator goes (under records_mutex here); finished ones are dropped.
   std::erase_if(orphaned_jobs, [](const std::unique_ptr<rt::PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
@@ -372,6 +395,7 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
 
 void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e, uint64_t key) {
   r.epoch = e;
+  open_pool(r);
   RecordAdapter adapter(*this, r);
   r.learner.end_iteration(r.deviating, {.preparer = *this, .backing = backing, .planner = planner.get()}, adapter,
                           r.tick, key);
@@ -388,7 +412,7 @@ StatusOr<std::unique_ptr<rt::PreparedPlan>> ReplayAllocator::Impl::prepare(const
   auto served = std::make_unique<ServedPlan>();
   // offset16 holds offsets below 64 GiB.
   const rt::BlockLayout layout{.header_bytes = &header_bytes,
-                               .max_arena = std::min<uint64_t>(window_bytes, (uint64_t{1} << 36) - 1)};
+                               .max_arena = std::min<uint64_t>(pool_offset, (uint64_t{1} << 36) - 1)};
   MEMPLAN_RETURN_IF_ERROR(rt::plan_profile(a, config, layout, *served));
   // One entry per tick, and the sentinel (limit 0) that stops the fast path past the plan.
   served->ticks.assign(a.size() + 1, TickEntry{});
@@ -446,6 +470,17 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
   if (size < min_sequenced) {
     // Not part of the sequence (ReplayConfig::min_sequenced_size): no tick,
     // no profile record, no boundary; its free finds no profile record.
+    // The small-request pool serves it when it can (Note [Small-request pool]).
+    const int pool_class = r->pool ? fast::small_class_aligned(size, alignment) : -1;
+    if (pool_class >= 0) {
+      const uint32_t c = static_cast<uint32_t>(pool_class);
+      void* p = r->pool->pop(c);
+      if (!p) p = r->pool->refill(c, false);
+      if (p) {
+        if (zeroed) std::memset(p, 0, size);
+        return p;
+      }
+    }
     r->learner.counters().small.bump();
     return backing_allocate(size, alignment, zeroed);
   }
@@ -540,11 +575,17 @@ void* ReplayAllocator::reallocate(void* p, size_t size) {
   if (m.owns(p)) {
     ServedPlan* plan;
     uint32_t tick;
-    if (!m.find_block(p, &plan, &tick)) {
+    fast::SmallPool* pool;
+    int c;
+    uint64_t capacity = 0;
+    if (m.find_block(p, &plan, &tick)) {
+      capacity = plan->ticks[tick].limit - 1;
+    } else if (fast::find_small(m, p, &pool, &c) && fast::SmallPool::mark_of(p) != pool->key) {
+      capacity = fast::small_class_bytes(static_cast<uint32_t>(c));
+    } else {
       m.invalid_frees.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
-    const uint64_t capacity = plan->ticks[tick].limit - 1;
     if (size == 0) {
       fast::release(m, p);
       return nullptr;
@@ -570,7 +611,13 @@ size_t ReplayAllocator::usable_size(void* p) {
   if (m.owns(p)) {
     ServedPlan* plan;
     uint32_t tick;
-    return m.find_block(p, &plan, &tick) ? plan->ticks[tick].limit - 1 : 0;
+    if (m.find_block(p, &plan, &tick)) return plan->ticks[tick].limit - 1;
+    fast::SmallPool* pool;
+    int c;
+    if (fast::find_small(m, p, &pool, &c) && fast::SmallPool::mark_of(p) != pool->key) {
+      return fast::small_class_bytes(static_cast<uint32_t>(c));
+    }
+    return 0;
   }
   return m.backing.usable_size(p);
 }
@@ -615,6 +662,8 @@ ReplayStats ReplayAllocator::stats() const {
   for (ThreadRecord* r = m.records.load(std::memory_order_acquire); r; r = r->next) {
     ++s.threads;
     s.served += r->served.get();  // counted on the fast path, in the record's first cache line
+    s.pooled += r->small.pooled.get();
+    s.pool_bytes += r->small.chunks_committed.get() * fast::kSmallChunkBytes;
     r->learner.counters().add_to(s);
   }
   s.invalid_frees = m.invalid_frees.load(std::memory_order_relaxed);
@@ -626,6 +675,8 @@ Status ReplayAllocator::check_invariants() const {
   for (ThreadRecord* r = m.records.load(std::memory_order_acquire); r; r = r->next) {
     const rt::Slab& slab = r->learner.slab();
     MEMPLAN_RETURN_IF_ERROR(slab.check_invariants());
+    if (const char* error = r->small.check()) return Internal(error);
+    if (r->pool && r->pool != &r->small) return Internal("a record uses another window's small-request pool");
     if (r->window == kNoWindow) {
       if (r->phase() != ReplayPhase::kBackingOnly) return Internal("a thread without a slab window is not backing-only");
       continue;

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@ constexpr ReplayKnob kKnobs[] = {
      "iterations that must make the same request sequence (per thread) before the thread plans"},
     {"MEMPLAN_DEVIATIONS_TO_REPROFILE", "3", "consecutive deviating iterations after which a thread profiles again"},
     {"MEMPLAN_MIN_PLANNED_SIZE", "0", "requests below this many bytes stay with the backing allocator"},
-    {"MEMPLAN_MIN_SEQUENCED_SIZE", "0",
-     "requests below this many bytes go to the backing allocator without taking a place in the sequence"},
+    {"MEMPLAN_MIN_SEQUENCED_SIZE", "1024",
+     "requests below this many bytes take no place in the sequence: the small-request pool serves them"},
+    {"MEMPLAN_SMALL_POOL_BYTES", "67108864",
+     "most bytes of each thread's small-request pool (at most 64 MiB; 0: such requests go to the backing allocator)"},
     {"MEMPLAN_MAX_SLAB_BYTES", "1073741824", "largest slab of one thread (address space reserved per thread)"},
     {"MEMPLAN_MAX_THREADS", "64", "threads that get a slab; later ones use the backing allocator only"},
     {"MEMPLAN_MAX_REQUESTS", "1048576", "longest per-thread iteration that is profiled and planned"},
@@ -49,12 +52,15 @@ constexpr ReplayKnob kKnobs[] = {
      "unkeyed marks: learn variants by request structure and predict the next one (0: one variant, as key 0)"},
 };
 
-Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out) {
+Status parse_integer(const char* name, const char* text, int64_t min, int64_t* out,
+                     int64_t max = std::numeric_limits<int64_t>::max()) {
   errno = 0;
   char* end = nullptr;
   const long long value = std::strtoll(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || value < min) {
-    return InvalidArgument(std::string(name) + "='" + text + "': expected an integer >= " + std::to_string(min));
+  if (errno != 0 || end == text || *end != '\0' || value < min || value > max) {
+    std::string expected = "expected an integer >= " + std::to_string(min);
+    if (max != std::numeric_limits<int64_t>::max()) expected += " and <= " + std::to_string(max);
+    return InvalidArgument(std::string(name) + "='" + text + "': " + expected);
   }
   *out = value;
   return Status::Ok();
@@ -145,6 +151,9 @@ ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::strin
        &config.min_planned_size);
   read("MEMPLAN_MIN_SEQUENCED_SIZE", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },
        &config.min_sequenced_size);
+  read("MEMPLAN_SMALL_POOL_BYTES",
+       [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o, int64_t{64} << 20); },
+       &config.small_pool_bytes);
   read("MEMPLAN_MAX_SLAB_BYTES", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 4096, o); },
        &config.max_slab_bytes);
   read("MEMPLAN_MAX_THREADS", [](auto n, auto t, int64_t* o) { return parse_integer(n, t, 0, o); },

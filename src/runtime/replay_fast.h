@@ -5,7 +5,9 @@
 //
 // Allocation fast path (serve), for the calling thread's next request:
 //   1. the thread has a record of this allocator (one TLS compare), and the
-//      request takes a place in the sequence (ReplayConfig::min_sequenced_size);
+//      request takes a place in the sequence (ReplayConfig::min_sequenced_size;
+//      a smaller one is popped from the thread's small-request pool instead,
+//      runtime/small_pool.h);
 //   2. the record serves in the current epoch: `serve_epoch` equals the
 //      allocator's epoch only while the thread replays without deviating, so
 //      one compare covers "replaying", "not deviating" and "no mark since";
@@ -24,7 +26,8 @@
 // header can lie inside the mapping: 16 <= offset <= arena), and a check that
 // the tick's occupant is this very offset — a stale, double or interior free
 // finds 0 or another offset and is counted as invalid — then one release
-// store of 0. Both paths are O(1) amortised, take no lock, make no system
+// store of 0; a pointer into the window's pool half goes to the pool. Both
+// paths are O(1) amortised, take no lock, make no system
 // call, no atomic read-modify-write and no indirect call; anything they do
 // not handle returns "not handled" with nothing changed.
 #pragma once
@@ -36,6 +39,7 @@
 #include <memory>
 
 #include "runtime/counter.h"
+#include "runtime/small_pool.h"
 
 namespace memplan::runtime::fast {
 
@@ -71,7 +75,9 @@ struct ThreadFast {
   uint32_t tick = 0;                     // allocations so far in this iteration
   uint32_t walk = 0;                     // next entry of end_ticks to check
   Counter served;                        // allocations served from the slab
+  SmallPool* pool = nullptr;             // the window's small-request pool, once the thread may use it
 };
+static_assert(sizeof(ThreadFast) <= 64);
 
 // Per allocator: what both fast paths read.
 struct SharedFast {
@@ -84,6 +90,10 @@ struct SharedFast {
   size_t window_bytes = 0;
   size_t window_mask = 0;                // window_bytes - 1
   std::unique_ptr<std::atomic<const PlanView*>[]> window_plans;  // per window: the plan frees consult
+  // The small-request pools (Note [Small-request pool]): each window's upper
+  // part, from pool_offset, when min_sequenced_size turns them on.
+  size_t pool_offset = 0;                                   // window_bytes when there are no pools
+  std::unique_ptr<std::atomic<SmallPool*>[]> window_pools;  // per window: its pool, set once
   std::atomic<uint64_t> invalid_frees{0};
 
   bool owns(const void* p) const {
@@ -110,11 +120,22 @@ inline void write_header(void* block, uint32_t tick) {
   std::memcpy(static_cast<unsigned char*>(block) - sizeof tick, &tick, sizeof tick);
 }
 
+// A block of the thread's small-request pool for a request outside the
+// sequence, or nullptr with nothing changed.
+inline void* serve_small(ThreadFast& r, size_t size, size_t alignment) {
+  SmallPool* pool = r.pool;
+  if (pool == nullptr) return nullptr;
+  const int c = small_class_aligned(size, alignment);
+  if (c < 0) return nullptr;
+  return pool->pop(static_cast<uint32_t>(c));
+}
+
 // The block planned for the calling thread's next request, or nullptr with
 // nothing changed (then the caller takes the allocator's general path).
 [[gnu::always_inline]] inline void* serve(SharedFast& s, size_t size, size_t alignment) {
   const ThreadLink link = t_link;
-  if (__builtin_expect(link.instance_id != s.id || size < s.min_sequenced, 0)) return nullptr;
+  if (__builtin_expect(link.instance_id != s.id, 0)) return nullptr;
+  if (__builtin_expect(size < s.min_sequenced, 0)) return serve_small(*link.record, size, alignment);
   ThreadFast& r = *link.record;
   if (__builtin_expect(r.serve_epoch != s.epoch.load(std::memory_order_acquire), 0)) return nullptr;
   const uint32_t t = r.tick;
@@ -157,17 +178,38 @@ inline bool find_live(const SharedFast& s, const void* p, const PlanView** plan_
   return true;
 }
 
-// Frees p if it is a slab pointer (a live block, or an invalid free that is
-// counted and ignored) and returns true; returns false for any other pointer.
+// The pool block p (inside the reservation) belongs to and its class, or false.
+inline bool find_small(const SharedFast& s, const void* p, SmallPool** pool_out, int* class_out) {
+  const size_t in_reservation = static_cast<size_t>(static_cast<const unsigned char*>(p) - s.reservation);
+  if ((in_reservation & s.window_mask) < s.pool_offset) return false;
+  SmallPool* pool = s.window_pools[in_reservation >> s.window_shift].load(std::memory_order_acquire);
+  if (pool == nullptr) return false;
+  const int c = pool->class_of(p);
+  if (c < 0) return false;
+  *pool_out = pool;
+  *class_out = c;
+  return true;
+}
+
+// Frees p if it is a pointer into the reservation (a live slab or pool block,
+// or an invalid free that is counted and ignored) and returns true; returns
+// false for any other pointer.
 [[gnu::always_inline]] inline bool release(SharedFast& s, void* p) {
   if (!s.owns(p)) return false;
   const PlanView* plan;
   uint32_t t;
   if (__builtin_expect(find_live(s, p, &plan, &t), 1)) {
     plan->occupant[t].store(0, std::memory_order_release);
-  } else {
-    s.invalid_frees.fetch_add(1, std::memory_order_relaxed);  // double, stale or interior free: ignored
+    return true;
   }
+  SmallPool* pool;
+  int c;
+  if (find_small(s, p, &pool, &c)) {
+    const ThreadLink link = t_link;
+    const bool by_owner = link.instance_id == s.id && link.record == pool->owner;
+    if (pool->release(p, static_cast<uint32_t>(c), by_owner)) return true;
+  }
+  s.invalid_frees.fetch_add(1, std::memory_order_relaxed);  // double, stale or interior free: ignored
   return true;
 }
 

@@ -20,9 +20,10 @@ LINE = ("memplan replay: threads {t}, iterations 9, profiled 100, served {served
         "shape loads 1..2 B, plan bytes 4096, evictions 1, switches 0, served fraction 0.250\n")
 
 
-def summary(sha, latencies, served=None, requests=None, faults=0.0, rss_kib=1024, stats=None):
+def summary(sha, latencies, served=None, requests=None, faults=0.0, rss_kib=1024, stats=None, pooled=None):
     s = {"output_sha256": sha, "latencies_ms": latencies, "cpu_ms": latencies, "minor_faults_per_pass": faults,
-         "peak_rss_kib": rss_kib, "memplan_served_after_warmup": served, "memplan_requests_after_warmup": requests}
+         "peak_rss_kib": rss_kib, "memplan_served_after_warmup": served, "memplan_requests_after_warmup": requests,
+         "memplan_pooled_after_warmup": pooled}
     if stats:
         s["stats"] = stats
     return s
@@ -123,7 +124,17 @@ class Summaries(unittest.TestCase):
                                       summary("a", [1.0], served=0, requests=100, stats=stats_b)]}
         s = c.summarize(runs, config, ["glibc", "memplan"])["memplan"]
         self.assertAlmostEqual(s["served_after_warmup"], 0.45)
+        self.assertNotIn("pooled_after_warmup", s)  # a drop-in without pools reports none
         self.assertEqual(s["longest_stall_ms"], 40.0)  # the largest over rounds, not a median
+
+    def test_pooled_after_warmup_is_a_share_of_all_requests(self):
+        config = ("w", 1)
+        runs = {(config, "glibc"): [summary("a", [1.0])],
+                (config, "memplan"): [summary("a", [1.0], served=10, requests=100, pooled=80),
+                                      summary("a", [1.0], served=30, requests=300, pooled=210)]}
+        s = c.summarize(runs, config, ["glibc", "memplan"])["memplan"]
+        self.assertAlmostEqual(s["served_after_warmup"], 0.1)
+        self.assertAlmostEqual(s["pooled_after_warmup"], 0.725)
 
     def test_saved_runs_load_back_in_order(self):
         runs = {(("cnn:resnet18", 1), "memplan"): [summary("a", [1.0])],

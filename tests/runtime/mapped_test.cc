@@ -106,6 +106,7 @@ TEST(ReplayProfileMemoryTest, ProfilingAddsNothingToTheMallocHeap) {
   config.huge_pages = false;
   config.max_threads = 2;
   config.max_slab_bytes = 16 << 20;
+  config.min_sequenced_size = 0;  // every request is profiled
   ReplayAllocator a(config, backing);
   ASSERT_TRUE(a.init_status().ok());
   a.deallocate(a.allocate(64));  // claims this thread's record (a heap object) before measuring

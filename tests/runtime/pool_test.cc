@@ -162,6 +162,7 @@ TEST(PoolTest, ReplayPoolServesARepeatedIterationFromItsSlab) {
   options.replay.max_slab_bytes = 1 << 24;
   options.replay.max_threads = 2;
   options.replay.plan_in_background = false;  // adopted at the boundary that agreed: served from the third iteration
+  options.replay.min_sequenced_size = 0;       // every request in the sequence (the pool's hits include pooled ones)
   auto made = make_pool("replay", device, options);
   ASSERT_TRUE(made.ok()) << made.status().message();
   auto& pool = *made;

@@ -41,6 +41,7 @@ ReplayConfig background_config() {
   config.huge_pages = false;
   config.planner = "greedy_by_size";
   config.plan_in_background = true;
+  config.min_sequenced_size = 0;  // every request in the sequence
   return config;
 }
 

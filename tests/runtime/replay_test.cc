@@ -77,6 +77,9 @@ ReplayConfig test_config() {
   config.max_threads = 8;
   config.huge_pages = false;
   config.planner = "greedy_by_size";
+  // Every request takes a tick: the tests below are about the sequence; the
+  // small-request pool (min_sequenced_size, on by default) has tests of its own.
+  config.min_sequenced_size = 0;
   // The plan is adopted at the boundary that agreed, so that the tests can
   // say which iteration replays; replay_background_test covers the default.
   config.plan_in_background = false;
@@ -144,6 +147,7 @@ TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
   MockBacking backing;
   ReplayConfig config = test_config();
   config.min_sequenced_size = 256;
+  config.small_pool_bytes = 0;  // no pool: the backing allocator serves them
   ReplayAllocator a(config, backing);
   ASSERT_TRUE(a.init_status().ok());
   LiveBlocks live;
@@ -173,8 +177,265 @@ TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
 }
 
+// Note [Small-request pool]: with the pool (the default), the requests below
+// min_sequenced_size come from the thread's window, and the sequence is
+// learnt and served as without it.
+TEST(ReplayTest, SmallRequestPoolServesRequestsOutsideTheSequence) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_sequenced_size = 256;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;
+  for (int iteration = 0; iteration < 5; ++iteration) {
+    std::vector<void*> small;
+    for (int k = 0; k <= iteration; ++k) {
+      small.push_back(a.allocate(192));
+      ASSERT_NE(small.back(), nullptr);
+      EXPECT_TRUE(a.owns(small.back())) << "the pool serves a small request";
+      live.add(small.back(), 192);
+      std::memset(small.back(), 0x40 + k, 192);
+    }
+    const int64_t backing_before = backing.allocations.load();
+    std::vector<void*> pointers;
+    run_iteration(a, sizes, live, &pointers);
+    if (iteration >= 2) {
+      EXPECT_EQ(backing.allocations.load(), backing_before) << "iteration " << iteration;
+      for (void* p : pointers) EXPECT_TRUE(a.owns(p));
+    }
+    for (size_t k = 0; k < small.size(); ++k) {
+      for (size_t b = 0; b < 192; ++b) {
+        ASSERT_EQ(static_cast<unsigned char*>(small[k])[b], 0x40 + k) << "a small block was clobbered";
+      }
+      live.remove(small[k]);
+      a.deallocate(small[k]);
+    }
+    a.mark();
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.pooled, 1u + 2 + 3 + 4 + 5);
+  EXPECT_EQ(s.small, 0u);
+  EXPECT_EQ(s.pool_bytes, 64u << 10) << "one class, one chunk";
+  EXPECT_EQ(s.served, 3 * sizes.size());
+  EXPECT_EQ(s.plans, 1u);
+  EXPECT_EQ(s.invalid_frees, 0u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+// The defaults: requests below 1 KiB are pooled and take no tick; the larger
+// ones make the sequence that is planned and served.
+TEST(ReplayTest, ByDefaultRequestsBelow1KiBArePooledAndTheRestPlanned) {
+  EXPECT_EQ(ReplayConfig{}.min_sequenced_size, 1024);
+  EXPECT_EQ(ReplayConfig{}.small_pool_bytes, 64 << 20);
+  MockBacking backing;
+  ReplayConfig config;
+  config.max_slab_bytes = 16 << 20;
+  config.max_threads = 2;
+  config.plan_in_background = false;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  LiveBlocks live;
+  const std::vector<size_t> sizes = Iteration().sizes;  // 5 of 8 below 1 KiB
+  std::vector<void*> pointers;
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    run_iteration(a, sizes, live, &pointers);
+    a.mark();
+  }
+  for (void* p : pointers) EXPECT_TRUE(a.owns(p));
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.pooled, 3u * 5);
+  EXPECT_EQ(s.served, 3u);  // the third iteration's 2000, 3000 and 4000 B
+  EXPECT_EQ(s.profiled, 2u * 3);
+  EXPECT_EQ(s.small, 0u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+// Random small requests and frees, with a cookie in every block: no block is
+// handed out twice while live, no block is smaller than its request, and a
+// second run of the same requests commits nothing more (freed blocks are reused).
+TEST(ReplayTest, SmallPoolBlocksAreNeverSharedAndAreReused) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_sequenced_size = 4097;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  std::vector<uint64_t> committed;
+  for (int round = 0; round < 2; ++round) {
+    uint64_t state = 12345;  // the same requests in both rounds
+    auto next = [&state] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+    LiveBlocks live;
+    std::vector<std::pair<unsigned char*, size_t>> held;
+    for (int op = 0; op < 20000; ++op) {
+      if (held.empty() || next() % 3 != 0) {
+        const size_t size = 1 + next() % 4096;
+        auto* p = static_cast<unsigned char*>(a.allocate(size));
+        ASSERT_NE(p, nullptr);
+        ASSERT_TRUE(a.owns(p));
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(p) % 16, 0u);
+        ASSERT_GE(a.usable_size(p), size);
+        live.add(p, size);
+        std::memset(p, static_cast<int>(size & 0xff), size);
+        held.push_back({p, size});
+      } else {
+        const size_t k = next() % held.size();
+        auto [p, size] = held[k];
+        for (size_t b = 0; b < size; ++b) ASSERT_EQ(p[b], static_cast<unsigned char>(size & 0xff)) << "cookie";
+        live.remove(p);
+        a.deallocate(p);
+        held[k] = held.back();
+        held.pop_back();
+      }
+    }
+    for (auto [p, size] : held) {
+      live.remove(p);
+      a.deallocate(p);
+    }
+    committed.push_back(a.stats().pool_bytes);
+    ASSERT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  }
+  EXPECT_EQ(committed[1], committed[0]) << "the second round reuses the first round's blocks";
+  EXPECT_EQ(a.stats().small, 0u);
+  EXPECT_EQ(a.stats().invalid_frees, 0u);
+}
+
+// Blocks freed by another thread go to the owner's remote stack and are
+// served to the owner again.
+TEST(ReplayTest, SmallPoolTakesBackBlocksFreedByOtherThreads) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_sequenced_size = 1024;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  constexpr int kBlocks = 500;
+  std::set<void*> first;
+  for (int k = 0; k < kBlocks; ++k) first.insert(a.allocate(100));
+  ASSERT_EQ(first.size(), size_t{kBlocks});
+  const uint64_t bytes = a.stats().pool_bytes;
+  std::thread other([&] {
+    for (void* p : first) a.deallocate(p);
+  });
+  other.join();
+  std::set<void*> second;
+  for (int k = 0; k < kBlocks; ++k) second.insert(a.allocate(100));
+  EXPECT_EQ(second, first) << "the owner reuses what the other thread freed";
+  EXPECT_EQ(a.stats().pool_bytes, bytes);
+  EXPECT_EQ(a.stats().invalid_frees, 0u);
+  for (void* p : second) a.deallocate(p);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+TEST(ReplayTest, SmallPoolIgnoresDoubleAndInteriorFrees) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_sequenced_size = 1024;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  void* p = a.allocate(64);
+  void* q = a.allocate(64);
+  a.deallocate(p);
+  a.deallocate(p);  // double free: counted, ignored
+  EXPECT_EQ(a.stats().invalid_frees, 1u);
+  a.deallocate(static_cast<unsigned char*>(q) + 16);  // interior pointer
+  EXPECT_EQ(a.stats().invalid_frees, 2u);
+  EXPECT_EQ(a.usable_size(p), 0u) << "a free block has no usable size";
+  void* r = a.allocate(64);
+  void* t = a.allocate(64);
+  EXPECT_NE(r, t) << "a double free must not hand one block out twice";
+  EXPECT_NE(t, q);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  for (void* x : {q, r, t}) a.deallocate(x);
+}
+
+TEST(ReplayTest, SmallPoolFullFallsBackToTheBackingAllocator) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_sequenced_size = 1024;
+  config.small_pool_bytes = 64 << 10;  // one chunk
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  std::vector<void*> blocks;
+  for (int k = 0; k < (64 << 10) / 16; ++k) {
+    blocks.push_back(a.allocate(16));
+    ASSERT_TRUE(a.owns(blocks.back()));
+  }
+  void* beyond = a.allocate(16);
+  EXPECT_FALSE(a.owns(beyond)) << "the chunk is full";
+  void* other_class = a.allocate(500);
+  EXPECT_FALSE(a.owns(other_class)) << "no chunk is left for another class";
+  EXPECT_EQ(a.stats().small, 2u);
+  EXPECT_EQ(a.stats().pool_bytes, 64u << 10);
+  a.deallocate(blocks[7]);
+  EXPECT_EQ(a.allocate(16), blocks[7]) << "a freed block is served again";
+  for (void* p : blocks) a.deallocate(p);
+  a.deallocate(beyond);
+  a.deallocate(other_class);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+TEST(ReplayTest, SmallPoolBlocksReallocateAndZero) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_sequenced_size = 1024;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  auto* p = static_cast<unsigned char*>(a.allocate(100));
+  EXPECT_EQ(a.usable_size(p), 112u);
+  std::memset(p, 0x5a, 100);
+  EXPECT_EQ(a.reallocate(p, 110), p) << "grows in place inside its class";
+  auto* q = static_cast<unsigned char*>(a.reallocate(p, 3000));
+  ASSERT_NE(q, nullptr);
+  ASSERT_NE(q, p);
+  for (int b = 0; b < 100; ++b) ASSERT_EQ(q[b], 0x5a);
+  // p went back to its class: calloc of the same class reuses it, zeroed.
+  auto* z = static_cast<unsigned char*>(a.allocate_zeroed(100));
+  EXPECT_EQ(z, p);
+  for (int b = 0; b < 100; ++b) ASSERT_EQ(z[b], 0);
+  a.deallocate(q);
+  a.deallocate(z);
+  EXPECT_EQ(a.stats().invalid_frees, 0u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
+// Alignments up to 64 (libtorch's storages) are pooled; larger alignments
+// and requests above the pool's largest class go to the backing allocator,
+// as without a pool.
+TEST(ReplayTest, SmallPoolServesAlignmentsUpTo64) {
+  MockBacking backing;
+  ReplayConfig config = test_config();
+  config.min_sequenced_size = 8192;
+  ReplayAllocator a(config, backing);
+  ASSERT_TRUE(a.init_status().ok());
+  LiveBlocks live;
+  std::vector<void*> pooled;
+  for (size_t alignment : {32, 64}) {
+    for (size_t size : {0, 1, 17, 48, 65, 100, 200, 257, 300, 1000, 4000, 4096}) {
+      for (int k = 0; k < 3; ++k) {
+        void* p = a.allocate(size, alignment);
+        ASSERT_TRUE(a.owns(p)) << size << " aligned to " << alignment;
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % alignment, 0u) << size << " aligned to " << alignment;
+        EXPECT_GE(a.usable_size(p), size);
+        live.add(p, size);
+        pooled.push_back(p);
+      }
+    }
+  }
+  void* aligned = a.allocate(100, 128);
+  void* large = a.allocate(5000);
+  EXPECT_FALSE(a.owns(aligned));
+  EXPECT_FALSE(a.owns(large));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % 128, 0u);
+  EXPECT_EQ(a.stats().small, 2u);
+  EXPECT_EQ(a.stats().pooled, pooled.size());
+  for (void* p : pooled) a.deallocate(p);
+  a.deallocate(aligned);
+  a.deallocate(large);
+  EXPECT_EQ(a.stats().invalid_frees, 0u);
+  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+}
+
 // Without it, the same program never agrees: its sequences differ in length.
-TEST(ReplayTest, SmallRequestsOfAVaryingCountKeepIterationsApartByDefault) {
+TEST(ReplayTest, SmallRequestsOfAVaryingCountKeepIterationsApartWithoutMinSequencedSize) {
   MockBacking backing;
   ReplayConfig config = test_config();
   config.predict_variants = false;
@@ -655,11 +916,13 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
     if (n == "MEMPLAN_TRIM_BACKING") return "0";
     if (n == "MEMPLAN_MIN_SEQUENCED_SIZE") return "256";
     if (n == "MEMPLAN_PLAN_TIME_SHARE") return "0.1";
+    if (n == "MEMPLAN_SMALL_POOL_BYTES") return "1048576";
     return nullptr;
   };
   StatusOr<ReplayConfig> config = replay_config_from_environment(lookup);
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->min_sequenced_size, 256);
+  EXPECT_EQ(config->small_pool_bytes, 1 << 20);
   EXPECT_DOUBLE_EQ(config->plan_time_share, 0.1);
   EXPECT_EQ(config->profile_iterations, 5);
   EXPECT_FALSE(config->huge_pages);
@@ -667,7 +930,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
   EXPECT_EQ(config->color_span_bytes, 0);
-  EXPECT_EQ(replay_knobs().size(), 21u);
+  EXPECT_EQ(replay_knobs().size(), 22u);
 }
 
 // One bad value rejects that knob only: the others still apply.
@@ -679,6 +942,7 @@ TEST(ReplayTest, AMalformedKnobKeepsItsDefaultAndTheOthersApply) {
     if (n == "MEMPLAN_PLANNER") return "greedy_by_siz";
     if (n == "MEMPLAN_PLAN_TIME_LIMIT") return "-1";
     if (n == "MEMPLAN_TRIM_BACKING") return "Off";
+    if (n == "MEMPLAN_SMALL_POOL_BYTES") return "67108865";  // above the pool's 64 MiB
     return nullptr;
   };
   std::vector<std::string> rejected;
@@ -688,12 +952,17 @@ TEST(ReplayTest, AMalformedKnobKeepsItsDefaultAndTheOthersApply) {
   EXPECT_EQ(config.planner, ReplayConfig{}.planner);
   EXPECT_EQ(config.plan_time_limit_seconds, ReplayConfig{}.plan_time_limit_seconds);
   EXPECT_FALSE(config.trim_backing);
-  ASSERT_EQ(rejected.size(), 3u);
-  EXPECT_NE(rejected[0].find("MEMPLAN_HUGE_PAGES='maybe'"), std::string::npos) << rejected[0];
-  EXPECT_NE(rejected[1].find("MEMPLAN_PLANNER='greedy_by_siz': no such planner"), std::string::npos) << rejected[1];
-  EXPECT_NE(rejected[2].find("MEMPLAN_PLAN_TIME_LIMIT='-1'"), std::string::npos) << rejected[2];
+  EXPECT_EQ(config.small_pool_bytes, ReplayConfig{}.small_pool_bytes);
+  ASSERT_EQ(rejected.size(), 4u);
+  EXPECT_NE(rejected[0].find("MEMPLAN_SMALL_POOL_BYTES='67108865': expected an integer >= 0 and <= 67108864"),
+            std::string::npos)
+      << rejected[0];
+  EXPECT_NE(rejected[1].find("MEMPLAN_HUGE_PAGES='maybe'"), std::string::npos) << rejected[1];
+  EXPECT_NE(rejected[2].find("MEMPLAN_PLANNER='greedy_by_siz': no such planner"), std::string::npos) << rejected[2];
+  EXPECT_NE(rejected[3].find("MEMPLAN_PLAN_TIME_LIMIT='-1'"), std::string::npos) << rejected[3];
   // The strict form fails on the first of them.
-  EXPECT_NE(replay_config_from_environment(lookup).status().message().find("MEMPLAN_HUGE_PAGES"), std::string::npos);
+  EXPECT_NE(replay_config_from_environment(lookup).status().message().find("MEMPLAN_SMALL_POOL_BYTES"),
+            std::string::npos);
 }
 
 TEST(ReplayTest, SwitchesAcceptTheUsualSpellings) {

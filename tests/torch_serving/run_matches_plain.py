@@ -9,9 +9,12 @@ MEMPLAN_STATS=1, and fails unless
   3. the drop-in served requests from its slab: the statistics line on stderr
      says `served N` with N > 0, and so does memplan_replay_served() as the
      script reports it. Identical outputs with nothing served would prove
-     nothing about the replay allocator.
+     nothing about the replay allocator. With --pooled-suffices (before the
+     script's arguments) requests served from the small-request pools
+     (`pooled N`, memplan_replay_pooled()) count too: for short runs of
+     programs whose tensors vary in number, where no plan is expected.
 
-Usage: run_matches_plain.py MEMPLAN_BINARY INFER_SCRIPT WORKDIR [SCRIPT ARGS...]
+Usage: run_matches_plain.py MEMPLAN_BINARY INFER_SCRIPT WORKDIR [--pooled-suffices] [SCRIPT ARGS...]
 """
 import json
 import os
@@ -40,6 +43,9 @@ def main():
         sys.exit(__doc__)
     memplan, script, workdir = sys.argv[1:4]
     script_args = sys.argv[4:]
+    pooled_suffices = bool(script_args) and script_args[0] == "--pooled-suffices"
+    if pooled_suffices:
+        script_args = script_args[1:]
     os.makedirs(workdir, exist_ok=True)
     plain_out = os.path.join(workdir, "plain.bin")
     replay_out = os.path.join(workdir, "replay.bin")
@@ -63,15 +69,22 @@ def main():
     match = matches[-1] if matches else None
     if not match:
         sys.exit(f"FAIL: no statistics line from the drop-in on stderr:\n{replay.stderr}")
-    served, fallback = int(match.group(4)), int(match.group(6))
-    if served == 0 or not replay_summary["memplan_served"]:
+    served = int(match.group(4))
+    pooled_match = re.search(r"pooled (\d+)", replay.stderr[match.start():])
+    pooled = int(pooled_match.group(1)) if pooled_match else 0
+    if pooled_suffices:
+        if served + pooled == 0 or not (replay_summary["memplan_served"] or replay_summary.get("memplan_pooled")):
+            sys.exit(f"FAIL: nothing was served from the slab or the small-request pool ({match.group(0)}, "
+                     f"pooled {pooled}; memplan_replay_served() = {replay_summary['memplan_served']}, "
+                     f"memplan_replay_pooled() = {replay_summary.get('memplan_pooled')})")
+    elif served == 0 or not replay_summary["memplan_served"]:
         sys.exit(f"FAIL: nothing was served from the slab ({match.group(0)}; "
                  f"memplan_replay_served() = {replay_summary['memplan_served']})")
     if plain_summary["memplan_served"] is not None:
         sys.exit("FAIL: the plain run had memplan loaded (is LD_PRELOAD set in the test environment?)")
     fraction = re.search(r"served fraction ([0-9.]+)", replay.stderr)
     print(f"outputs identical ({len(plain_bytes)} bytes, sha256 {plain_summary['output_sha256']}); "
-          f"{match.group(0)}; served fraction {fraction.group(1) if fraction else '?'}")
+          f"{match.group(0)}, pooled {pooled}; served fraction {fraction.group(1) if fraction else '?'}")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,9 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
     # tokens: --sigma 0), so that each key is seen often enough in 12 passes
     # to be planned; the last training run has every variant at once
     # (Adam, accumulation, evaluation passes, keyed marks, fork workers).
+    # The batching loop's tensors vary in number from pass to pass, so 12
+    # passes need not give it a plan: requests served from the small-request
+    # pools count there (--pooled-suffices).
     # workers_thread_marks: two Python threads serving their own requests on
     # one model, each request a memplan_mark_thread boundary.
     # These plan at the boundary that agrees: the runs are a few passes long,
@@ -60,7 +63,7 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ AND TARGET memplan_replay_pre
     # rotating-shapes tests above run with the default, background planning).
     set(_memplan_example_runs
       "transformer_random_batches\;serve_transformer.py\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
-      "transformer_dynamic_batching\;serve_transformer.py\;--batching\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
+      "transformer_dynamic_batching\;serve_transformer.py\;--pooled-suffices\;--batching\;--warmup\;8\;--passes\;4\;--max-batch\;3\;--median-tokens\;16"
       "transformer_keyed\;serve_transformer.py\;--keyed\;--key-by\;shape\;--warmup\;8\;--passes\;4\;--max-batch\;2\;--median-tokens\;16\;--sigma\;0"
       "transformer_keyed_by_batch\;serve_transformer.py\;--keyed\;--warmup\;8\;--passes\;6\;--max-batch\;2\;--median-tokens\;16"
       "workers_thread_marks\;serve_threads.py\;resnet18\;--workers\;2\;--size\;32\;--warmup\;4\;--requests\;3"
