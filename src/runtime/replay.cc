@@ -7,8 +7,11 @@
 // Layout. One reservation of address space holds max_threads windows of
 // window_bytes (a power of two). Thread record w owns window w: its slab is
 // committed at the window's start, and the plan it serves is published in
-// window_plans[w]. A pointer is a slab pointer iff it falls in the
-// reservation (one subtraction and compare); its window is one shift away.
+// window_plans[w]. With min_sequenced_size > 0 the window is twice the slab
+// limit and its upper half, from pool_offset, holds the record's small-request
+// pool (window_pools[w]; runtime/small_pool.h). A pointer is memplan's iff it
+// falls in the reservation (one subtraction and compare); its window is one
+// shift away.
 //
 // Per-thread record. A thread claims a record on its first request (under a
 // mutex) and gives it back at thread exit (pthread key destructor), so thread
@@ -549,7 +552,10 @@ void* ReplayAllocator::allocate_zeroed(size_t size) { return impl_->allocate(siz
 
 void ReplayAllocator::deallocate(void* p) {
   Impl& m = *impl_;
-  if (MEMPLAN_LIKELY(fast::release(m, p))) return;
+  if (MEMPLAN_LIKELY(m.owns(p))) {
+    fast::release_owned(m, p);
+    return;
+  }
   m.deallocate_backing(p);
 }
 

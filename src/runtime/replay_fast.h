@@ -121,9 +121,11 @@ inline void write_header(void* block, uint32_t tick) {
 }
 
 // A block of the thread's small-request pool for a request outside the
-// sequence, or nullptr with nothing changed.
-inline void* serve_small(ThreadFast& r, size_t size, size_t alignment) {
-  SmallPool* pool = r.pool;
+// sequence, or nullptr with nothing changed. (Its caller's one compare covers
+// both "another allocator's record" and "outside the sequence".)
+inline void* serve_small(const SharedFast& s, ThreadLink link, size_t size, size_t alignment) {
+  if (link.instance_id != s.id || size >= s.min_sequenced) return nullptr;
+  SmallPool* pool = link.record->pool;
   if (pool == nullptr) return nullptr;
   const int c = small_class_aligned(size, alignment);
   if (c < 0) return nullptr;
@@ -134,8 +136,9 @@ inline void* serve_small(ThreadFast& r, size_t size, size_t alignment) {
 // nothing changed (then the caller takes the allocator's general path).
 [[gnu::always_inline]] inline void* serve(SharedFast& s, size_t size, size_t alignment) {
   const ThreadLink link = t_link;
-  if (__builtin_expect(link.instance_id != s.id, 0)) return nullptr;
-  if (__builtin_expect(size < s.min_sequenced, 0)) return serve_small(*link.record, size, alignment);
+  if (__builtin_expect(link.instance_id != s.id || size < s.min_sequenced, 0)) {
+    return serve_small(s, link, size, alignment);
+  }
   ThreadFast& r = *link.record;
   if (__builtin_expect(r.serve_epoch != s.epoch.load(std::memory_order_acquire), 0)) return nullptr;
   const uint32_t t = r.tick;
@@ -178,6 +181,12 @@ inline bool find_live(const SharedFast& s, const void* p, const PlanView** plan_
   return true;
 }
 
+// True when p (inside the reservation) lies in its window's pool half.
+inline bool in_pool_half(const SharedFast& s, const void* p) {
+  const size_t in_reservation = static_cast<size_t>(static_cast<const unsigned char*>(p) - s.reservation);
+  return (in_reservation & s.window_mask) >= s.pool_offset;
+}
+
 // The pool block p (inside the reservation) belongs to and its class, or false.
 inline bool find_small(const SharedFast& s, const void* p, SmallPool** pool_out, int* class_out) {
   const size_t in_reservation = static_cast<size_t>(static_cast<const unsigned char*>(p) - s.reservation);
@@ -191,25 +200,41 @@ inline bool find_small(const SharedFast& s, const void* p, SmallPool** pool_out,
   return true;
 }
 
-// Frees p if it is a pointer into the reservation (a live slab or pool block,
-// or an invalid free that is counted and ignored) and returns true; returns
-// false for any other pointer.
-[[gnu::always_inline]] inline bool release(SharedFast& s, void* p) {
-  if (!s.owns(p)) return false;
-  const PlanView* plan;
-  uint32_t t;
-  if (__builtin_expect(find_live(s, p, &plan, &t), 1)) {
-    plan->occupant[t].store(0, std::memory_order_release);
-    return true;
-  }
+// Frees p, a pointer into its window's pool half: a pool block, or an
+// invalid free that is counted and ignored. Out of line (a tail call from
+// release_owned), so that a slab block's free keeps its registers.
+[[gnu::noinline]] inline void release_small(SharedFast& s, void* p) {
   SmallPool* pool;
   int c;
   if (find_small(s, p, &pool, &c)) {
     const ThreadLink link = t_link;
     const bool by_owner = link.instance_id == s.id && link.record == pool->owner;
-    if (pool->release(p, static_cast<uint32_t>(c), by_owner)) return true;
+    if (pool->release(p, static_cast<uint32_t>(c), by_owner)) return;
+  }
+  s.invalid_frees.fetch_add(1, std::memory_order_relaxed);  // double or interior free: ignored
+}
+
+// Frees p, a pointer into the reservation (s.owns(p)): a live slab or pool
+// block, or an invalid free that is counted and ignored.
+[[gnu::always_inline]] inline void release_owned(SharedFast& s, void* p) {
+  if (in_pool_half(s, p)) {
+    release_small(s, p);
+    return;
+  }
+  const PlanView* plan;
+  uint32_t t;
+  if (__builtin_expect(find_live(s, p, &plan, &t), 1)) {
+    plan->occupant[t].store(0, std::memory_order_release);
+    return;
   }
   s.invalid_frees.fetch_add(1, std::memory_order_relaxed);  // double, stale or interior free: ignored
+}
+
+// Frees p if it is a pointer into the reservation (release_owned) and
+// returns true; returns false for any other pointer.
+[[gnu::always_inline]] inline bool release(SharedFast& s, void* p) {
+  if (!s.owns(p)) return false;
+  release_owned(s, p);
   return true;
 }
 

@@ -60,13 +60,28 @@ constexpr unsigned kSmallChunkShift = 16;  // 64 KiB chunks
 constexpr uint64_t kSmallChunkBytes = uint64_t{1} << kSmallChunkShift;
 constexpr uint32_t kSmallMaxChunks = 1024;  // 64 MiB of pool per thread at most
 
-// The class of a request of `size` bytes (size <= kSmallMaxBytes).
-inline uint32_t small_class(uint64_t size) {
+// The class of a request of `size` bytes (size <= kSmallMaxBytes), computed.
+constexpr uint32_t small_class_computed(uint64_t size) {
   const uint64_t s = size == 0 ? 0 : size - 1;
   if (s < 256) return static_cast<uint32_t>(s >> 4);
   const unsigned e = 63 - static_cast<unsigned>(__builtin_clzll(s));  // 8..11
   return 16 + (e - 8) * 4 + static_cast<uint32_t>((s >> (e - 2)) & 3);
 }
+
+// The same, looked up: every class boundary is a multiple of 16, so the
+// class of `size` is the class of size rounded up to 16 (one byte per 16 B).
+struct SmallClassOf {
+  uint8_t of16[kSmallMaxBytes / 16 + 1];
+};
+constexpr SmallClassOf make_small_class_of() {
+  SmallClassOf t{};
+  for (uint64_t k = 0; k <= kSmallMaxBytes / 16; ++k) t.of16[k] = static_cast<uint8_t>(small_class_computed(k * 16));
+  return t;
+}
+inline constexpr SmallClassOf kSmallClassOf = make_small_class_of();
+
+// The class of a request of `size` bytes (size <= kSmallMaxBytes).
+inline uint32_t small_class(uint64_t size) { return kSmallClassOf.of16[(size + 15) >> 4]; }
 
 constexpr uint64_t kSmallMaxAlignment = 64;
 
@@ -81,6 +96,21 @@ constexpr uint64_t small_class_bytes(uint32_t c) {
 constexpr uint64_t small_class_inverse(uint32_t c) {
   return ((uint64_t{1} << 32) + small_class_bytes(c) - 1) / small_class_bytes(c);
 }
+
+// Both per class, as tables for the free path (computed at compile time).
+struct SmallClassTable {
+  uint32_t bytes[kSmallClasses];
+  uint64_t inverse[kSmallClasses];
+};
+constexpr SmallClassTable make_small_class_table() {
+  SmallClassTable t{};
+  for (uint32_t c = 0; c < kSmallClasses; ++c) {
+    t.bytes[c] = static_cast<uint32_t>(small_class_bytes(c));
+    t.inverse[c] = small_class_inverse(c);
+  }
+  return t;
+}
+inline constexpr SmallClassTable kSmallClassTable = make_small_class_table();
 
 // The class of a request of `size` bytes aligned to `alignment` (a power of
 // two), or -1 when the pool does not serve it. Blocks of a class lie at
@@ -157,8 +187,8 @@ struct SmallPool {
     if (c1 == 0) return -1;
     const uint32_t c = c1 - 1;
     const uint64_t in_chunk = in_area & (kSmallChunkBytes - 1);
-    const uint64_t index = (in_chunk * small_class_inverse(c)) >> 32;
-    if (index * small_class_bytes(c) != in_chunk) return -1;  // interior pointer
+    const uint64_t index = (in_chunk * kSmallClassTable.inverse[c]) >> 32;
+    if (index * kSmallClassTable.bytes[c] != in_chunk) return -1;  // interior pointer
     return static_cast<int>(c);
   }
 

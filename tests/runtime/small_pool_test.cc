@@ -18,6 +18,7 @@ TEST(SmallPoolClasses, EverySizeGetsTheSmallestClassThatHoldsIt) {
   }
   for (uint64_t size = 0; size <= kSmallMaxBytes; ++size) {
     const uint32_t c = small_class(size);
+    ASSERT_EQ(c, small_class_computed(size)) << "the table and the computation agree at " << size;
     ASSERT_LT(c, kSmallClasses) << size;
     ASSERT_GE(small_class_bytes(c), size) << size;
     if (c > 0) ASSERT_LT(small_class_bytes(c - 1), size) << size;
