@@ -142,12 +142,14 @@ TEST(ReplayTest, ServesTheThirdIterationFromTheSlab) {
 
 // ReplayConfig::min_sequenced_size: small requests whose number changes
 // from one iteration to the next take no tick, so the larger ones still make
-// one sequence that is learnt and served.
-TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
+// one sequence that is learnt and served. Without a small-request pool the
+// backing allocator serves them; with one (Note [Small-request pool], the
+// default) the thread's window does. Either way their bytes stay theirs.
+void run_small_requests_outside_the_sequence(bool pool) {
   MockBacking backing;
   ReplayConfig config = test_config();
   config.min_sequenced_size = 256;
-  config.small_pool_bytes = 0;  // no pool: the backing allocator serves them
+  if (!pool) config.small_pool_bytes = 0;
   ReplayAllocator a(config, backing);
   ASSERT_TRUE(a.init_status().ok());
   LiveBlocks live;
@@ -158,42 +160,7 @@ TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
     for (int k = 0; k <= iteration; ++k) {
       small.push_back(a.allocate(192));
       ASSERT_NE(small.back(), nullptr);
-      EXPECT_FALSE(a.owns(small.back())) << "a small request is the backing allocator's";
-    }
-    const int64_t backing_before = backing.allocations.load();
-    std::vector<void*> pointers;
-    run_iteration(a, sizes, live, &pointers);
-    if (iteration >= 2) {
-      EXPECT_EQ(backing.allocations.load(), backing_before) << "iteration " << iteration;
-      for (void* p : pointers) EXPECT_TRUE(a.owns(p));
-    }
-    for (void* p : small) a.deallocate(p);
-    a.mark();
-  }
-  const ReplayStats s = a.stats();
-  EXPECT_EQ(s.small, 1u + 2 + 3 + 4 + 5);
-  EXPECT_EQ(s.served, 3 * sizes.size());
-  EXPECT_EQ(s.plans, 1u);
-  EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
-}
-
-// Note [Small-request pool]: with the pool (the default), the requests below
-// min_sequenced_size come from the thread's window, and the sequence is
-// learnt and served as without it.
-TEST(ReplayTest, SmallRequestPoolServesRequestsOutsideTheSequence) {
-  MockBacking backing;
-  ReplayConfig config = test_config();
-  config.min_sequenced_size = 256;
-  ReplayAllocator a(config, backing);
-  ASSERT_TRUE(a.init_status().ok());
-  LiveBlocks live;
-  const std::vector<size_t> sizes = Iteration().sizes;
-  for (int iteration = 0; iteration < 5; ++iteration) {
-    std::vector<void*> small;
-    for (int k = 0; k <= iteration; ++k) {
-      small.push_back(a.allocate(192));
-      ASSERT_NE(small.back(), nullptr);
-      EXPECT_TRUE(a.owns(small.back())) << "the pool serves a small request";
+      EXPECT_EQ(a.owns(small.back()), pool) << "a small request is the pool's, or the backing allocator's";
       live.add(small.back(), 192);
       std::memset(small.back(), 0x40 + k, 192);
     }
@@ -214,14 +181,20 @@ TEST(ReplayTest, SmallRequestPoolServesRequestsOutsideTheSequence) {
     a.mark();
   }
   const ReplayStats s = a.stats();
-  EXPECT_EQ(s.pooled, 1u + 2 + 3 + 4 + 5);
-  EXPECT_EQ(s.small, 0u);
-  EXPECT_EQ(s.pool_bytes, 64u << 10) << "one class, one chunk";
+  EXPECT_EQ(pool ? s.pooled : s.small, 1u + 2 + 3 + 4 + 5);
+  EXPECT_EQ(pool ? s.small : s.pooled, 0u);
+  EXPECT_EQ(s.pool_bytes, pool ? 64u << 10 : 0u) << "one class, one chunk";
   EXPECT_EQ(s.served, 3 * sizes.size());
   EXPECT_EQ(s.plans, 1u);
   EXPECT_EQ(s.invalid_frees, 0u);
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
 }
+
+TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
+  run_small_requests_outside_the_sequence(false);
+}
+
+TEST(ReplayTest, SmallRequestPoolServesRequestsOutsideTheSequence) { run_small_requests_outside_the_sequence(true); }
 
 // The defaults: requests below 1 KiB are pooled and take no tick; the larger
 // ones make the sequence that is planned and served.
