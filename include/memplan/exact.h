@@ -83,6 +83,13 @@ struct ExactOptions {
   // at the lower bound. A sub-problem's optimum never exceeds the problem's,
   // so each refutation raises the proven bound, often above the load.
   bool subproblem_bounds = true;
+  // solve_minimize on problems below window_threshold, with a time limit:
+  // the share of the time limit (0..1) kept for repairing the best plan by
+  // windows (improve_by_windows with repair_window_buffers) after the capacity
+  // portfolio has had the rest. 0 = off (see docs/exact.md, issue 16 item 1).
+  double repair_share = 0;
+  // Movable buffers in the smallest repair window (doubling 4 times).
+  int64_t repair_window_buffers = 16;
 
   // --- pruning and search switches (all on by default) ---
   // Place buffers in non-decreasing (offset, rank) order only, so that each

@@ -34,6 +34,10 @@
 //      decides every capacity as a decision would. Plans lower the upper
 //      bound; complete refutations raise the lower bound (to the search's
 //      next capacity: a jump, not +1); time-outs prove nothing.
+//   3b. Repair (options.repair_share > 0, off by default): steps 2c and 3
+//      stop at (1 - share) of the time limit and improve_by_windows repairs
+//      the best plan with the rest (small windows of repair_window_buffers).
+//      Measured on D and J: it never lowered the plan (docs/exact.md).
 //   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
 //      with the best plan and the best proven lower bound (kTimedOut).
 // Each decision costs what the search costs (exponential worst case); the
@@ -359,6 +363,15 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     running = false;
   }
   running = running && search.has_value();
+  // Repair (options.repair_share): the search's probes stop early and leave
+  // the rest of the time to windows around the best plan's peak.
+  const bool repair = running && options.repair_share > 0 && options.time_limit_seconds > 0;
+  solver::StopCondition search_stop = stop;
+  if (repair) {
+    const double share = std::min(1.0, options.repair_share);
+    search_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>((1 - share) * options.time_limit_seconds));
+  }
 
   // 2c. Descending probes: halve the gap from above with short searches while
   //     they keep finding plans. Capacities well above the optimum are easy
@@ -370,7 +383,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     while (running && lower < upper && upper - lower > 1) {  // lower may be INT64_MAX
       const int64_t probe = round_up_to(lower + (upper - lower) / 2, input.granule);
       if (probe >= upper) break;
-      const Decision d = decide(*search, probe, probe_budget, stop, &result.stats);
+      const Decision d = decide(*search, probe, probe_budget, search_stop, &result.stats);
       MEMPLAN_ASSIGN_OR_RETURN(running, absorb(probe, d));
       if (d.verdict == solver::SearchVerdict::kStopped) break;
     }
@@ -387,11 +400,11 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     solver::CapacityBounds bounds(lower, upper, input.granule);
     const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
       ++result.stats.decisions;
-      solver::StopCondition probe_stop = stop;
+      solver::StopCondition probe_stop = search_stop;
       if (p.max_seconds > 0) {
         const Clock::time_point cap =
             Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.max_seconds));
-        probe_stop.deadline = stop.has_deadline ? std::min(stop.deadline, cap) : cap;
+        probe_stop.deadline = search_stop.has_deadline ? std::min(search_stop.deadline, cap) : cap;
         probe_stop.has_deadline = true;
       }
       const solver::SearchVerdict verdict = search->decide(p.capacity, capped(p.node_budget), probe_stop,
@@ -411,10 +424,10 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       return out;
     };
     const solver::RaiseFloorFn raise = [&](solver::CapacityBounds* b, int64_t budget) -> StatusOr<bool> {
-      if (!subproblems || subproblems->live() == 0) return !stop.reached();
+      if (!subproblems || subproblems->live() == 0) return !search_stop.reached();
       int64_t floor = b->floor();
       const int64_t share = budget / static_cast<int64_t>(subproblems->live());
-      const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), stop,
+      const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), search_stop,
                                             &result.stats, /*allow_restarts=*/false);
       if (floor > b->floor()) b->refuted(floor - 1, floor);
       return still;
@@ -424,10 +437,33 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
                                        .max_budget = options.node_limit,
                                        .orders = search->key_order_count()};
     MEMPLAN_ASSIGN_OR_RETURN(const solver::PortfolioStats portfolio,
-                             solver::run_capacity_portfolio(&bounds, schedule, probe, [&] { return stop.reached(); },
+                             solver::run_capacity_portfolio(&bounds, schedule, probe, [&] { return search_stop.reached(); },
                                                             raise, [&] { return seconds_since(start); }));
     result.stats.capacity_probes = portfolio.probes;
     lower = std::max(lower, bounds.floor());
+  }
+
+  // 4. Repair: windows around the best plan's peak with the time left.
+  if (repair && best && lower < upper && !stop.reached()) {
+    ExactOptions window_options = options;
+    window_options.window_buffers = options.repair_window_buffers;
+    window_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
+    StatusOr<ExactResult> windows = improve_by_windows(problem, *best, window_options);
+    if (!windows.ok()) return windows.status();
+    ExactResult& improved = *windows;
+    result.stats.nodes += improved.stats.nodes;
+    result.stats.backtracks += improved.stats.backtracks;
+    result.stats.decisions += improved.stats.decisions;
+    result.stats.windows += improved.stats.windows;
+    result.stats.windows_improved += improved.stats.windows_improved;
+    result.stats.window_passes += improved.stats.window_passes;
+    // windows_exhausted is not passed on: the search stopped early for the
+    // repair, so more time could still have helped.
+    if (improved.plan && improved.plan->arena < best->arena) {
+      result.stats.seconds_to_best = seconds_since(start) - improved.stats.seconds + improved.stats.seconds_to_best;
+      best = std::move(improved.plan);
+      upper = best->arena;
+    }
   }
 
   result.plan = std::move(best);

@@ -1,8 +1,9 @@
 // exact_window_test.cc — the exact planner's proven lower bounds (never above
 // a brute-force optimum, rounded to the size granule) and windowed improvement
 // of large problems (validated, never worse than its start, fixed buffers
-// untouched, long-lived peaks lowered by band windows). The validator is the
-// oracle for every plan.
+// untouched, long-lived peaks lowered by band windows), and the repair of a
+// small problem's best plan by windows (ExactOptions::repair_share). The
+// validator is the oracle for every plan.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -272,6 +273,38 @@ TEST(ExactWindows, LargeMinimisationIsWindowedAndNeverWorseThanPortfolio) {
   EXPECT_GE(r->lower_bound, load(problem));
   // Either the dive at the load met it, or windows ran on the start plan.
   EXPECT_TRUE(r->outcome == ExactOutcome::kOptimal || r->stats.windows > 0);
+}
+
+// The repair phase (ExactOptions::repair_share, off by default) on a small
+// problem: with the search held to one node per decision, only the windows
+// can lower the naive start plan, and they must (validated, fixed buffers
+// untouched, never above the start).
+TEST(ExactRepair, WindowsRepairTheBestPlanAfterTheSearchOnSmallProblems) {
+  for (const uint64_t seed : {uint64_t{4}, uint64_t{5}}) {
+    const Started s = naive_start(200, seed);
+    ExactOptions options{.time_limit_seconds = 2, .node_limit = 1, .start_plan = &s.start};
+    options.repair_share = 0.9;
+    options.repair_window_buffers = 16;
+    StatusOr<ExactResult> r = solve_minimize(s.problem, options);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_TRUE(r->plan.has_value());
+    const ValidationResult v = validate(s.problem, *r->plan);
+    EXPECT_TRUE(v.ok()) << v.message;
+    EXPECT_GT(r->stats.windows, 0) << "seed " << seed;
+    EXPECT_GT(r->stats.windows_improved, 0) << "seed " << seed;
+    EXPECT_LT(r->plan->arena, s.start.arena) << "seed " << seed;
+    EXPECT_GE(r->plan->arena, r->lower_bound);
+    EXPECT_FALSE(r->stats.windows_exhausted);  // the search stopped early: not "more time would not help"
+    for (size_t i = 0; i < s.problem.size(); ++i) {
+      if (s.problem.buffers[i].offset) EXPECT_EQ(r->plan->offsets[i], *s.problem.buffers[i].offset) << "buffer " << i;
+    }
+    // Off (the default): the same search runs no window and cannot improve the start.
+    options.repair_share = 0;
+    StatusOr<ExactResult> off = solve_minimize(s.problem, options);
+    ASSERT_TRUE(off.ok()) << off.status().to_string();
+    EXPECT_EQ(off->stats.windows, 0);
+    EXPECT_EQ(off->plan->arena, s.start.arena) << "seed " << seed;
+  }
 }
 
 }  // namespace
