@@ -31,7 +31,7 @@
 //                    [--no-canonical] [--no-sections] [--no-overload] [--overload-after N]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
 //                    [--no-subproblems] [--nodes N] [--count N] [--height BYTES]
-//                    [--repair-share FRACTION] [--repair-window-buffers N]
+//                    [--repair-share FRACTION] [--repair-band-buffers N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,7 +84,7 @@ void usage() {
                "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
                "                   [--no-decomposition] [--no-restarts]\n"
                "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n"
-               "                   [--repair-share FRACTION] [--repair-window-buffers N]\n");
+               "                   [--repair-share FRACTION] [--repair-band-buffers N]\n");
 }
 
 double peak_resident_mib() {
@@ -350,7 +350,7 @@ int main(int argc, char** argv) {
     else if (arg == "--no-restarts") options.restarts = false;
     else if (arg == "--no-subproblems") options.subproblem_bounds = false;
     else if (arg == "--repair-share") options.repair_share = std::atof(value().c_str());
-    else if (arg == "--repair-window-buffers") options.repair_window_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
+    else if (arg == "--repair-band-buffers") options.repair_band_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
     else if (arg == "--count") puzzle_count = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--height") puzzle_height = std::max<int64_t>(1, std::atoll(value().c_str()));
     else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str()));
@@ -438,10 +438,9 @@ int main(int argc, char** argv) {
                   first.result.stats.seconds_to_best, theirs, ratio,
                   first.valid ? "" : "  INVALID PLAN");
       if (m == "minimize" && options.repair_share > 0) {
-        std::printf("     repair: %lld windows, %lld improved, %lld passes\n",
+        std::printf("     repair: %lld bands decided, %lld improved the plan\n",
                     static_cast<long long>(first.result.stats.windows),
-                    static_cast<long long>(first.result.stats.windows_improved),
-                    static_cast<long long>(first.result.stats.window_passes));
+                    static_cast<long long>(first.result.stats.windows_improved));
       }
       std::fflush(stdout);
     }

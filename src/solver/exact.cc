@@ -34,10 +34,10 @@
 //      decides every capacity as a decision would. Plans lower the upper
 //      bound; complete refutations raise the lower bound (to the search's
 //      next capacity: a jump, not +1); time-outs prove nothing.
-//   3b. Repair (options.repair_share > 0, off by default): steps 2c and 3
-//      stop at (1 - share) of the time limit and improve_by_windows repairs
-//      the best plan with the rest (small windows of repair_window_buffers).
-//      Measured on D and J: it never lowered the plan (docs/exact.md).
+//   3b. Repair (options.repair_share > 0): steps 2c and 3 stop at
+//      (1 - share) of the time limit, and repair_by_bands (window.h) frees
+//      the buffers at the top of the best plan, k at a time, and decides them
+//      under arena - 1 with the rest fixed, with the time left.
 //   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
 //      with the best plan and the best proven lower bound (kTimedOut).
 // Each decision costs what the search costs (exponential worst case); the
@@ -57,6 +57,7 @@
 #include "solver/canonical_search.h"
 #include "solver/capacity_portfolio.h"
 #include "solver/subproblem_bounds.h"
+#include "solver/window.h"
 
 namespace memplan {
 namespace {
@@ -66,6 +67,8 @@ using Clock = std::chrono::steady_clock;
 // Node budget from which minimisation decides at its lower bound without
 // restarts (see solve_minimize, step 3).
 constexpr int64_t kProofBudget = int64_t{1} << 20;
+// Node budget of one band decision of the repair (options.repair_share).
+constexpr int64_t kRepairBudget = int64_t{1} << 18;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -443,25 +446,23 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     lower = std::max(lower, bounds.floor());
   }
 
-  // 4. Repair: windows around the best plan's peak with the time left.
+  // 4. Repair: bands at the top of the best plan with the time left.
   if (repair && best && lower < upper && !stop.reached()) {
-    ExactOptions window_options = options;
-    window_options.window_buffers = options.repair_window_buffers;
-    window_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
-    StatusOr<ExactResult> windows = improve_by_windows(problem, *best, window_options);
-    if (!windows.ok()) return windows.status();
-    ExactResult& improved = *windows;
-    result.stats.nodes += improved.stats.nodes;
-    result.stats.backtracks += improved.stats.backtracks;
-    result.stats.decisions += improved.stats.decisions;
-    result.stats.windows += improved.stats.windows;
-    result.stats.windows_improved += improved.stats.windows_improved;
-    result.stats.window_passes += improved.stats.window_passes;
+    ExactOptions band_options = options;
+    band_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
+    StatusOr<ExactResult> repaired = solver::repair_by_bands(problem, *best, options.repair_band_buffers,
+                                                             kRepairBudget, band_options);  // its own budget: node_limit caps the search's decisions
+    if (!repaired.ok()) return repaired.status();
+    result.stats.nodes += repaired->stats.nodes;
+    result.stats.backtracks += repaired->stats.backtracks;
+    result.stats.decisions += repaired->stats.decisions;
+    result.stats.windows += repaired->stats.windows;
+    result.stats.windows_improved += repaired->stats.windows_improved;
     // windows_exhausted is not passed on: the search stopped early for the
     // repair, so more time could still have helped.
-    if (improved.plan && improved.plan->arena < best->arena) {
-      result.stats.seconds_to_best = seconds_since(start) - improved.stats.seconds + improved.stats.seconds_to_best;
-      best = std::move(improved.plan);
+    if (repaired->plan && repaired->plan->arena < best->arena) {
+      result.stats.seconds_to_best = seconds_since(start) - repaired->stats.seconds + repaired->stats.seconds_to_best;
+      best = std::move(repaired->plan);
       upper = best->arena;
     }
   }
