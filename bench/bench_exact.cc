@@ -350,7 +350,9 @@ int main(int argc, char** argv) {
     else if (arg == "--no-restarts") options.restarts = false;
     else if (arg == "--no-subproblems") options.subproblem_bounds = false;
     else if (arg == "--repair-share") options.repair_share = std::atof(value().c_str());
-    else if (arg == "--repair-band-buffers") options.repair_band_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
+    else if (arg == "--repair-band-buffers") {
+      options.repair_band_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
+    }
     else if (arg == "--count") puzzle_count = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--height") puzzle_height = std::max<int64_t>(1, std::atoll(value().c_str()));
     else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str()));

@@ -397,74 +397,84 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   //    plan, bisection between them and a sweep across the gap, each probe a
   //    bounded decision; plans lower the ceiling, complete refutations raise
   //    the floor.
-  if (running && lower < upper) {
-    std::optional<solver::SubproblemBounds> subproblems;
-    if (options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
-    solver::CapacityBounds bounds(lower, upper, input.granule);
-    const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
-      ++result.stats.decisions;
-      solver::StopCondition probe_stop = search_stop;
-      if (p.max_seconds > 0) {
-        const Clock::time_point cap =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.max_seconds));
-        probe_stop.deadline = search_stop.has_deadline ? std::min(search_stop.deadline, cap) : cap;
-        probe_stop.has_deadline = true;
-      }
-      const solver::SearchVerdict verdict = search->decide(p.capacity, capped(p.node_budget), probe_stop,
-                                                           &result.stats, p.allow_restarts, p.first_order);
-      solver::ProbeResult out;
-      if (verdict == solver::SearchVerdict::kFound) {
-        MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
-        out = {.verdict = solver::ProbeVerdict::kPlan, .arena = plan.arena};
-        if (plan.arena < upper) {
-          upper = plan.arena;
-          best = std::move(plan);
-          result.stats.seconds_to_best = seconds_since(start);
+  for (int phase = 0; phase < 2; ++phase) {
+    bool resume = false;
+    if (running && lower < upper) {
+      std::optional<solver::SubproblemBounds> subproblems;
+      if (options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
+      solver::CapacityBounds bounds(lower, upper, input.granule);
+      const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
+        ++result.stats.decisions;
+        solver::StopCondition probe_stop = search_stop;
+        if (p.max_seconds > 0) {
+          const Clock::time_point cap =
+              Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.max_seconds));
+          probe_stop.deadline = search_stop.has_deadline ? std::min(search_stop.deadline, cap) : cap;
+          probe_stop.has_deadline = true;
         }
-      } else if (verdict == solver::SearchVerdict::kExhausted) {
-        out = {.verdict = solver::ProbeVerdict::kRefuted, .next_capacity = search->next_capacity()};
-      }
-      return out;
-    };
-    const solver::RaiseFloorFn raise = [&](solver::CapacityBounds* b, int64_t budget) -> StatusOr<bool> {
-      if (!subproblems || subproblems->live() == 0) return !search_stop.reached();
-      int64_t floor = b->floor();
-      const int64_t share = budget / static_cast<int64_t>(subproblems->live());
-      const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), search_stop,
-                                            &result.stats, /*allow_restarts=*/false);
-      if (floor > b->floor()) b->refuted(floor - 1, floor);
-      return still;
-    };
-    solver::PortfolioSchedule schedule{.base_budget = capped(2 * quick_budget),
-                                       .proof_budget = kProofBudget,
-                                       .max_budget = options.node_limit,
-                                       .orders = search->key_order_count()};
-    MEMPLAN_ASSIGN_OR_RETURN(const solver::PortfolioStats portfolio,
-                             solver::run_capacity_portfolio(&bounds, schedule, probe, [&] { return search_stop.reached(); },
-                                                            raise, [&] { return seconds_since(start); }));
-    result.stats.capacity_probes = portfolio.probes;
-    lower = std::max(lower, bounds.floor());
-  }
-
-  // 4. Repair: bands at the top of the best plan with the time left.
-  if (repair && best && lower < upper && !stop.reached()) {
-    ExactOptions band_options = options;
-    band_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
-    StatusOr<ExactResult> repaired = solver::repair_by_bands(problem, *best, options.repair_band_buffers,
-                                                             kRepairBudget, band_options);  // its own budget: node_limit caps the search's decisions
-    if (!repaired.ok()) return repaired.status();
-    result.stats.nodes += repaired->stats.nodes;
-    result.stats.backtracks += repaired->stats.backtracks;
-    result.stats.decisions += repaired->stats.decisions;
-    result.stats.windows += repaired->stats.windows;
-    result.stats.windows_improved += repaired->stats.windows_improved;
-    // windows_exhausted is not passed on: the search stopped early for the
-    // repair, so more time could still have helped.
-    if (repaired->plan && repaired->plan->arena < best->arena) {
-      result.stats.seconds_to_best = seconds_since(start) - repaired->stats.seconds + repaired->stats.seconds_to_best;
-      best = std::move(repaired->plan);
-      upper = best->arena;
+        const solver::SearchVerdict verdict = search->decide(p.capacity, capped(p.node_budget), probe_stop,
+                                                             &result.stats, p.allow_restarts, p.first_order);
+        solver::ProbeResult out;
+        if (verdict == solver::SearchVerdict::kFound) {
+          MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
+          out = {.verdict = solver::ProbeVerdict::kPlan, .arena = plan.arena};
+          if (plan.arena < upper) {
+            upper = plan.arena;
+            best = std::move(plan);
+            result.stats.seconds_to_best = seconds_since(start);
+          }
+        } else if (verdict == solver::SearchVerdict::kExhausted) {
+          out = {.verdict = solver::ProbeVerdict::kRefuted, .next_capacity = search->next_capacity()};
+        }
+        return out;
+      };
+      const solver::RaiseFloorFn raise = [&](solver::CapacityBounds* b, int64_t budget) -> StatusOr<bool> {
+        if (!subproblems || subproblems->live() == 0) return !search_stop.reached();
+        int64_t floor = b->floor();
+        const int64_t share = budget / static_cast<int64_t>(subproblems->live());
+        const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), search_stop,
+                                              &result.stats, /*allow_restarts=*/false);
+        if (floor > b->floor()) b->refuted(floor - 1, floor);
+        return still;
+      };
+      solver::PortfolioSchedule schedule{.base_budget = capped(2 * quick_budget),
+                                         .proof_budget = kProofBudget,
+                                         .max_budget = options.node_limit,
+                                         .orders = search->key_order_count()};
+      const auto phase_over = [&] { return search_stop.reached(); };
+      MEMPLAN_ASSIGN_OR_RETURN(const solver::PortfolioStats portfolio,
+                               solver::run_capacity_portfolio(&bounds, schedule, probe, phase_over, raise,
+                                                              [&] { return seconds_since(start); }));
+      result.stats.capacity_probes += portfolio.probes;
+      lower = std::max(lower, bounds.floor());
     }
+
+    // 4. Repair: bands at the top of the best plan with the time left. When
+    //    every band size failed before the deadline, the portfolio (step 3)
+    //    resumes with the rest of the time and the repaired plan as ceiling.
+    if (phase == 0 && repair && best && lower < upper && !stop.reached()) {
+      ExactOptions band_options = options;
+      band_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
+      // The bands have their own node budget (node_limit caps the search's).
+      StatusOr<ExactResult> repaired = solver::repair_by_bands(problem, *best, options.repair_band_buffers,
+                                                               kRepairBudget, band_options);
+      if (!repaired.ok()) return repaired.status();
+      result.stats.nodes += repaired->stats.nodes;
+      result.stats.backtracks += repaired->stats.backtracks;
+      result.stats.decisions += repaired->stats.decisions;
+      result.stats.windows += repaired->stats.windows;
+      result.stats.windows_improved += repaired->stats.windows_improved;
+      // windows_exhausted is not passed on: the search stopped early for the
+      // repair, so more time could still have helped.
+      if (repaired->plan && repaired->plan->arena < best->arena) {
+        result.stats.seconds_to_best = seconds_since(start) - repaired->stats.seconds + repaired->stats.seconds_to_best;
+        best = std::move(repaired->plan);
+        upper = best->arena;
+      }
+      resume = repaired->stats.windows_exhausted && running;
+      search_stop = stop;
+    }
+    if (!resume) break;
   }
 
   result.plan = std::move(best);

@@ -1,5 +1,6 @@
 // window.cc — windowed improvement: lower the arena of a valid plan of a large
-// problem by re-solving, one at a time, the time windows that define its peak.
+// problem by re-solving, one at a time, the time windows that define its peak;
+// and repair_by_bands (window.h), the offset bands alone, for small problems.
 //
 // Algorithm (improve_by_windows):
 //   1. Validate the start plan. The proven lower bound is max(load, highest
