@@ -37,7 +37,8 @@
 //   3b. Repair (options.repair_share > 0): steps 2c and 3 stop at
 //      (1 - share) of the time limit, and repair_by_bands (window.h) frees
 //      the buffers at the top of the best plan, k at a time, and decides them
-//      under arena - 1 with the rest fixed, with the time left.
+//      under arena - 1 with the rest fixed, with the time left; when a
+//      whole sweep of band sizes fails first, step 3 resumes until the end.
 //   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
 //      with the best plan and the best proven lower bound (kTimedOut).
 // Each decision costs what the search costs (exponential worst case); the
@@ -367,7 +368,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   }
   running = running && search.has_value();
   // Repair (options.repair_share): the search's probes stop early and leave
-  // the rest of the time to windows around the best plan's peak.
+  // the rest of the time to bands at the top of the best plan (step 4).
   const bool repair = running && options.repair_share > 0 && options.time_limit_seconds > 0;
   solver::StopCondition search_stop = stop;
   if (repair) {
