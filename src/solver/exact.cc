@@ -38,7 +38,8 @@
 //      (1 - share) of the time limit, and repair_by_bands (window.h) frees
 //      the buffers at the top of the best plan, k at a time, and decides them
 //      under arena - 1 with the rest fixed, with the time left; when a
-//      whole sweep of band sizes fails first, step 3 resumes until the end.
+//      whole sweep of band sizes fails first, step 3 resumes until half the
+//      share is left, the bands run once more, and step 3 ends the call.
 //   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
 //      with the best plan and the best proven lower bound (kTimedOut).
 // Each decision costs what the search costs (exponential worst case); the
@@ -398,7 +399,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   //    plan, bisection between them and a sweep across the gap, each probe a
   //    bounded decision; plans lower the ceiling, complete refutations raise
   //    the floor.
-  for (int phase = 0; phase < 2; ++phase) {
+  for (int phase = 0; phase < 3; ++phase) {
     bool resume = false;
     if (running && lower < upper) {
       std::optional<solver::SubproblemBounds> subproblems;
@@ -452,8 +453,9 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
 
     // 4. Repair: bands at the top of the best plan with the time left. When
     //    every band size failed before the deadline, the portfolio (step 3)
-    //    resumes with the rest of the time and the repaired plan as ceiling.
-    if (phase == 0 && repair && best && lower < upper && !stop.reached()) {
+    //    resumes with the repaired plan as ceiling, until half of the share
+    //    is left; then a second repair, and the portfolio again to the end.
+    if (phase < 2 && repair && best && lower < upper && !stop.reached()) {
       ExactOptions band_options = options;
       band_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
       // The bands have their own node budget (node_limit caps the search's).
@@ -473,7 +475,15 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
         upper = best->arena;
       }
       resume = repaired->stats.windows_exhausted && running;
-      search_stop = stop;
+      if (phase == 0) {
+        // The portfolio resumes until half of the repair's share is left,
+        // then the bands try again from the best plan it has by then.
+        const double share = std::min(1.0, options.repair_share);
+        search_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                           (1 - share / 2) * options.time_limit_seconds));
+      } else {
+        search_stop = stop;
+      }
     }
     if (!resume) break;
   }
