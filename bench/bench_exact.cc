@@ -31,6 +31,7 @@
 //                    [--no-canonical] [--no-sections] [--no-overload] [--overload-after N]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
 //                    [--no-subproblems] [--nodes N] [--count N] [--height BYTES]
+//                    [--repair-share FRACTION] [--repair-band-buffers N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -82,7 +83,8 @@ void usage() {
                "                   [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N] [--no-canonical]\n"
                "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
                "                   [--no-decomposition] [--no-restarts]\n"
-               "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n");
+               "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n"
+               "                   [--repair-share FRACTION] [--repair-band-buffers N]\n");
 }
 
 double peak_resident_mib() {
@@ -347,6 +349,10 @@ int main(int argc, char** argv) {
     else if (arg == "--no-decomposition") options.decomposition = false;
     else if (arg == "--no-restarts") options.restarts = false;
     else if (arg == "--no-subproblems") options.subproblem_bounds = false;
+    else if (arg == "--repair-share") options.repair_share = std::atof(value().c_str());
+    else if (arg == "--repair-band-buffers") {
+      options.repair_band_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
+    }
     else if (arg == "--count") puzzle_count = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--height") puzzle_height = std::max<int64_t>(1, std::atoll(value().c_str()));
     else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str()));
@@ -433,6 +439,11 @@ int main(int argc, char** argv) {
                   static_cast<long long>(first.result.stats.backtracks), median(wall), cpu_median,
                   first.result.stats.seconds_to_best, theirs, ratio,
                   first.valid ? "" : "  INVALID PLAN");
+      if (m == "minimize" && options.repair_share > 0) {
+        std::printf("     repair: %lld bands decided, %lld improved the plan\n",
+                    static_cast<long long>(first.result.stats.windows),
+                    static_cast<long long>(first.result.stats.windows_improved));
+      }
       std::fflush(stdout);
     }
   }

@@ -19,7 +19,9 @@
 //       the upper bound with plans that fit tighter capacities: bounded
 //       decisions at several capacities per round (the lower bound, just
 //       below the best plan, bisection, a sweep across the gap), since a
-//       search that fails at one capacity may succeed at a lower one. Large problems
+//       search that fails at one capacity may succeed at a lower one; with a
+//       time limit, options.repair_share of it then repairs the best plan by
+//       re-deciding the buffers at its top with the rest fixed. Large problems
 //       (options.window_threshold) are improved by windows around the peak
 //       instead (improve_by_windows). Anytime: a plan is returned whenever
 //       one is known, and the bounds it reaches are proven.
@@ -83,6 +85,15 @@ struct ExactOptions {
   // at the lower bound. A sub-problem's optimum never exceeds the problem's,
   // so each refutation raises the proven bound, often above the load.
   bool subproblem_bounds = true;
+  // solve_minimize on problems below window_threshold, with a time limit:
+  // the share of the time limit (0..1) kept for repairing the best plan after
+  // the capacity portfolio has had the rest: the buffers at the top of the
+  // plan (an offset band) are freed and decided under arena - 1 with every
+  // other buffer fixed (src/solver/window.h). 0 = off. Half: on MiniMalloc's
+  // D and J it ends lower than the portfolio alone (docs/exact.md).
+  double repair_share = 0.5;
+  // Buffers in the smallest repair band; bands grow by half of it per try.
+  int64_t repair_band_buffers = 8;
 
   // --- pruning and search switches (all on by default) ---
   // Place buffers in non-decreasing (offset, rank) order only, so that each

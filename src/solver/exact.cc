@@ -34,6 +34,12 @@
 //      decides every capacity as a decision would. Plans lower the upper
 //      bound; complete refutations raise the lower bound (to the search's
 //      next capacity: a jump, not +1); time-outs prove nothing.
+//   3b. Repair (options.repair_share > 0): steps 2c and 3 stop at
+//      (1 - share) of the time limit, and repair_by_bands (window.h) frees
+//      the buffers at the top of the best plan, k at a time, and decides them
+//      under arena - 1 with the rest fixed, with the time left; when a
+//      whole sweep of band sizes fails first, step 3 resumes until half the
+//      share is left, the bands run once more, and step 3 ends the call.
 //   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
 //      with the best plan and the best proven lower bound (kTimedOut).
 // Each decision costs what the search costs (exponential worst case); the
@@ -53,6 +59,7 @@
 #include "solver/canonical_search.h"
 #include "solver/capacity_portfolio.h"
 #include "solver/subproblem_bounds.h"
+#include "solver/window.h"
 
 namespace memplan {
 namespace {
@@ -62,6 +69,8 @@ using Clock = std::chrono::steady_clock;
 // Node budget from which minimisation decides at its lower bound without
 // restarts (see solve_minimize, step 3).
 constexpr int64_t kProofBudget = int64_t{1} << 20;
+// Node budget of one band decision of the repair (options.repair_share).
+constexpr int64_t kRepairBudget = int64_t{1} << 18;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -359,6 +368,15 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     running = false;
   }
   running = running && search.has_value();
+  // Repair (options.repair_share): the search's probes stop early and leave
+  // the rest of the time to bands at the top of the best plan (step 4).
+  const bool repair = running && options.repair_share > 0 && options.time_limit_seconds > 0;
+  solver::StopCondition search_stop = stop;
+  if (repair) {
+    const double share = std::min(1.0, options.repair_share);
+    search_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>((1 - share) * options.time_limit_seconds));
+  }
 
   // 2c. Descending probes: halve the gap from above with short searches while
   //     they keep finding plans. Capacities well above the optimum are easy
@@ -370,7 +388,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     while (running && lower < upper && upper - lower > 1) {  // lower may be INT64_MAX
       const int64_t probe = round_up_to(lower + (upper - lower) / 2, input.granule);
       if (probe >= upper) break;
-      const Decision d = decide(*search, probe, probe_budget, stop, &result.stats);
+      const Decision d = decide(*search, probe, probe_budget, search_stop, &result.stats);
       MEMPLAN_ASSIGN_OR_RETURN(running, absorb(probe, d));
       if (d.verdict == solver::SearchVerdict::kStopped) break;
     }
@@ -381,53 +399,93 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   //    plan, bisection between them and a sweep across the gap, each probe a
   //    bounded decision; plans lower the ceiling, complete refutations raise
   //    the floor.
-  if (running && lower < upper) {
-    std::optional<solver::SubproblemBounds> subproblems;
-    if (options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
-    solver::CapacityBounds bounds(lower, upper, input.granule);
-    const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
-      ++result.stats.decisions;
-      solver::StopCondition probe_stop = stop;
-      if (p.max_seconds > 0) {
-        const Clock::time_point cap =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.max_seconds));
-        probe_stop.deadline = stop.has_deadline ? std::min(stop.deadline, cap) : cap;
-        probe_stop.has_deadline = true;
-      }
-      const solver::SearchVerdict verdict = search->decide(p.capacity, capped(p.node_budget), probe_stop,
-                                                           &result.stats, p.allow_restarts, p.first_order);
-      solver::ProbeResult out;
-      if (verdict == solver::SearchVerdict::kFound) {
-        MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
-        out = {.verdict = solver::ProbeVerdict::kPlan, .arena = plan.arena};
-        if (plan.arena < upper) {
-          upper = plan.arena;
-          best = std::move(plan);
-          result.stats.seconds_to_best = seconds_since(start);
+  for (int phase = 0; phase < 3; ++phase) {
+    bool resume = false;
+    if (running && lower < upper) {
+      std::optional<solver::SubproblemBounds> subproblems;
+      if (options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
+      solver::CapacityBounds bounds(lower, upper, input.granule);
+      const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
+        ++result.stats.decisions;
+        solver::StopCondition probe_stop = search_stop;
+        if (p.max_seconds > 0) {
+          const Clock::time_point cap =
+              Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.max_seconds));
+          probe_stop.deadline = search_stop.has_deadline ? std::min(search_stop.deadline, cap) : cap;
+          probe_stop.has_deadline = true;
         }
-      } else if (verdict == solver::SearchVerdict::kExhausted) {
-        out = {.verdict = solver::ProbeVerdict::kRefuted, .next_capacity = search->next_capacity()};
+        const solver::SearchVerdict verdict = search->decide(p.capacity, capped(p.node_budget), probe_stop,
+                                                             &result.stats, p.allow_restarts, p.first_order);
+        solver::ProbeResult out;
+        if (verdict == solver::SearchVerdict::kFound) {
+          MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
+          out = {.verdict = solver::ProbeVerdict::kPlan, .arena = plan.arena};
+          if (plan.arena < upper) {
+            upper = plan.arena;
+            best = std::move(plan);
+            result.stats.seconds_to_best = seconds_since(start);
+          }
+        } else if (verdict == solver::SearchVerdict::kExhausted) {
+          out = {.verdict = solver::ProbeVerdict::kRefuted, .next_capacity = search->next_capacity()};
+        }
+        return out;
+      };
+      const solver::RaiseFloorFn raise = [&](solver::CapacityBounds* b, int64_t budget) -> StatusOr<bool> {
+        if (!subproblems || subproblems->live() == 0) return !search_stop.reached();
+        int64_t floor = b->floor();
+        const int64_t share = budget / static_cast<int64_t>(subproblems->live());
+        const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), search_stop,
+                                              &result.stats, /*allow_restarts=*/false);
+        if (floor > b->floor()) b->refuted(floor - 1, floor);
+        return still;
+      };
+      solver::PortfolioSchedule schedule{.base_budget = capped(2 * quick_budget),
+                                         .proof_budget = kProofBudget,
+                                         .max_budget = options.node_limit,
+                                         .orders = search->key_order_count()};
+      const auto phase_over = [&] { return search_stop.reached(); };
+      MEMPLAN_ASSIGN_OR_RETURN(const solver::PortfolioStats portfolio,
+                               solver::run_capacity_portfolio(&bounds, schedule, probe, phase_over, raise,
+                                                              [&] { return seconds_since(start); }));
+      result.stats.capacity_probes += portfolio.probes;
+      lower = std::max(lower, bounds.floor());
+    }
+
+    // 4. Repair: bands at the top of the best plan with the time left. When
+    //    every band size failed before the deadline, the portfolio (step 3)
+    //    resumes with the repaired plan as ceiling, until half of the share
+    //    is left; then a second repair, and the portfolio again to the end.
+    if (phase < 2 && repair && best && lower < upper && !stop.reached()) {
+      ExactOptions band_options = options;
+      band_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
+      // The bands have their own node budget (node_limit caps the search's).
+      StatusOr<ExactResult> repaired = solver::repair_by_bands(problem, *best, options.repair_band_buffers,
+                                                               kRepairBudget, band_options);
+      if (!repaired.ok()) return repaired.status();
+      result.stats.nodes += repaired->stats.nodes;
+      result.stats.backtracks += repaired->stats.backtracks;
+      result.stats.decisions += repaired->stats.decisions;
+      result.stats.windows += repaired->stats.windows;
+      result.stats.windows_improved += repaired->stats.windows_improved;
+      // windows_exhausted is not passed on: the search stopped early for the
+      // repair, so more time could still have helped.
+      if (repaired->plan && repaired->plan->arena < best->arena) {
+        result.stats.seconds_to_best = seconds_since(start) - repaired->stats.seconds + repaired->stats.seconds_to_best;
+        best = std::move(repaired->plan);
+        upper = best->arena;
       }
-      return out;
-    };
-    const solver::RaiseFloorFn raise = [&](solver::CapacityBounds* b, int64_t budget) -> StatusOr<bool> {
-      if (!subproblems || subproblems->live() == 0) return !stop.reached();
-      int64_t floor = b->floor();
-      const int64_t share = budget / static_cast<int64_t>(subproblems->live());
-      const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), stop,
-                                            &result.stats, /*allow_restarts=*/false);
-      if (floor > b->floor()) b->refuted(floor - 1, floor);
-      return still;
-    };
-    solver::PortfolioSchedule schedule{.base_budget = capped(2 * quick_budget),
-                                       .proof_budget = kProofBudget,
-                                       .max_budget = options.node_limit,
-                                       .orders = search->key_order_count()};
-    MEMPLAN_ASSIGN_OR_RETURN(const solver::PortfolioStats portfolio,
-                             solver::run_capacity_portfolio(&bounds, schedule, probe, [&] { return stop.reached(); },
-                                                            raise, [&] { return seconds_since(start); }));
-    result.stats.capacity_probes = portfolio.probes;
-    lower = std::max(lower, bounds.floor());
+      resume = repaired->stats.windows_exhausted && running;
+      if (phase == 0) {
+        // The portfolio resumes until half of the repair's share is left,
+        // then the bands try again from the best plan it has by then.
+        const double share = std::min(1.0, options.repair_share);
+        search_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                           (1 - share / 2) * options.time_limit_seconds));
+      } else {
+        search_stop = stop;
+      }
+    }
+    if (!resume) break;
   }
 
   result.plan = std::move(best);

@@ -1,5 +1,6 @@
 // window.cc — windowed improvement: lower the arena of a valid plan of a large
-// problem by re-solving, one at a time, the time windows that define its peak.
+// problem by re-solving, one at a time, the time windows that define its peak;
+// and repair_by_bands (window.h), the offset bands alone, for small problems.
 //
 // Algorithm (improve_by_windows):
 //   1. Validate the start plan. The proven lower bound is max(load, highest
@@ -52,6 +53,7 @@
 #include "memplan/bounds.h"
 #include "memplan/exact.h"
 #include "memplan/validate.h"
+#include "solver/window.h"
 
 namespace memplan {
 namespace {
@@ -370,5 +372,88 @@ StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& sta
   result.stats.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   return result;
 }
+
+
+namespace solver {
+
+StatusOr<ExactResult> repair_by_bands(const Problem& problem, const Plan& start, int64_t base, int64_t node_budget,
+                                      const ExactOptions& options) {
+  const Clock::time_point begin = Clock::now();
+  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  Problem uncapped = problem;
+  uncapped.capacity.reset();
+  if (start.offsets.size() != problem.size()) {
+    return InvalidArgument("start plan has " + std::to_string(start.offsets.size()) + " offsets for " +
+                           std::to_string(problem.size()) + " buffers");
+  }
+  const ValidationResult start_check = validate(uncapped, start);
+  if (!start_check.ok()) return InvalidArgument("start plan is invalid: " + start_check.message);
+
+  ExactResult result;
+  result.lower_bound = load(problem);
+  std::vector<char> movable(problem.size(), 0);
+  int64_t movable_count = 0;
+  for (size_t i = 0; i < problem.size(); ++i) {
+    const Buffer& b = problem.buffers[i];
+    if (b.offset) result.lower_bound = std::max(result.lower_bound, *b.offset + b.size);
+    movable[i] = !b.offset && b.size > 0;
+    movable_count += movable[i];
+  }
+  const bool has_deadline = options.time_limit_seconds > 0;
+  const Clock::time_point deadline =
+      begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_seconds));
+  base = std::max<int64_t>(1, base);
+  const int64_t step = std::max<int64_t>(1, base / 2);
+  Plan plan = start;
+  int64_t k = base;
+  int64_t failures_in_a_row = 0;  // bands decided since the last plan
+  // A sweep is every k from base up to all movable buffers.
+  const int64_t sweep = 1 + std::max<int64_t>(0, movable_count - base + step - 1) / step;
+
+  while (plan.arena > result.lower_bound && !stop_now(options, deadline, has_deadline)) {
+    if (failures_in_a_row >= sweep) {
+      result.stats.windows_exhausted = true;
+      break;
+    }
+    const int64_t target = k;
+    k = k + step > movable_count ? base : k + step;
+    ++failures_in_a_row;
+    Window band;
+    if (!choose_band(problem, plan, movable, target, &band)) continue;
+    const Problem sub = window_problem(problem, plan, band);
+    ExactOptions sub_options;
+    sub_options.cancel = options.cancel;
+    sub_options.node_limit = node_budget;
+    sub_options.memory_limit_bytes = std::min<int64_t>(options.memory_limit_bytes, int64_t{64} << 20);
+    if (has_deadline) {
+      const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+      if (left <= 0) break;
+      sub_options.time_limit_seconds = left;
+    }
+    ++result.stats.windows;
+    StatusOr<ExactResult> solved = solve_decision(sub, plan.arena - 1 - band.shift, sub_options);
+    if (!solved.ok()) return solved.status();
+    result.stats.nodes += solved->stats.nodes;
+    result.stats.backtracks += solved->stats.backtracks;
+    result.stats.decisions += solved->stats.decisions;
+    if (!solved->plan) continue;
+    std::vector<int64_t> offsets = plan.offsets;
+    for (size_t j = 0; j < band.free.size(); ++j) offsets[band.free[j]] = solved->plan->offsets[j] + band.shift;
+    Plan candidate = make_plan(problem, std::move(offsets));
+    if (candidate.arena >= plan.arena || !validate(uncapped, candidate).ok()) continue;
+    plan = std::move(candidate);
+    ++result.stats.windows_improved;
+    result.stats.seconds_to_best = std::chrono::duration<double>(Clock::now() - begin).count();
+    failures_in_a_row = 0;
+  }
+
+  result.stats.cancelled = options.cancel != nullptr && options.cancel->load();
+  result.outcome = plan.arena <= result.lower_bound ? ExactOutcome::kOptimal : ExactOutcome::kTimedOut;
+  result.plan = std::move(plan);
+  result.stats.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  return result;
+}
+
+}  // namespace solver
 
 }  // namespace memplan

@@ -1,13 +1,15 @@
 // exact_window_test.cc — the exact planner's proven lower bounds (never above
 // a brute-force optimum, rounded to the size granule) and windowed improvement
 // of large problems (validated, never worse than its start, fixed buffers
-// untouched, long-lived peaks lowered by band windows). The validator is the
-// oracle for every plan.
+// untouched, long-lived peaks lowered by band windows), and the repair of a
+// small problem's best plan by offset bands (solver::repair_by_bands,
+// ExactOptions::repair_share). The validator is the oracle for every plan.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "memplan/generate.h"
 #include "memplan/planner.h"
 #include "memplan/validate.h"
+#include "solver/window.h"
 
 namespace memplan {
 namespace {
@@ -272,6 +275,88 @@ TEST(ExactWindows, LargeMinimisationIsWindowedAndNeverWorseThanPortfolio) {
   EXPECT_GE(r->lower_bound, load(problem));
   // Either the dive at the load met it, or windows ran on the start plan.
   EXPECT_TRUE(r->outcome == ExactOutcome::kOptimal || r->stats.windows > 0);
+}
+
+// Bands at the top of a naive stack: each freed band is re-decided under the
+// arena, so the plan goes down; fixed buffers stay, the validator accepts it.
+TEST(ExactRepair, BandsLowerANaivePlanWithoutMovingFixedBuffers) {
+  for (const uint64_t seed : {uint64_t{4}, uint64_t{5}}) {
+    const Started s = naive_start(200, seed);
+    StatusOr<ExactResult> r = solver::repair_by_bands(s.problem, s.start, 8, 1 << 16, {.time_limit_seconds = 2});
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_TRUE(r->plan.has_value());
+    const ValidationResult v = validate(s.problem, *r->plan);
+    EXPECT_TRUE(v.ok()) << v.message;
+    EXPECT_LT(r->plan->arena, s.start.arena) << "seed " << seed;
+    EXPECT_GT(r->stats.windows_improved, 0);
+    EXPECT_LE(r->stats.windows_improved, r->stats.windows);
+    EXPECT_GE(r->plan->arena, r->lower_bound);
+    for (size_t i = 0; i < s.problem.size(); ++i) {
+      if (s.problem.buffers[i].offset) EXPECT_EQ(r->plan->offsets[i], *s.problem.buffers[i].offset) << "buffer " << i;
+    }
+  }
+}
+
+// The optimum of a problem whose optimum is above its load cannot be lowered:
+// every band is refuted, a whole sweep of band sizes ends the call, and the
+// plan comes back unchanged. An optimal plan at the load ends it at once.
+TEST(ExactRepair, BandsSayWhenEverySizeFailedAndKeepAnOptimalPlan) {
+  Problem gap;
+  const int64_t rows[][3] = {{6, 7, 31},  {2, 8, 6},    {2, 9, 62},  {10, 17, 37}, {9, 11, 44}, {14, 20, 15},
+                             {13, 17, 80}, {8, 16, 12}, {5, 6, 10}, {11, 12, 9},   {0, 3, 68},  {6, 13, 58}};
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    gap.buffers.push_back({.id = name_of("b", static_cast<int64_t>(i)), .lower = rows[i][0], .upper = rows[i][1],
+                           .size = rows[i][2]});
+  }
+  StatusOr<ExactResult> optimum = solve_minimize(gap, {});
+  ASSERT_TRUE(optimum.ok());
+  ASSERT_EQ(optimum->outcome, ExactOutcome::kOptimal);
+  ASSERT_GT(optimum->plan->arena, load(gap));  // the case this test needs
+  StatusOr<ExactResult> r = solver::repair_by_bands(gap, *optimum->plan, 2, 1 << 16, {.time_limit_seconds = 10});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->stats.windows_exhausted);
+  EXPECT_GT(r->stats.windows, 0);
+  EXPECT_EQ(r->stats.windows_improved, 0);
+  EXPECT_EQ(r->plan->arena, optimum->plan->arena);
+  EXPECT_LT(r->stats.seconds, 10);  // ended by the sweep, not the clock
+
+  const Problem tight = granular_problem(3, 8, 1, 1);
+  StatusOr<ExactResult> best = solve_minimize(tight, {});
+  ASSERT_TRUE(best.ok());
+  if (best->plan->arena == load(tight)) {
+    StatusOr<ExactResult> kept = solver::repair_by_bands(tight, *best->plan, 2, 1 << 16, {});
+    ASSERT_TRUE(kept.ok());
+    EXPECT_EQ(kept->outcome, ExactOutcome::kOptimal);
+    EXPECT_EQ(kept->stats.windows, 0);
+  }
+  // An invalid start is an error, not a plan.
+  Plan broken = *optimum->plan;
+  broken.offsets[0] = broken.offsets[2];
+  EXPECT_FALSE(solver::repair_by_bands(gap, broken, 2, 1 << 16, {}).ok());
+}
+
+// The repair phase of solve_minimize (ExactOptions::repair_share) on a small
+// problem: with the search held to one node per
+// decision, only the bands can lower the naive start plan, and they must.
+TEST(ExactRepair, MinimisationRepairsTheBestPlanWithItsShareOfTheTime) {
+  const Started s = naive_start(200, 6);
+  ExactOptions options{.time_limit_seconds = 2, .node_limit = 1, .start_plan = &s.start};
+  options.repair_share = 0.9;
+  StatusOr<ExactResult> r = solve_minimize(s.problem, options);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(r->plan.has_value());
+  const ValidationResult v = validate(s.problem, *r->plan);
+  EXPECT_TRUE(v.ok()) << v.message;
+  EXPECT_GT(r->stats.windows_improved, 0);
+  EXPECT_LT(r->plan->arena, s.start.arena);
+  EXPECT_GE(r->plan->arena, r->lower_bound);
+  EXPECT_FALSE(r->stats.windows_exhausted);  // the search stopped early: more time could help
+  // Off: the same search runs no band and cannot improve the start.
+  options.repair_share = 0;
+  StatusOr<ExactResult> off = solve_minimize(s.problem, options);
+  ASSERT_TRUE(off.ok()) << off.status().to_string();
+  EXPECT_EQ(off->stats.windows, 0);
+  EXPECT_EQ(off->plan->arena, s.start.arena);
 }
 
 }  // namespace
