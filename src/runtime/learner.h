@@ -276,6 +276,7 @@ struct PlanJob {
   Slab* slab = nullptr;
   std::mutex* slab_mutex = nullptr;
   bool huge_pages = false;
+  bool trim = false;        // return the backing allocator's free memory after planning (Note [Trim when predictable])
   uint64_t generation = 0;  // the owner's Learner generation it plans
   uint64_t structure = 0;   // structure_key_of the profile (sequence identity)
   int64_t process = 0;      // the process that queued it
@@ -290,7 +291,7 @@ class BackgroundPlanner {
  public:
   // `on_thread_start` runs first on the planner thread (the replay allocator
   // keeps it from claiming a per-thread record).
-  BackgroundPlanner(const PlanPreparer& preparer, BackingAllocator& backing, bool trim_backing,
+  BackgroundPlanner(const PlanPreparer& preparer, BackingAllocator& backing,
                     void (*on_thread_start)() = nullptr);
   // Stops and joins the thread in the process that started it; a fork
   // child's copy of the parent's is left alone (its thread is not there).
@@ -320,7 +321,6 @@ class BackgroundPlanner {
   static void stop_all_at_exit();
   const PlanPreparer& preparer_;
   BackingAllocator& backing_;
-  bool trim_backing_;
   void (*on_thread_start_)();
   int64_t creator_process_;
   std::atomic<State*> state_{nullptr};
@@ -501,6 +501,10 @@ class Learner {
   size_t history_size_ = 0;  // at most kHistory
   size_t history_next_ = 0;  // where the next key goes
   uint64_t history_at(size_t age) const { return history_[(history_next_ + kHistory - 1 - age) % kHistory]; }
+  // Note [Trim when predictable]: bit i set when the i-th latest predicted
+  // iteration was mispredicted.
+  uint32_t mispredicted_ = 0;
+  bool worth_trimming() const;
   uint64_t uses_ = 0;                // boundaries so far: the LRU clock
   PreparedPlan* active_ = nullptr;   // the running variant's plan (the one served while replaying)
   bool waiting_ = false;             // active_ waits for the served plan's blocks to be freed

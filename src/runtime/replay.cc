@@ -259,7 +259,7 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
   Impl& m = *impl_;
   if (config.plan_in_background) {
     // The planner thread never claims a record: its own requests go to the backing allocator.
-    m.planner = std::make_unique<rt::BackgroundPlanner>(m, backing, config.trim_backing, [] { t_exited = true; });
+    m.planner = std::make_unique<rt::BackgroundPlanner>(m, backing, [] { t_exited = true; });
   }
   std::call_once(g_thread_key_once, [] { pthread_key_create(&g_thread_key, on_thread_exit); });
   {

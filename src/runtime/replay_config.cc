@@ -38,7 +38,8 @@ constexpr ReplayKnob kKnobs[] = {
     {"MEMPLAN_PROFILE_BEFORE_FIRST_MARK", "1 (drop-in: 0)",
      "profile the requests made before the first mark as an iteration (0 or 1)"},
     {"MEMPLAN_TRIM_BACKING", "1",
-     "after planning, before committing the slab, return the backing allocator's free memory to the OS (0 or 1)"},
+     "after planning, before committing the slab, return the backing allocator's free memory to the OS, unless most "
+     "recent iterations were mispredicted (0 or 1)"},
     {"MEMPLAN_COLOR_SPAN", "0",
      "shift planned blocks of >= 4 KiB by different multiples of 64 B below this span (a multiple of 64; 0: off)"},
     {"MEMPLAN_PLAN_IN_BACKGROUND", "1",

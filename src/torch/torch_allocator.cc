@@ -339,7 +339,7 @@ StatusOr<std::unique_ptr<TorchReplayAllocator>> TorchReplayAllocator::create(con
   impl->window_bytes = bytes;
   impl->learner.set_window(window, bytes);
   if (config.plan_in_background) {
-    impl->planner = std::make_unique<runtime::BackgroundPlanner>(*impl, impl->backing, config.trim_backing);
+    impl->planner = std::make_unique<runtime::BackgroundPlanner>(*impl, impl->backing);
   }
   for (auto& slot : g_allocators) {
     Impl* expected = nullptr;

@@ -204,7 +204,8 @@ TEST_F(LearnerTest, APlanTooLargeForTheSlabLeavesTheUnitWithTheBackingAllocator)
 
 TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
   config_.plan_in_background = true;
-  BackgroundPlanner planner(preparer_, backing_, /*trim_backing=*/false);
+  config_.trim_backing = false;  // the planner thread would count trims while this thread reads nothing
+  BackgroundPlanner planner(preparer_, backing_);
   planner.ensure_started();
   auto l = make(RequestIdentity::kSequence);
   const Learner::Planning planning{.preparer = preparer_, .backing = backing_, .planner = &planner};
@@ -233,6 +234,43 @@ TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
 }
 
 // Note [Predicted variants]: plain marks (next key 0), sequence identity.
+
+// Note [Trim when predictable].
+TEST_F(LearnerTest, TheBackingAllocatorIsTrimmedOnlyWhileIterationsArePredicted) {
+  auto steady = make(RequestIdentity::kSequence);
+  for (int i = 0; i < 4; ++i) iteration(*steady, {{0, 4096}, {0, 8192}});
+  EXPECT_EQ(steady->counters().plans_made.get(), 1u);
+  EXPECT_EQ(backing_.trims, 1) << "one variant, always predicted: its plan trims";
+
+  // Sixteen variants (v requests each) once each, all mispredicted and none
+  // planned; then variant 20 twice: planned at its second iteration, with
+  // seven of the last eight mispredicted: no trim.
+  backing_.trims = 0;
+  auto changing = make(RequestIdentity::kSequence);
+  auto variant = [](uint64_t v) { return std::vector<std::pair<uint64_t, uint64_t>>(v, {0, 4096}); };
+  for (uint64_t v = 1; v <= 16; ++v) iteration(*changing, variant(v));
+  EXPECT_EQ(changing->counters().plans_made.get(), 0u);
+  iteration(*changing, variant(20));
+  iteration(*changing, variant(20));
+  EXPECT_EQ(changing->counters().plans_made.get(), 1u);
+  EXPECT_EQ(changing->counters().predictions_wrong.get(), 16u);
+  EXPECT_EQ(backing_.trims, 0) << "most recent iterations mispredicted: the backing allocator serves them";
+  // Variant 20 served six times, predicted right; then a new variant three
+  // times: mispredicted while 20 is served, then profiled as predicted twice
+  // and planned with one of the last eight mispredicted: its plan trims.
+  for (int i = 0; i < 6; ++i) iteration(*changing, variant(20));
+  for (int i = 0; i < 3; ++i) iteration(*changing, variant(18));
+  EXPECT_EQ(changing->counters().plans_made.get(), 2u);
+  EXPECT_EQ(changing->counters().predictions_wrong.get(), 17u);
+  EXPECT_EQ(backing_.trims, 1);
+
+  config_.trim_backing = false;
+  backing_.trims = 0;
+  auto off = make(RequestIdentity::kSequence);
+  for (int i = 0; i < 4; ++i) iteration(*off, {{0, 4096}, {0, 8192}});
+  EXPECT_EQ(off->counters().plans_made.get(), 1u);
+  EXPECT_EQ(backing_.trims, 0) << "MEMPLAN_TRIM_BACKING=0";
+}
 
 TEST_F(LearnerTest, ProfilesOfOtherStructuresAreFiledUnderTheirOwnVariant) {
   auto l = make(RequestIdentity::kSequence);
