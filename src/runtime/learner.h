@@ -271,12 +271,16 @@ class PlanPreparer {
 // after an acquire load of `done`).
 struct PlanJob {
   Profile profile;          // a copy: the owner keeps profiling meanwhile
-  // The owner's slab, grown by the planner thread to the plan's arena (commit
-  // and pre-fault off the owner's boundary), under slab_mutex; nullptr: not grown.
+  // The owner's slab, grown by the planner thread to the plan's arena (the
+  // mapping off the owner's boundary; its pages are faulted in after adoption,
+  // Note [Pre-fault after adoption]), under slab_mutex; nullptr: not grown.
   Slab* slab = nullptr;
   std::mutex* slab_mutex = nullptr;
   bool huge_pages = false;
   bool trim = false;        // return the backing allocator's free memory after planning (Note [Trim when predictable])
+  // Plans nothing: trims (if `trim`) and faults in the slab's mapped pages
+  // (Note [Pre-fault after adoption]), queued when a plan is adopted.
+  bool prefault_only = false;
   uint64_t generation = 0;  // the owner's Learner generation it plans
   uint64_t structure = 0;   // structure_key_of the profile (sequence identity)
   int64_t process = 0;      // the process that queued it
@@ -310,9 +314,6 @@ class BackgroundPlanner {
   bool running_here() const;
   // Queues a job (running_here() must hold).
   void submit(PlanJob* job);
-  // Asks the thread to trim the backing allocator (Note [Trim after
-  // adoption] in learner.cc) when it is next idle; returns at once.
-  void request_trim();
 
  private:
   struct State;

@@ -27,9 +27,9 @@ Slab& Slab::operator=(Slab&& other) noexcept {
 
 size_t Slab::unit() const { return memory_ ? memory_->granularity() : os::page_size(); }
 
-bool Slab::map(unsigned char* at, size_t bytes, bool huge_pages) {
+bool Slab::map(unsigned char* at, size_t bytes, bool huge_pages, bool prefault) {
   if (memory_ != nullptr) return memory_->commit(at, bytes);
-  if (os::commit(at, bytes, huge_pages)) return true;
+  if (os::commit(at, bytes, huge_pages, prefault)) return true;
   os::decommit(at, bytes);
   return false;
 }
@@ -42,7 +42,7 @@ void Slab::unmap(unsigned char* at, size_t bytes) {
   }
 }
 
-Status Slab::commit(size_t bytes, bool huge_pages) {
+Status Slab::commit(size_t bytes, bool huge_pages, bool prefault) {
   const size_t page = unit();
   const size_t rounded = (bytes + page - 1) / page * page;
   if (!window_ || rounded > window_bytes_) {
@@ -52,11 +52,15 @@ Status Slab::commit(size_t bytes, bool huge_pages) {
   const size_t mapped = mapped_bytes();
   if (rounded <= mapped) return Status::Ok();
   // Only the pages past the mapping: what is mapped keeps its contents.
-  if (!map(window_ + mapped, rounded - mapped, huge_pages)) {
+  if (!map(window_ + mapped, rounded - mapped, huge_pages, prefault)) {
     return Internal("mapping a " + std::to_string(rounded) + " B slab failed");
   }
   mapped_bytes_.store(rounded, std::memory_order_release);
   return Status::Ok();
+}
+
+void Slab::prefault() {
+  if (memory_ == nullptr) (void)os::prefault(window_, mapped_bytes());
 }
 
 void Slab::release() {

@@ -57,12 +57,17 @@ class Slab {
   Slab& operator=(const Slab&) = delete;
   ~Slab() { release(); }
 
-  // Maps at least `bytes` (rounded up to pages), pre-faulted. An existing
-  // mapping is kept as it is (its contents are not cleared); a smaller one is
-  // grown by mapping and pre-faulting only the pages past it. Fails if
-  // `bytes` exceeds the window or the kernel refuses the mapping (the
-  // existing mapping then stays).
-  Status commit(size_t bytes, bool huge_pages);
+  // Maps at least `bytes` (rounded up to pages), pre-faulted unless
+  // `prefault` is false (then prefault() may fault them in later). An
+  // existing mapping is kept as it is (its contents are not cleared); a
+  // smaller one is grown by mapping only the pages past it. Fails if `bytes`
+  // exceeds the window or the kernel refuses the mapping (the existing
+  // mapping then stays).
+  Status commit(size_t bytes, bool huge_pages, bool prefault = true);
+  // Faults in the pages mapped so far without changing their contents, while
+  // blocks may be served from them (os::prefault); a device's memory is
+  // always resident. Under the same lock as commit and release.
+  void prefault();
   // Gives the memory back to the kernel; the window stays reserved.
   void release();
 
@@ -82,7 +87,7 @@ class Slab {
   SlabMemory* memory_ = nullptr;
   // The commit unit: a page, or the device's granule.
   size_t unit() const;
-  bool map(unsigned char* at, size_t bytes, bool huge_pages);
+  bool map(unsigned char* at, size_t bytes, bool huge_pages, bool prefault);
   void unmap(unsigned char* at, size_t bytes);
 };
 

@@ -205,9 +205,9 @@ TEST_F(LearnerTest, APlanTooLargeForTheSlabLeavesTheUnitWithTheBackingAllocator)
 TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
   config_.plan_in_background = true;
   config_.trim_backing = false;  // the planner thread would count trims while this thread reads nothing
-  BackgroundPlanner planner(preparer_, backing_);
-  planner.ensure_started();
   auto l = make(RequestIdentity::kSequence);
+  BackgroundPlanner planner(preparer_, backing_);  // stopped and joined before the learner goes
+  planner.ensure_started();
   const Learner::Planning planning{.preparer = preparer_, .backing = backing_, .planner = &planner};
   auto run = [&] {
     l->record(0, 300000, 64, reinterpret_cast<const void*>(0x1000));
@@ -226,11 +226,21 @@ TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
   }
   EXPECT_GE(l->slab().mapped_bytes(), 500000u) << "grown by the planner thread before any boundary adopted";
   EXPECT_EQ(adapter_.published, nullptr);
+  const size_t pages = l->slab().mapped_bytes() / os::page_size();
+  EXPECT_EQ(os::resident_pages(l->slab().base(), l->slab().mapped_bytes()), 0u)
+      << "Note [Pre-fault after adoption]: not faulted in while the iteration still runs on the backing allocator";
   run();  // adopts: the commit is a no-op
   ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
   ASSERT_NE(adapter_.published, nullptr);
   EXPECT_LE(adapter_.published->arena, l->slab().mapped_bytes());
   EXPECT_TRUE(l->slab().check_invariants().ok());
+  // Adoption queued the pre-fault on the planner thread.
+  if (os::prefault(l->slab().base(), os::page_size())) {
+    for (int i = 0; i < 2000 && os::resident_pages(l->slab().base(), l->slab().mapped_bytes()) < pages; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(os::resident_pages(l->slab().base(), l->slab().mapped_bytes()), pages);
+  }
 }
 
 // Note [Predicted variants]: plain marks (next key 0), sequence identity.

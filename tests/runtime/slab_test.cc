@@ -45,6 +45,30 @@ TEST(SlabTest, CommittedMemoryIsWritableWithoutPageFaults) {
   EXPECT_TRUE(slab.check_invariants().ok());
 }
 
+// Note [Pre-fault after adoption]: mapped first, faulted in later while a
+// block is already in use, its contents kept.
+TEST(SlabTest, APrefaultLaterKeepsWhatWasWritten) {
+  Window window(size_t{64} << 20);
+  Slab slab(window.base(), window.bytes());
+  ASSERT_TRUE(slab.commit(8 << 20, /*huge_pages=*/false, /*prefault=*/false).ok());
+  const size_t pages = slab.mapped_bytes() / os::page_size();
+  EXPECT_EQ(os::resident_pages(slab.base(), slab.mapped_bytes()), 0u) << "mapped, nothing faulted in yet";
+  std::memset(slab.base() + os::page_size(), 0x5a, 100);
+  EXPECT_EQ(os::resident_pages(slab.base(), slab.mapped_bytes()), 1u);
+  if (!os::prefault(slab.base(), os::page_size())) GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel";
+  slab.prefault();
+  EXPECT_EQ(os::resident_pages(slab.base(), slab.mapped_bytes()), pages);
+  for (size_t i = 0; i < 100; ++i) ASSERT_EQ(slab.base()[os::page_size() + i], 0x5a);
+  EXPECT_EQ(slab.base()[os::page_size() + 100], 0);
+  const int64_t before = os::minor_faults();
+  std::memset(slab.base(), 1, slab.mapped_bytes());
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  EXPECT_EQ(os::minor_faults() - before, 0) << "every page was faulted in";
+#else
+  (void)before;
+#endif
+}
+
 TEST(SlabTest, HugePageSlabIsUsable) {
   Window window(size_t{64} << 20);
   Slab slab(window.base(), window.bytes());

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace memplan::runtime::os {
@@ -28,7 +29,15 @@ void release(void* address, size_t bytes) {
   if (address && bytes) munmap(address, bytes);
 }
 
-bool commit(void* address, size_t bytes, bool huge_pages) {
+bool commit(void* address, size_t bytes, bool huge_pages, bool prefault_pages) {
+  if (!prefault_pages) {
+    void* p = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) return false;
+#ifdef MADV_HUGEPAGE
+    if (huge_pages) madvise(address, bytes, MADV_HUGEPAGE);  // advice only: ignored where THP is off
+#endif
+    return true;
+  }
   if (!huge_pages) {
     void* p = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
                    -1, 0);
@@ -47,6 +56,30 @@ bool commit(void* address, size_t bytes, bool huge_pages) {
   auto* bytes_ptr = static_cast<volatile unsigned char*>(address);
   for (size_t i = 0; i < bytes; i += page_size()) bytes_ptr[i] = 0;
   return true;
+}
+
+bool prefault(void* address, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  return bytes == 0 || madvise(address, bytes, MADV_POPULATE_WRITE) == 0;
+#else
+  (void)address;
+  (void)bytes;
+  return false;
+#endif
+}
+
+size_t resident_pages(const void* address, size_t bytes) {
+  const size_t page = page_size();
+  unsigned char pages[1024];  // no heap: the drop-in may call this inside malloc
+  size_t resident = 0;
+  auto* at = static_cast<unsigned char*>(const_cast<void*>(address));
+  for (size_t done = 0; done < bytes;) {
+    const size_t chunk = std::min(bytes - done, sizeof pages * page);
+    if (mincore(at + done, chunk, pages) != 0) return SIZE_MAX;
+    for (size_t i = 0; i < (chunk + page - 1) / page; ++i) resident += pages[i] & 1u;
+    done += chunk;
+  }
+  return resident;
 }
 
 void decommit(void* address, size_t bytes) {

@@ -26,7 +26,15 @@ void release(void* address, size_t bytes);
 // madvise(MADV_HUGEPAGE) before the pages are touched so that transparent huge
 // pages back it where the kernel allows. Returns false on failure (the range
 // is then left reserved, no access).
-bool commit(void* address, size_t bytes, bool huge_pages);
+bool commit(void* address, size_t bytes, bool huge_pages, bool prefault = true);
+// Faults in every page of a committed range for writing without changing its
+// contents (MADV_POPULATE_WRITE): safe while other threads use the range.
+// False where the kernel cannot (before Linux 5.14): the pages then fault
+// when first touched.
+bool prefault(void* address, size_t bytes);
+// Pages of [address, address + bytes) resident in memory (mincore); the
+// range starts on a page boundary. SIZE_MAX when the kernel refuses.
+size_t resident_pages(const void* address, size_t bytes);
 
 // Turns a committed range back into a reservation (no access, no memory).
 void decommit(void* address, size_t bytes);
