@@ -20,7 +20,7 @@ constexpr ReplayKnob kKnobs[] = {
      "iterations that must make the same request sequence (per thread) before the thread plans"},
     {"MEMPLAN_DEVIATIONS_TO_REPROFILE", "3", "consecutive deviating iterations after which a thread profiles again"},
     {"MEMPLAN_MIN_PLANNED_SIZE", "0", "requests below this many bytes stay with the backing allocator"},
-    {"MEMPLAN_MIN_SEQUENCED_SIZE", "1024",
+    {"MEMPLAN_MIN_SEQUENCED_SIZE", "4096",
      "requests below this many bytes take no place in the sequence: the small-request pool serves them"},
     {"MEMPLAN_SMALL_POOL_BYTES", "67108864",
      "most bytes of each thread's small-request pool (at most 64 MiB; 0: such requests go to the backing allocator)"},

@@ -61,7 +61,7 @@ foreach(command planners plan validate bound bench render generate)
 endforeach()
 # run --help lists every knob of the runtime with its default (replay_knobs()).
 memplan_cli_test(help_run_lists_the_knobs EXIT 0 ARGS run --help
-  STDOUT "Usage: .*run.*Knobs.*MEMPLAN_PROFILE_ITERATIONS \\[2\\].*MEMPLAN_MIN_SEQUENCED_SIZE \\[1024\\].*MEMPLAN_PLAN_TIME_SHARE \\[0.05\\].*MEMPLAN_PREDICT \\[1\\].*Example")
+  STDOUT "Usage: .*run.*Knobs.*MEMPLAN_PROFILE_ITERATIONS \\[2\\].*MEMPLAN_MIN_SEQUENCED_SIZE \\[4096\\].*MEMPLAN_PLAN_TIME_SHARE \\[0.05\\].*MEMPLAN_PREDICT \\[1\\].*Example")
 memplan_cli_test(no_command_is_a_usage_error EXIT 106 STDERR "subcommand is required")
 
 memplan_cli_test(planners_lists_the_default EXIT 0 ARGS planners STDOUT "portfolio \\* +composite +fast.*naive +offsets")

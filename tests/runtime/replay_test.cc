@@ -196,10 +196,10 @@ TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
 
 TEST(ReplayTest, SmallRequestPoolServesRequestsOutsideTheSequence) { run_small_requests_outside_the_sequence(true); }
 
-// The defaults: requests below 1 KiB are pooled and take no tick; the larger
+// The defaults: requests below 4 KiB are pooled and take no tick; the larger
 // ones make the sequence that is planned and served.
-TEST(ReplayTest, ByDefaultRequestsBelow1KiBArePooledAndTheRestPlanned) {
-  EXPECT_EQ(ReplayConfig{}.min_sequenced_size, 1024);
+TEST(ReplayTest, ByDefaultRequestsBelow4KiBArePooledAndTheRestPlanned) {
+  EXPECT_EQ(ReplayConfig{}.min_sequenced_size, 4096);
   EXPECT_EQ(ReplayConfig{}.small_pool_bytes, 64 << 20);
   MockBacking backing;
   ReplayConfig config;
@@ -209,7 +209,7 @@ TEST(ReplayTest, ByDefaultRequestsBelow1KiBArePooledAndTheRestPlanned) {
   ReplayAllocator a(config, backing);
   ASSERT_TRUE(a.init_status().ok());
   LiveBlocks live;
-  const std::vector<size_t> sizes = Iteration().sizes;  // 5 of 8 below 1 KiB
+  const std::vector<size_t> sizes = {1000, 5000, 6000, 8192, 500, 4095, 700, 4096};  // 4 of 8 below 4 KiB
   std::vector<void*> pointers;
   for (int iteration = 0; iteration < 3; ++iteration) {
     run_iteration(a, sizes, live, &pointers);
@@ -217,9 +217,9 @@ TEST(ReplayTest, ByDefaultRequestsBelow1KiBArePooledAndTheRestPlanned) {
   }
   for (void* p : pointers) EXPECT_TRUE(a.owns(p));
   const ReplayStats s = a.stats();
-  EXPECT_EQ(s.pooled, 3u * 5);
-  EXPECT_EQ(s.served, 3u);  // the third iteration's 2000, 3000 and 4000 B
-  EXPECT_EQ(s.profiled, 2u * 3);
+  EXPECT_EQ(s.pooled, 3u * 4);
+  EXPECT_EQ(s.served, 4u);  // the third iteration's 5000, 6000, 8192 and 4096 B
+  EXPECT_EQ(s.profiled, 2u * 4);
   EXPECT_EQ(s.small, 0u);
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
 }
