@@ -248,28 +248,48 @@ Problem window_problem(const Problem& problem, const Plan& plan, const Window& w
   return sub;
 }
 
+// What both improvers start from, after checking the problem and that
+// `start` is a valid plan of it: the problem without its capacity (plans
+// above it are still plans to improve), the load (raised to every fixed
+// buffer's top) as the lower bound, and which buffers may move.
+struct Start {
+  Problem uncapped;
+  int64_t lower_bound = 0;
+  std::vector<char> movable;
+};
+
+StatusOr<Start> checked_start(const Problem& problem, const Plan& plan) {
+  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  Start start;
+  start.uncapped = problem;
+  start.uncapped.capacity.reset();
+  if (plan.offsets.size() != problem.size()) {
+    return InvalidArgument("start plan has " + std::to_string(plan.offsets.size()) + " offsets for " +
+                           std::to_string(problem.size()) + " buffers");
+  }
+  const ValidationResult check = validate(start.uncapped, plan);
+  if (!check.ok()) return InvalidArgument("start plan is invalid: " + check.message);
+  start.lower_bound = load(problem);
+  start.movable.assign(problem.size(), 0);
+  for (size_t i = 0; i < problem.size(); ++i) {
+    const Buffer& b = problem.buffers[i];
+    if (b.offset) start.lower_bound = std::max(start.lower_bound, *b.offset + b.size);
+    start.movable[i] = !b.offset && b.size > 0;
+  }
+  return start;
+}
+
 }  // namespace
 
 StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& start, const ExactOptions& options) {
   const Clock::time_point begin = Clock::now();
-  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
-  Problem uncapped = problem;
-  uncapped.capacity.reset();
-  if (start.offsets.size() != problem.size()) {
-    return InvalidArgument("start plan has " + std::to_string(start.offsets.size()) + " offsets for " +
-                           std::to_string(problem.size()) + " buffers");
-  }
-  const ValidationResult start_check = validate(uncapped, start);
-  if (!start_check.ok()) return InvalidArgument("start plan is invalid: " + start_check.message);
+  StatusOr<Start> checked = checked_start(problem, start);
+  if (!checked.ok()) return checked.status();
+  const Problem& uncapped = checked->uncapped;
+  const std::vector<char>& movable = checked->movable;
 
   ExactResult result;
-  result.lower_bound = load(problem);
-  std::vector<char> movable(problem.size(), 0);
-  for (size_t i = 0; i < problem.size(); ++i) {
-    const Buffer& b = problem.buffers[i];
-    if (b.offset) result.lower_bound = std::max(result.lower_bound, *b.offset + b.size);
-    movable[i] = !b.offset && b.size > 0;
-  }
+  result.lower_bound = checked->lower_bound;
   const bool has_deadline = options.time_limit_seconds > 0;
   const Clock::time_point deadline =
       begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_seconds));
@@ -379,26 +399,14 @@ namespace solver {
 StatusOr<ExactResult> repair_by_bands(const Problem& problem, const Plan& start, int64_t base, int64_t node_budget,
                                       const ExactOptions& options) {
   const Clock::time_point begin = Clock::now();
-  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
-  Problem uncapped = problem;
-  uncapped.capacity.reset();
-  if (start.offsets.size() != problem.size()) {
-    return InvalidArgument("start plan has " + std::to_string(start.offsets.size()) + " offsets for " +
-                           std::to_string(problem.size()) + " buffers");
-  }
-  const ValidationResult start_check = validate(uncapped, start);
-  if (!start_check.ok()) return InvalidArgument("start plan is invalid: " + start_check.message);
+  StatusOr<Start> checked = checked_start(problem, start);
+  if (!checked.ok()) return checked.status();
+  const Problem& uncapped = checked->uncapped;
+  const std::vector<char>& movable = checked->movable;
+  const auto movable_count = static_cast<int64_t>(std::count(movable.begin(), movable.end(), 1));
 
   ExactResult result;
-  result.lower_bound = load(problem);
-  std::vector<char> movable(problem.size(), 0);
-  int64_t movable_count = 0;
-  for (size_t i = 0; i < problem.size(); ++i) {
-    const Buffer& b = problem.buffers[i];
-    if (b.offset) result.lower_bound = std::max(result.lower_bound, *b.offset + b.size);
-    movable[i] = !b.offset && b.size > 0;
-    movable_count += movable[i];
-  }
+  result.lower_bound = checked->lower_bound;
   const bool has_deadline = options.time_limit_seconds > 0;
   const Clock::time_point deadline =
       begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_seconds));
