@@ -102,11 +102,14 @@ void run_plan(const PlanArguments& args) {
                   static_cast<long long>(result.exact->stats.nodes),
                   static_cast<long long>(result.exact->stats.backtracks));
       if (result.exact->stats.windows > 0) {
-        std::printf("windows   %lld re-solved, %lld improved the plan, %lld extra passes%s\n",
-                    static_cast<long long>(result.exact->stats.windows),
-                    static_cast<long long>(result.exact->stats.windows_improved),
-                    static_cast<long long>(result.exact->stats.window_passes),
-                    result.exact->stats.windows_exhausted ? ", every window tried" : "");
+        // Windows (large problems) make passes with growing sizes; the band
+        // repair of small problems makes none, so its line has no pass count.
+        const ExactStats& st = result.exact->stats;
+        const std::string passes =
+            st.window_passes > 0 ? ", " + std::to_string(st.window_passes) + " extra passes" : std::string();
+        std::printf("windows   %lld re-solved, %lld improved the plan%s%s\n", static_cast<long long>(st.windows),
+                    static_cast<long long>(st.windows_improved), passes.c_str(),
+                    st.windows_exhausted ? ", every window tried" : "");
       }
     }
     std::printf("result    %s\n", std::string(plan_ending_name(result.ending)).c_str());
