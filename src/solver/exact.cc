@@ -471,8 +471,8 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       // repair, so more time could still have helped.
       if (repaired->plan && repaired->plan->arena < best->arena) {
         result.stats.seconds_to_best = seconds_since(start) - repaired->stats.seconds + repaired->stats.seconds_to_best;
+        upper = repaired->plan->arena;
         best = std::move(repaired->plan);
-        upper = best->arena;
       }
       resume = repaired->stats.windows_exhausted && running;
       if (phase == 0) {
