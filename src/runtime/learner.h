@@ -506,6 +506,7 @@ class Learner {
   // iteration was mispredicted.
   uint32_t mispredicted_ = 0;
   bool worth_trimming() const;
+  int64_t agreements_needed() const;  // Note [Unpredictable streams]
   uint64_t uses_ = 0;                // boundaries so far: the LRU clock
   PreparedPlan* active_ = nullptr;   // the running variant's plan (the one served while replaying)
   bool waiting_ = false;             // active_ waits for the served plan's blocks to be freed
