@@ -307,6 +307,7 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   key_implicit_ = key == 0 && predicting();
   tail_begun_ = false;
   history_size_ = 0;
+  mispredicted_ = 0;
   history_next_ = 0;
   active_ = nullptr;
   waiting_ = false;
