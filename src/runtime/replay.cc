@@ -37,13 +37,13 @@
 // The fast paths themselves (allocation and free of a slab block) are inline
 // functions in replay_fast.h, shared with the drop-in.
 #include <pthread.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -232,6 +232,8 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanPreparer 
   }
   // The plan and tick of a live slab block, or false.
   bool find_block(const void* p, ServedPlan** plan, uint32_t* tick);
+  // The bytes usable in p (inside the reservation) if it is a live slab or pool block.
+  std::optional<uint64_t> capacity_of(const void* p);
   // A free that is not of a slab pointer (kept out of line, off the fast path).
   [[gnu::noinline]] void deallocate_backing(void* p);
   void publish(ThreadRecord& r, ServedPlan* plan) {
@@ -533,6 +535,18 @@ void* ReplayAllocator::Impl::allocate(size_t size, size_t alignment, bool zeroed
   return backing_allocate(size, alignment, zeroed);
 }
 
+std::optional<uint64_t> ReplayAllocator::Impl::capacity_of(const void* p) {
+  ServedPlan* plan;
+  uint32_t tick;
+  if (find_block(p, &plan, &tick)) return plan->ticks[tick].limit - 1;
+  fast::SmallPool* pool;
+  int c;
+  if (fast::find_small(*this, p, &pool, &c) && fast::SmallPool::mark_of(p) != pool->key) {
+    return fast::small_class_bytes(static_cast<uint32_t>(c));
+  }
+  return std::nullopt;
+}
+
 bool ReplayAllocator::Impl::find_block(const void* p, ServedPlan** plan_out, uint32_t* tick_out) {
   const fast::PlanView* view;
   if (!fast::find_live(*this, p, &view, tick_out)) return false;
@@ -552,10 +566,7 @@ void* ReplayAllocator::allocate_zeroed(size_t size) { return impl_->allocate(siz
 
 void ReplayAllocator::deallocate(void* p) {
   Impl& m = *impl_;
-  if (MEMPLAN_LIKELY(m.owns(p))) {
-    fast::release_owned(m, p);
-    return;
-  }
+  if (MEMPLAN_LIKELY(fast::release(m, p))) return;
   m.deallocate_backing(p);
 }
 
@@ -579,19 +590,12 @@ void* ReplayAllocator::reallocate(void* p, size_t size) {
   Impl& m = *impl_;
   if (!p) return allocate(size);
   if (m.owns(p)) {
-    ServedPlan* plan;
-    uint32_t tick;
-    fast::SmallPool* pool;
-    int c;
-    uint64_t capacity = 0;
-    if (m.find_block(p, &plan, &tick)) {
-      capacity = plan->ticks[tick].limit - 1;
-    } else if (fast::find_small(m, p, &pool, &c) && fast::SmallPool::mark_of(p) != pool->key) {
-      capacity = fast::small_class_bytes(static_cast<uint32_t>(c));
-    } else {
+    const std::optional<uint64_t> live = m.capacity_of(p);
+    if (!live) {
       m.invalid_frees.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
+    const uint64_t capacity = *live;
     if (size == 0) {
       fast::release(m, p);
       return nullptr;
@@ -614,17 +618,7 @@ void* ReplayAllocator::reallocate(void* p, size_t size) {
 size_t ReplayAllocator::usable_size(void* p) {
   Impl& m = *impl_;
   if (!p) return 0;
-  if (m.owns(p)) {
-    ServedPlan* plan;
-    uint32_t tick;
-    if (m.find_block(p, &plan, &tick)) return plan->ticks[tick].limit - 1;
-    fast::SmallPool* pool;
-    int c;
-    if (fast::find_small(m, p, &pool, &c) && fast::SmallPool::mark_of(p) != pool->key) {
-      return fast::small_class_bytes(static_cast<uint32_t>(c));
-    }
-    return 0;
-  }
+  if (m.owns(p)) return m.capacity_of(p).value_or(0);
   return m.backing.usable_size(p);
 }
 

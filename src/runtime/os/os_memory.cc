@@ -30,26 +30,19 @@ void release(void* address, size_t bytes) {
 }
 
 bool commit(void* address, size_t bytes, bool huge_pages, bool prefault_pages) {
-  if (!prefault_pages) {
-    void* p = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    if (p == MAP_FAILED) return false;
-#ifdef MADV_HUGEPAGE
-    if (huge_pages) madvise(address, bytes, MADV_HUGEPAGE);  // advice only: ignored where THP is off
-#endif
-    return true;
-  }
-  if (!huge_pages) {
+  if (prefault_pages && !huge_pages) {
     void* p = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
                    -1, 0);
     return p != MAP_FAILED;
   }
   // The huge-page advice must come before the pages are faulted, so map
-  // without MAP_POPULATE, advise, then touch one byte per page.
+  // without MAP_POPULATE, advise, then (if asked) touch one byte per page.
   void* p = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) return false;
 #ifdef MADV_HUGEPAGE
-  madvise(address, bytes, MADV_HUGEPAGE);  // advice only: ignored where THP is off
+  if (huge_pages) madvise(address, bytes, MADV_HUGEPAGE);  // advice only: ignored where THP is off
 #endif
+  if (!prefault_pages) return true;
 #ifdef MADV_POPULATE_WRITE
   if (madvise(address, bytes, MADV_POPULATE_WRITE) == 0) return true;
 #endif

@@ -239,10 +239,7 @@ MEMPLAN_EXPORT void free(void* p) {
   // Slab pointers go to the replay allocator even from inside it (null is
   // never one: it lies below the reservation).
   fast::SharedFast* s = g_fast.load(std::memory_order_acquire);
-  if (s && s->owns(p)) {
-    fast::release_owned(*s, p);
-    return;
-  }
+  if (s && fast::release(*s, p)) return;
   free_slow(p);
 }
 
