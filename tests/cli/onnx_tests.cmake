@@ -51,3 +51,7 @@ memplan_cli_test(extract_onnx_subgraph EXIT 1 ARGS extract ${onnx_data}/subgraph
   STDERR "node 0 \\(If 'branch'\\) has a subgraph.*not handled")
 memplan_cli_test(extract_onnx_unsorted EXIT 1 ARGS extract ${onnx_data}/unsorted.onnx --input x=1x4 --output out.csv
   STDERR "node 0 \\(Relu 'relu'\\) reads 'mm'.*not topologically sorted")
+memplan_cli_test(extract_onnx_scan_without_body EXIT 1 ARGS extract ${onnx_data}/scan_without_body.onnx --input x=1x4 --output out.csv
+  STDERR "node 1 \\(Scan 'scan'\\): If, Loop and Scan are not handled")
+memplan_cli_test(extract_onnx_missing_required_attribute EXIT 1 ARGS extract ${onnx_data}/missing_attribute.onnx --input x=1x4 --output out.csv
+  STDERR "node 0 \\(Cast 'cast'\\) does not match the Cast operator of opset 13: .*to")

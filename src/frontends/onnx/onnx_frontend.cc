@@ -116,6 +116,34 @@ Status check_no_subgraphs(const onnx::GraphProto& graph) {
   return Status::Ok();
 }
 
+// Every node of the default domain against its operator's schema (required
+// attributes, input and output counts), before shape inference: libonnx's
+// inference functions assume nodes the schema accepts (1.12's Scan without
+// a body reads through a null graph, found by tests/fuzz/onnx_model_fuzz.cc).
+// If, Loop and Scan are refused whatever their attributes say, as in
+// check_no_subgraphs. Operators the registry does not know are left to shape
+// inference, which reports them.
+Status check_node_schemas(const onnx::GraphProto& graph, int64_t opset) {
+  for (int k = 0; k < graph.node_size(); ++k) {
+    const onnx::NodeProto& node = graph.node(k);
+    if (!node.domain().empty() && node.domain() != "ai.onnx") continue;
+    if (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan") {
+      return Unimplemented(node_label(node, k) +
+                           ": If, Loop and Scan are not handled; their tensors would be sized and timed wrongly");
+    }
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(std::min<int64_t>(opset, INT_MAX)), "");
+    if (schema == nullptr) continue;
+    try {
+      schema->Verify(node);
+    } catch (const std::exception& e) {
+      return InvalidArgument(node_label(node, k) + " does not match the " + node.op_type() + " operator of opset " +
+                             std::to_string(opset) + ": " + e.what());
+    }
+  }
+  return Status::Ok();
+}
+
 // Applies the --input shapes to the graph's inputs before shape inference.
 Status apply_input_shapes(onnx::GraphProto* graph, const std::set<std::string>& initializers,
                           const std::vector<OnnxInputShape>& inputs, const std::string& source) {
@@ -256,6 +284,7 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
 
   onnx::GraphProto* graph = model.mutable_graph();
   if (Status s = check_no_subgraphs(*graph); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  if (Status s = check_node_schemas(*graph, out.opset); !s.ok()) return Status(s.code(), source + ": " + s.message());
   std::set<std::string> initializers;
   for (const onnx::TensorProto& t : graph->initializer()) initializers.insert(t.name());
   for (const onnx::SparseTensorProto& t : graph->sparse_initializer()) initializers.insert(t.values().name());

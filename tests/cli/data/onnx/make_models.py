@@ -67,3 +67,10 @@ with open("tiny.model", "wb") as f:
 c = helper.make_tensor("cv", TensorProto.FLOAT, [4], [1.0] * 4)
 save(tiny_graph([helper.make_node("Constant", [], ["c"], value=c, name="const"),
                  helper.make_node("Add", ["x", "c"], ["y"], name="add")]), "constant.onnx")
+
+# Nodes their operator's schema refuses. A Scan without its body: libonnx 1.12's
+# shape inference reads through a null graph on it (found by the fuzz target).
+save(tiny_graph([helper.make_node("MatMul", ["x", "w"], ["mm"], name="matmul"),
+                 helper.make_node("Scan", ["mm"], ["y"], name="scan")]), "scan_without_body.onnx")
+# A Cast without its required attribute 'to'.
+save(tiny_graph([helper.make_node("Cast", ["x"], ["y"], name="cast")]), "missing_attribute.onnx")
