@@ -31,7 +31,7 @@
 //                    [--no-canonical] [--no-sections] [--no-overload] [--overload-after N]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
 //                    [--no-subproblems] [--nodes N] [--count N] [--height BYTES]
-//                    [--repair-share FRACTION] [--repair-band-buffers N]
+//                    [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,7 +84,7 @@ void usage() {
                "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
                "                   [--no-decomposition] [--no-restarts]\n"
                "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n"
-               "                   [--repair-share FRACTION] [--repair-band-buffers N]\n");
+               "                   [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N]\n");
 }
 
 double peak_resident_mib() {
@@ -213,9 +213,9 @@ int run_puzzles(int count, size_t buffers, int64_t height, const memplan::ExactO
 // instance the smallest arena any decision found: the reference that
 // minimisation within the same node budget should reach.
 int run_scan(const std::string& dir, const std::string& only, const std::string& range, int64_t nodes,
-             const memplan::ExactOptions& options) {
+             const memplan::ExactOptions& options, int seeds) {
   std::printf("decisions over a range of capacities, %lld nodes each\n", static_cast<long long>(nodes));
-  std::printf("%-4s %9s %-10s %8s %10s %9s\n", "inst", "capacity", "verdict", "arena", "nodes", "cpu s");
+  std::printf("%-4s %4s %9s %-10s %8s %10s %9s\n", "inst", "seed", "capacity", "verdict", "arena", "nodes", "cpu s");
   int64_t from = -1, to = int64_t{1} << 20, step = 1024;
   if (!range.empty()) {
     long long a = 0, b = 0, c = 0;
@@ -238,7 +238,10 @@ int run_scan(const std::string& dir, const std::string& only, const std::string&
     memplan::ExactOptions decide_options = options;
     decide_options.node_limit = nodes;
     decide_options.time_limit_seconds = 0;
-    for (int64_t capacity = from < 0 ? (load + step - 1) / step * step : from; capacity <= to; capacity += step) {
+    for (int64_t capacity = from < 0 ? (load + step - 1) / step * step : from; capacity <= to; capacity += step)
+    for (int seed = 0; seed <= seeds; ++seed) {
+      if (seeds > 0 && seed == 0) continue;
+      decide_options.seed = static_cast<uint64_t>(seed);
       const std::clock_t c0 = std::clock();
       auto result = memplan::solve_decision(*problem, capacity, decide_options);
       const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
@@ -249,7 +252,7 @@ int run_scan(const std::string& dir, const std::string& only, const std::string&
       }
       const int64_t arena = result->plan ? result->plan->arena : -1;
       if (arena >= 0 && (best < 0 || arena < best)) best = arena;
-      std::printf("%-4s %9lld %-10s %8lld %10lld %9.3f\n", instance.name, static_cast<long long>(capacity),
+      std::printf("%-4s %4d %9lld %-10s %8lld %10lld %9.3f\n", instance.name, seed, static_cast<long long>(capacity),
                   std::string(memplan::exact_outcome_name(result->outcome)).c_str(), static_cast<long long>(arena),
                   static_cast<long long>(result->stats.nodes), cpu);
       std::fflush(stdout);
@@ -315,6 +318,7 @@ int main(int argc, char** argv) {
   options.time_limit_seconds = 60;
   int64_t relax_nodes = int64_t{1} << 20;
   int puzzle_count = 40;
+  int seeds = 0;
   int64_t puzzle_height = 256;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -350,10 +354,13 @@ int main(int argc, char** argv) {
     else if (arg == "--no-restarts") options.restarts = false;
     else if (arg == "--no-subproblems") options.subproblem_bounds = false;
     else if (arg == "--repair-share") options.repair_share = std::atof(value().c_str());
+    else if (arg == "--seeded-share") options.seeded_share = std::atof(value().c_str());
+    else if (arg == "--seed") options.seed = std::strtoull(value().c_str(), nullptr, 10);
     else if (arg == "--repair-band-buffers") {
       options.repair_band_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
     }
     else if (arg == "--count") puzzle_count = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--seeds") seeds = std::max(0, std::atoi(value().c_str()));
     else if (arg == "--height") puzzle_height = std::max<int64_t>(1, std::atoll(value().c_str()));
     else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str()));
     else {
@@ -369,7 +376,7 @@ int main(int argc, char** argv) {
   if (mode == "scale") return run_scale(scale_sizes, shape, options) == 0 ? 0 : 3;
   if (mode == "files") return run_files(files, options) == 0 ? 0 : 3;
   if (mode == "relax") return run_relax(dir, only, relax_nodes, options);
-  if (mode == "scan") return run_scan(dir, only, capacities, relax_nodes, options);
+  if (mode == "scan") return run_scan(dir, only, capacities, relax_nodes, options, seeds);
   if (mode == "puzzles") {
     return run_puzzles(puzzle_count, static_cast<size_t>(std::max<long long>(1, std::atoll(scale_sizes.c_str()))),
                        puzzle_height, options) == 0 ? 0 : 3;

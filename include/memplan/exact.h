@@ -66,6 +66,11 @@ struct ExactOptions {
   // Node budget per decision search (0 = unlimited); reaching it ends the call
   // like a time-out. For tests and benchmarks.
   int64_t node_limit = 0;
+  // solve_decision: 0 ranks buffers by their keys; any other value jitters
+  // the keys (each by a factor in [0.95, 1.05], new for every restart), so
+  // each seed searches other trees. solve_minimize: picks the seeds of its
+  // seeded restarts (seeded_share), which it runs with any value.
+  uint64_t seed = 0;
   // Largest index (overlap graph and section memberships, 4 bytes an entry)
   // the search may build. Larger problems are answered from the `portfolio`
   // plan alone (stats.too_large); about 16 bytes per overlapping pair.
@@ -94,6 +99,9 @@ struct ExactOptions {
   double repair_share = 0.5;
   // Buffers in the smallest repair band; bands grow by half of it per try.
   int64_t repair_band_buffers = 8;
+  // Share of the capacity portfolio's time given to seeded restarts: short
+  // decisions with jittered keys just below the best plan (0: off).
+  double seeded_share = 0.5;
 
   // --- pruning and search switches (all on by default) ---
   // Place buffers in non-decreasing (offset, rank) order only, so that each

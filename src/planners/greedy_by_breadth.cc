@@ -38,6 +38,7 @@
 #include <bit>
 #include <numeric>
 
+#include "core/splitmix.h"
 #include "planners/planners.h"
 #include "planners/shared_objects.h"
 #include "planners/stop_condition.h"
@@ -52,14 +53,8 @@ class HoleTreaps {
  public:
   explicit HoleTreaps(size_t nodes)
       : start_(nodes), end_(nodes), max_end_(nodes), priority_(nodes), left_(nodes, -1), right_(nodes, -1) {
-    uint64_t x = 0x9e3779b97f4a7c15ULL;
-    for (size_t i = 0; i < nodes; ++i) {  // splitmix64: deterministic priorities
-      x += 0x9e3779b97f4a7c15ULL;
-      uint64_t z = x;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      priority_[i] = z ^ (z >> 31);
-    }
+    SplitMix64 priorities{.state = 0x9e3779b97f4a7c15ULL};  // deterministic priorities
+    for (size_t i = 0; i < nodes; ++i) priority_[i] = priorities.next();
   }
 
   void insert(int32_t& root, int32_t node, int64_t start, int64_t end) {

@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "core/saturating.h"
+#include "core/splitmix.h"
 #include "core/sweep.h"
 #include "memplan/bounds.h"
 #include "memplan/validate.h"
@@ -122,16 +123,11 @@ constexpr int kMaxImprovementRounds = 1500;
 constexpr size_t kMaxBuffersForImprovement = 5000;
 constexpr double kDefaultTimeLimitSeconds = 2.0;
 
-// splitmix64: tiny, deterministic, good enough for choosing perturbations.
+// Tiny and deterministic, good enough for choosing perturbations.
 struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next() % n); }
+  SplitMix64 stream;
+  uint64_t next() { return stream.next(); }
+  size_t below(size_t n) { return static_cast<size_t>(stream.below(n)); }
 };
 
 // Max over a buffer's lifetime of the live bytes: its "contention".

@@ -118,11 +118,15 @@ class CanonicalSearch {
   // may turn them off for this call. first_order picks the key order the
   // search starts with (the only one without restarts; the restarts then
   // cycle through the others): the same capacity searched with another first
-  // order is another tree. A decision is deterministic in (capacity,
-  // node_limit, allow_restarts, first_order), and one with a larger node limit
-  // repeats a smaller one's nodes first.
+  // order is another tree. seed != 0 scales each buffer's keys by a factor in
+  // [0.95, 1.05] drawn from the seed, new for every run (restart): many
+  // short seeded decisions sample trees a fixed order never reaches (the
+  // seeded restarts of capacity_portfolio.h). Verdicts do not depend on the
+  // order, only the nodes to reach them. A decision is deterministic in
+  // (capacity, node_limit, allow_restarts, first_order, seed), and one with a
+  // larger node limit repeats a smaller one's nodes first.
   SearchVerdict decide(int64_t capacity, int64_t node_limit, const StopCondition& stop, ExactStats* stats,
-                       bool allow_restarts = true, int32_t first_order = 0);
+                       bool allow_restarts = true, int32_t first_order = 0, uint64_t seed = 0);
   // Number of key orders first_order chooses from.
   int32_t key_order_count() const { return static_cast<int32_t>(key_orders_.size()); }
 
@@ -196,6 +200,8 @@ class CanonicalSearch {
 
   // --- search state ---
   const char* keys_ = "";        // the key order of the current run
+  bool jittered_ = false;        // the current run ranks by jittered keys (a seeded decision)
+  std::vector<double> jitter_;   // per buffer: its key factor in the current run
   bool overload_active_ = false;  // the current run uses the overload check
   std::vector<int32_t> rank_;
   std::vector<int64_t> key_total_;  // scratch for rank_part

@@ -1,11 +1,14 @@
 // capacity_portfolio.cc — the round schedule of capacity_portfolio.h over a
-// decision callback: floor, just below the ceiling, bisection, sweep.
+// decision callback: floor, just below the ceiling, bisection, sweep, seeded
+// restarts.
 // Per round O(log gap + sweep points) probes plus a map look-up each; the
 // nodes are the callback's.
 #include "solver/capacity_portfolio.h"
 
 #include <algorithm>
 #include <limits>
+
+#include "core/splitmix.h"
 
 namespace memplan::solver {
 namespace {
@@ -66,12 +69,14 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
     }
     if (schedule.max_budget > 0) p.node_budget = std::min(p.node_budget, schedule.max_budget);
     p.first_order %= orders;
-    int64_t& ran = done[{p.capacity, p.first_order, p.allow_restarts}];
-    if (ran >= p.node_budget) {
-      ++stats.skipped;
-      return ProbeVerdict::kOutOfBudget;
+    if (p.seed == 0) {
+      int64_t& ran = done[{p.capacity, p.first_order, p.allow_restarts}];
+      if (ran >= p.node_budget) {
+        ++stats.skipped;
+        return ProbeVerdict::kOutOfBudget;
+      }
+      ran = p.node_budget;
     }
-    ran = p.node_budget;
     ++stats.probes;
     MEMPLAN_ASSIGN_OR_RETURN(ProbeResult result, decide(p));
     bounds->absorb(p, result);
@@ -83,7 +88,10 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
   int64_t floor_budget = budget;
   int64_t sweep_budget = std::max<int64_t>(budget / 2, 1);
   int32_t cursor = 0;
-  double floor_seconds = 0, other_seconds = 0;  // with a clock: time of the floor, and of the rest
+  double floor_seconds = 0, other_seconds = 0;  // with a clock: time of the floor, and of steps 2-4
+  double seeded_seconds = 0;                    // with a clock: time of step 5
+  uint64_t seed = std::max<uint64_t>(schedule.seed, 1);
+  SplitMix64 draws{.state = seed};  // the seeded probes' capacities
   stopped = stop();
   for (int32_t round = 0; !stopped && !bounds->closed(); ++round) {
     ++stats.rounds;
@@ -164,6 +172,33 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
       spent += nodes;
     }
     other_seconds += now() - others_start;
+    // 5. Seeded restarts just below the ceiling, until they have had their
+    //    share of the time (of the nodes without a clock).
+    if (schedule.seeded_budget > 0 && schedule.seeded_share > 0) {
+      const double share = std::min(schedule.seeded_share, 0.95);
+      const double others = clock ? floor_seconds + other_seconds : static_cast<double>(2 * budget);
+      const double target = others * share / (1 - share);
+      const double seeded_start = now();
+      int64_t nodes = 0;
+      while (!stopped && !bounds->closed()) {
+        const double used = clock ? seeded_seconds + (now() - seeded_start) : static_cast<double>(nodes);
+        if (used >= target) break;
+        const int64_t step = std::max(bounds->granule(), bounds->round_down(bounds->ceiling() / 1024));
+        const int64_t levels = std::min<int64_t>(std::max(schedule.seeded_levels, 1),
+                                                 std::max<int64_t>((bounds->ceiling() - 1 - bounds->floor()) / step, 1));
+        const int64_t k = 1 + static_cast<int64_t>(draws.below(static_cast<uint64_t>(levels)));
+        const int64_t c = std::max(bounds->floor(), bounds->round_down(bounds->ceiling() - k * step));
+        const int64_t ceiling = bounds->ceiling();
+        MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c,
+                                                               .node_budget = schedule.seeded_budget,
+                                                               .first_order = static_cast<int32_t>(k % orders),
+                                                               .seed = seed++}));
+        ++stats.seeded_probes;
+        if (v == ProbeVerdict::kPlan && bounds->ceiling() < ceiling) ++stats.seeded_plans;
+        nodes += schedule.seeded_budget;
+      }
+      seeded_seconds += now() - seeded_start;
+    }
     if (schedule.max_budget > 0 && budget >= schedule.max_budget) break;
     budget = doubled(budget);
   }

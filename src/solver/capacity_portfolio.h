@@ -37,6 +37,19 @@
 //                  ceiling has been decided with b / (k + 1) nodes: the
 //                  capacities just below the best plan, where a plan is worth
 //                  most, get the most, and a pass costs about b ln(points).
+//     5. seeded   short decisions (seeded_budget nodes) with jittered keys,
+//                  a new seed each, at a capacity drawn uniformly from the
+//                  seeded_levels steps below the ceiling (a step: 1/1024 of
+//                  the ceiling, at least a granule; never below the floor),
+//                  until they have taken seeded_share of the portfolio's
+//                  time. Search times of one decision are heavy-tailed
+//                  (Gomes, Selman, Crato and Kautz, "Heavy-tailed phenomena
+//                  in satisfiability and constraint satisfaction problems",
+//                  JAR 2000): the deterministic tree at one capacity can
+//                  miss for millions of nodes where another ordering finds a
+//                  plan in thousands. On MiniMalloc's D and J, 30 s of these
+//                  alone end 1-3 % below what the steps above reach in 60 s
+//                  (docs/exact.md).
 //   The floor, ceiling and bisection probes rotate the key order the search
 //   starts with, so the same capacity is also searched along other trees.
 //
@@ -72,6 +85,10 @@ struct CapacityProbe {
   // Wall-clock cap in seconds (0: none): the floor's probes, whose time the
   // portfolio balances against the other probes' (needs a clock).
   double max_seconds = 0;
+  // 0: the search ranks by its keys. Otherwise the keys are jittered per
+  // restart from this seed (CanonicalSearch::decide): every seed is another
+  // set of trees, so seeded probes are never skipped as repeats.
+  uint64_t seed = 0;
 };
 
 enum class ProbeVerdict {
@@ -128,6 +145,13 @@ struct PortfolioSchedule {
   int32_t orders = 3;
   // Capacities the sweep spreads over the gap.
   int32_t sweep_points = 48;
+  // Seeded restarts (step 5): node budget of each probe (0: the step is off),
+  // how many steps below the ceiling they pick from, and the share of the
+  // portfolio's time (with a clock; else of its nodes) they take.
+  int64_t seeded_budget = 0;
+  int32_t seeded_levels = 16;
+  double seeded_share = 0.5;
+  uint64_t seed = 1;  // the first seeded probe's seed; later ones count up
 };
 
 using DecideFn = std::function<StatusOr<ProbeResult>(const CapacityProbe&)>;
@@ -141,6 +165,8 @@ struct PortfolioStats {
   int64_t rounds = 0;
   int64_t sweep_budget = 0;  // the sweep's budget (for the capacity just below the ceiling) at the end
   int64_t sweep_passes = 0;  // passes the sweep completed over the gap
+  int64_t seeded_probes = 0;  // seeded restarts run (step 5)
+  int64_t seeded_plans = 0;   // of them, those that lowered the ceiling
 };
 
 // clock (seconds, may be empty) lets the sweep match the floor's time: the

@@ -193,9 +193,10 @@ struct Decision {
 
 // One decision at `capacity` with a node limit (0 = none).
 Decision decide(solver::CanonicalSearch& search, int64_t capacity, int64_t node_limit,
-                const solver::StopCondition& stop, ExactStats* stats, bool allow_restarts = true) {
+                const solver::StopCondition& stop, ExactStats* stats, bool allow_restarts = true,
+                uint64_t seed = 0) {
   ++stats->decisions;
-  const solver::SearchVerdict verdict = search.decide(capacity, node_limit, stop, stats, allow_restarts);
+  const solver::SearchVerdict verdict = search.decide(capacity, node_limit, stop, stats, allow_restarts, 0, seed);
   return {verdict, search.next_capacity()};
 }
 
@@ -237,7 +238,7 @@ StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, c
   const solver::StopCondition stop = stop_condition(options, start);
   solver::CanonicalSearch search(input.items, options);
   result.stats.partitions = search.partition_count();
-  const Decision d = decide(search, capacity, options.node_limit, stop, &result.stats);
+  const Decision d = decide(search, capacity, options.node_limit, stop, &result.stats, true, options.seed);
   switch (d.verdict) {
     case solver::SearchVerdict::kFound: {
       MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search));
@@ -293,6 +294,9 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   };
   auto capped = [&](int64_t budget) { return options.node_limit > 0 ? std::min(budget, options.node_limit) : budget; };
   const int64_t quick_budget = capped(std::max<int64_t>(1 << 16, 64 * static_cast<int64_t>(input.items.size())));
+  // Seeded restarts (capacity_portfolio.h, step 5): 64 nodes a buffer; on
+  // D and J 15k-30k nodes did about as well, 60k worse (docs/exact.md).
+  const int64_t seeded_budget = std::clamp<int64_t>(64 * static_cast<int64_t>(input.items.size()), 4096, 1 << 17);
   bool running = !cap || lower <= *cap;
 
   // 1. Most problems fit in their load, and a short search at the load finds
@@ -415,7 +419,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
           probe_stop.has_deadline = true;
         }
         const solver::SearchVerdict verdict = search->decide(p.capacity, capped(p.node_budget), probe_stop,
-                                                             &result.stats, p.allow_restarts, p.first_order);
+                                                             &result.stats, p.allow_restarts, p.first_order, p.seed);
         solver::ProbeResult out;
         if (verdict == solver::SearchVerdict::kFound) {
           MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
@@ -442,7 +446,10 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       solver::PortfolioSchedule schedule{.base_budget = capped(2 * quick_budget),
                                          .proof_budget = kProofBudget,
                                          .max_budget = options.node_limit,
-                                         .orders = search->key_order_count()};
+                                         .orders = search->key_order_count(),
+                                         .seeded_budget = capped(seeded_budget),
+                                         .seeded_share = options.seeded_share,
+                                         .seed = 1 + options.seed * 7919 + static_cast<uint64_t>(phase) * 1000003};
       const auto phase_over = [&] { return search_stop.reached(); };
       MEMPLAN_ASSIGN_OR_RETURN(const solver::PortfolioStats portfolio,
                                solver::run_capacity_portfolio(&bounds, schedule, probe, phase_over, raise,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -189,6 +190,68 @@ TEST(CapacityPortfolio, RefutationAboveTheFloorRaisesItAndStopEndsTheRun) {
   int calls = 0;
   ASSERT_TRUE(solver::run_capacity_portfolio(&open, {.base_budget = 8}, never.fn(), [&] { return ++calls > 5; }).ok());
   EXPECT_LE(never.calls.size(), 6u);
+}
+
+// Seeded restarts (step 5): the deterministic trees never find the plan at
+// 97 (any capacity from 100 up gives a plan of 100); only some seeds do (one
+// in seven), as on MiniMalloc's D, where one short decision in a hundred
+// finds 995 KiB and the fixed tree needs 779k nodes. Without the step the
+// run ends at 100; with it at 97, every seeded
+// probe with a seed of its own, below the ceiling and at or above the floor.
+TEST(CapacityPortfolio, SeededRestartsFindPlansOnlyOtherOrderingsFind) {
+  struct SeededOracle : MockOracle {
+    ProbeResult answer_seeded(const CapacityProbe& p) {
+      if (p.seed != 0 && p.seed % 7 == 3 && p.capacity == 97 && p.node_budget >= 300) {
+        calls.push_back({p, {.verdict = ProbeVerdict::kPlan, .arena = 97}});
+        nodes += 300;
+        return calls.back().second;
+      }
+      return answer(p);
+    }
+  };
+  for (const int64_t seeded_budget : {int64_t{0}, int64_t{400}}) {
+    SeededOracle oracle;
+    oracle.refuted_below = 95;
+    for (int64_t c = 100; c < 120; ++c) oracle.plan_nodes[c] = 10, oracle.plan_arena[c] = 100;
+    CapacityBounds bounds(90, 120, 1);
+    const PortfolioSchedule schedule{.base_budget = 256,
+                                     .max_budget = int64_t{1} << 20,
+                                     .sweep_points = 16,
+                                     .seeded_budget = seeded_budget,
+                                     .seeded_levels = 8};
+    auto stats = solver::run_capacity_portfolio(
+        &bounds, schedule,
+        [&](const CapacityProbe& p) -> StatusOr<ProbeResult> { return oracle.answer_seeded(p); },
+        [] { return false; });
+    ASSERT_TRUE(stats.ok()) << stats.status().to_string();
+    if (seeded_budget == 0) {
+      EXPECT_EQ(bounds.ceiling(), 100);
+      EXPECT_EQ(stats->seeded_probes, 0);
+      continue;
+    }
+    EXPECT_EQ(bounds.ceiling(), 97);
+    EXPECT_GE(stats->seeded_plans, 1);
+    std::set<uint64_t> seeds;
+    int64_t ceiling = 120, seeded_nodes = 0, other_nodes = 0;
+    for (const auto& [p, r] : oracle.calls) {
+      if (p.seed == 0) {
+        other_nodes += p.node_budget;
+      } else {
+        EXPECT_TRUE(seeds.insert(p.seed).second) << "seed " << p.seed << " used twice";
+        EXPECT_EQ(p.node_budget, 400);
+        EXPECT_LT(p.capacity, ceiling);
+        EXPECT_GE(p.capacity, ceiling - 8);  // within seeded_levels steps of 1 byte
+        EXPECT_GE(p.capacity, 95);           // never below the floor
+        seeded_nodes += p.node_budget;
+      }
+      if (r.verdict == ProbeVerdict::kPlan) ceiling = std::min(ceiling, r.arena);
+    }
+    EXPECT_EQ(stats->seeded_probes, static_cast<int64_t>(seeds.size()));
+    // Without a clock the step takes its share (half) of the nodes: as many
+    // as the other steps' 2 B a round, plus at most one probe.
+    EXPECT_GT(seeded_nodes, 0);
+    EXPECT_LE(seeded_nodes, 4 * other_nodes + 400 * stats->rounds);
+  }
 }
 
 // The real search behind the portfolio: on small random problems

@@ -248,6 +248,30 @@ TEST(ExactDecision, FitsAtTheOptimumAndRefutesOneByteBelow) {
   }
 }
 
+// Seeded decisions rank by jittered keys: another tree, the same verdicts.
+// With restarts every run draws new factors; the refutation one byte below
+// must still be complete and its bound exact.
+TEST(ExactDecision, SeededDecisionsKeepEveryOptimumAndRefutation) {
+  int checked = 0;
+  for (const uint64_t seed : {1ULL, 2ULL, 977ULL}) {
+    ExactOptions options;
+    options.seed = seed;
+    for (const uint64_t gap : kGapSeeds) {
+      expect_tight_at(gap_problem(gap), gap_optimum(gap), options,
+                      "seed " + std::to_string(seed) + ", gap seed " + std::to_string(gap));
+      ++checked;
+    }
+    for (uint64_t p = 1; p <= 12; ++p) {
+      const Problem problem =
+          small_problem({.buffers = 9, .max_size = 64, .max_alignment = 16, .with_fixed_offset = true}, p);
+      expect_tight_at(problem, BruteForce(problem).optimum(), options,
+                      "seed " + std::to_string(seed) + ", aligned problem " + std::to_string(p));
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3 * (static_cast<int>(std::size(kGapSeeds)) + 12));
+}
+
 // The overload check normally starts after 2^17 nodes, which small problems
 // never reach; from the start it must keep every optimum and refutation.
 TEST(ExactDecision, OverloadCheckFromTheStartKeepsEveryOptimum) {
