@@ -68,6 +68,7 @@ ExactOptions exact_options_for(const PlanOptions& options, double seconds) {
   ExactOptions exact;
   exact.time_limit_seconds = seconds;
   exact.cancel = options.cancel;
+  exact.seed = options.seed;
   return exact;
 }
 

@@ -27,6 +27,7 @@ struct PlanArguments {
   std::string capacity;   // bytes, with optional unit; empty: none
   std::string alignment;  // bytes; empty: the file's alignments only
   double time_limit_seconds = 0;
+  uint64_t seed = 0;
   std::string output_path;
   bool json = false;
 };
@@ -51,6 +52,7 @@ void run_plan(const PlanArguments& args) {
   Interrupt interrupt;
   PlanOptions options;
   options.time_limit_seconds = args.time_limit_seconds;
+  options.seed = args.seed;
   options.cancel = interrupt.flag();
   StatusOr<PlanningResult> planned = Status(StatusCode::kInternal, "no planner ran");
   {
@@ -169,6 +171,12 @@ void register_plan_command(CLI::App& app) {
                       "goes to the exact solver")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
+  command->add_option("--seed", args->seed,
+                      "Seed of the randomised searches: the portfolio's perturbations, the exact solver's\n"
+                      "seeded restarts; with --capacity and the exact planner, 0 searches the fixed orderings\n"
+                      "and any other seed other ones (same seed, same result when not cut short by time)")
+      ->type_name("S")
+      ->capture_default_str();
   command->add_option("-o,--output", args->output_path,
                       "Write the plan: CSV (id,lower,upper,size[,alignment],offset), or JSON if the name ends in .json;\n"
                       "- for standard output")
