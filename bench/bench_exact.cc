@@ -451,6 +451,12 @@ int main(int argc, char** argv) {
                     static_cast<long long>(first.result.stats.windows),
                     static_cast<long long>(first.result.stats.windows_improved));
       }
+      if (m == "minimize" && first.result.stats.seeded_probes > 0) {
+        std::printf("     seeded restarts: %lld run, %lld lowered the plan (%lld capacity probes in all)\n",
+                    static_cast<long long>(first.result.stats.seeded_probes),
+                    static_cast<long long>(first.result.stats.seeded_plans),
+                    static_cast<long long>(first.result.stats.capacity_probes));
+      }
       std::fflush(stdout);
     }
   }

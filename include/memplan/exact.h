@@ -158,6 +158,8 @@ struct ExactStats {
   // lower the peak (not because time ran out): more time would not help it.
   bool windows_exhausted = false;
   int64_t capacity_probes = 0;   // decisions the capacity portfolio ran (solve_minimize)
+  int64_t seeded_probes = 0;     // of them, seeded restarts (ExactOptions::seeded_share)
+  int64_t seeded_plans = 0;      // seeded restarts that lowered the best plan
   double seconds_to_best = 0;    // wall-clock time at which the returned plan was found
 };
 

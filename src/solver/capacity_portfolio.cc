@@ -58,6 +58,7 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
   // Largest budget run so far per (capacity, first order, restarts).
   std::map<std::tuple<int64_t, int32_t, bool>, int64_t> done;
   bool stopped = false;
+  int64_t other_nodes = 0;  // budgets of the probes of steps 1-4 (the seeded share without a clock)
 
   // Runs one probe unless it repeats one already run or lies outside the
   // bounds; returns its verdict (kOutOfBudget when skipped).
@@ -78,6 +79,7 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
       ran = p.node_budget;
     }
     ++stats.probes;
+    if (p.seed == 0) other_nodes += p.node_budget;
     MEMPLAN_ASSIGN_OR_RETURN(ProbeResult result, decide(p));
     bounds->absorb(p, result);
     if (stop()) stopped = true;
@@ -92,6 +94,37 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
   double seeded_seconds = 0;                    // with a clock: time of step 5
   uint64_t seed = std::max<uint64_t>(schedule.seed, 1);
   SplitMix64 draws{.state = seed};  // the seeded probes' capacities
+  // 5. Seeded restarts just below the ceiling, until they have had their
+  //    share of the time so far (of the nodes without a clock). Called after
+  //    the floor and after the sweep, so that a round cut short by the
+  //    deadline still gave them their share.
+  int64_t seeded_nodes = 0;
+  auto seeded_catch_up = [&]() -> Status {
+    if (schedule.seeded_budget <= 0 || schedule.seeded_share <= 0) return Status::Ok();
+    const double share = std::min(schedule.seeded_share, 0.95);
+    const double others = clock ? floor_seconds + other_seconds : static_cast<double>(other_nodes);
+    const double target = others * share / (1 - share);
+    const double seeded_start = now();
+    while (!stopped && !bounds->closed()) {
+      const double used = clock ? seeded_seconds + (now() - seeded_start) : static_cast<double>(seeded_nodes);
+      if (used >= target) break;
+      const int64_t step = std::max(bounds->granule(), bounds->round_down(bounds->ceiling() / 1024));
+      const int64_t levels = std::min<int64_t>(std::max(schedule.seeded_levels, 1),
+                                               std::max<int64_t>((bounds->ceiling() - 1 - bounds->floor()) / step, 1));
+      const int64_t k = 1 + static_cast<int64_t>(draws.below(static_cast<uint64_t>(levels)));
+      const int64_t c = std::max(bounds->floor(), bounds->round_down(bounds->ceiling() - k * step));
+      const int64_t ceiling = bounds->ceiling();
+      MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c,
+                                                             .node_budget = schedule.seeded_budget,
+                                                             .first_order = static_cast<int32_t>(k % orders),
+                                                             .seed = seed++}));
+      ++stats.seeded_probes;
+      if (v == ProbeVerdict::kPlan && bounds->ceiling() < ceiling) ++stats.seeded_plans;
+      seeded_nodes += schedule.seeded_budget;
+    }
+    seeded_seconds += now() - seeded_start;
+    return Status::Ok();
+  };
   stopped = stop();
   for (int32_t round = 0; !stopped && !bounds->closed(); ++round) {
     ++stats.rounds;
@@ -122,13 +155,23 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
       }
       floor_budget = doubled(floor_budget);
       floor_seconds += now() - floor_start;
+      MEMPLAN_RETURN_IF_ERROR(seeded_catch_up());
     }
     if (bounds->ceiling() == kNone) {  // no plan yet: only the floor to decide
       if (schedule.max_budget > 0 && floor_budget > schedule.max_budget) break;
       budget = doubled(budget);
       continue;
     }
-    const double others_start = now();
+    double others_mark = now();
+    // Steps 2-4 count their time as they go, and the seeded restarts catch
+    // up after every sweep probe: a late round's sweep can outlast the
+    // deadline, and would otherwise leave them nothing.
+    auto others_then_seeded = [&]() -> Status {
+      other_seconds += now() - others_mark;
+      MEMPLAN_RETURN_IF_ERROR(seeded_catch_up());
+      others_mark = now();
+      return Status::Ok();
+    };
     // 2. Just below the ceiling, while that finds plans.
     while (!stopped && !bounds->closed()) {
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = bounds->round_down(bounds->ceiling() - 1),
@@ -170,35 +213,9 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c, .node_budget = nodes}));
       (void)v;
       spent += nodes;
+      MEMPLAN_RETURN_IF_ERROR(others_then_seeded());
     }
-    other_seconds += now() - others_start;
-    // 5. Seeded restarts just below the ceiling, until they have had their
-    //    share of the time (of the nodes without a clock).
-    if (schedule.seeded_budget > 0 && schedule.seeded_share > 0) {
-      const double share = std::min(schedule.seeded_share, 0.95);
-      const double others = clock ? floor_seconds + other_seconds : static_cast<double>(2 * budget);
-      const double target = others * share / (1 - share);
-      const double seeded_start = now();
-      int64_t nodes = 0;
-      while (!stopped && !bounds->closed()) {
-        const double used = clock ? seeded_seconds + (now() - seeded_start) : static_cast<double>(nodes);
-        if (used >= target) break;
-        const int64_t step = std::max(bounds->granule(), bounds->round_down(bounds->ceiling() / 1024));
-        const int64_t levels = std::min<int64_t>(std::max(schedule.seeded_levels, 1),
-                                                 std::max<int64_t>((bounds->ceiling() - 1 - bounds->floor()) / step, 1));
-        const int64_t k = 1 + static_cast<int64_t>(draws.below(static_cast<uint64_t>(levels)));
-        const int64_t c = std::max(bounds->floor(), bounds->round_down(bounds->ceiling() - k * step));
-        const int64_t ceiling = bounds->ceiling();
-        MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c,
-                                                               .node_budget = schedule.seeded_budget,
-                                                               .first_order = static_cast<int32_t>(k % orders),
-                                                               .seed = seed++}));
-        ++stats.seeded_probes;
-        if (v == ProbeVerdict::kPlan && bounds->ceiling() < ceiling) ++stats.seeded_plans;
-        nodes += schedule.seeded_budget;
-      }
-      seeded_seconds += now() - seeded_start;
-    }
+    MEMPLAN_RETURN_IF_ERROR(others_then_seeded());
     if (schedule.max_budget > 0 && budget >= schedule.max_budget) break;
     budget = doubled(budget);
   }

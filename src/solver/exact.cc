@@ -455,6 +455,8 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
                                solver::run_capacity_portfolio(&bounds, schedule, probe, phase_over, raise,
                                                               [&] { return seconds_since(start); }));
       result.stats.capacity_probes += portfolio.probes;
+      result.stats.seeded_probes += portfolio.seeded_probes;
+      result.stats.seeded_plans += portfolio.seeded_plans;
       lower = std::max(lower, bounds.floor());
     }
 
