@@ -42,14 +42,15 @@
 //                  seeded_levels steps below the ceiling (a step: 1/1024 of
 //                  the ceiling, at least a granule; never below the floor),
 //                  until they have taken seeded_share of the portfolio's
-//                  time. Search times of one decision are heavy-tailed
+//                  time (caught up after the floor and after every sweep
+//                  probe). Search times of one decision are heavy-tailed
 //                  (Gomes, Selman, Crato and Kautz, "Heavy-tailed phenomena
 //                  in satisfiability and constraint satisfaction problems",
 //                  JAR 2000): the deterministic tree at one capacity can
 //                  miss for millions of nodes where another ordering finds a
 //                  plan in thousands. On MiniMalloc's D and J, 30 s of these
-//                  alone end 1-3 % below what the steps above reach in 60 s
-//                  (docs/exact.md).
+//                  alone ended 0.5-1.8 % below what steps 1-4 and the band
+//                  repair reach in 60 s (docs/exact.md).
 //   The floor, ceiling and bisection probes rotate the key order the search
 //   starts with, so the same capacity is also searched along other trees.
 //
