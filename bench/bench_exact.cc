@@ -21,7 +21,8 @@
 // restarts): a refutation there would prove the optimum above the load.
 //
 // With --mode scan it decides each instance at every capacity of a range
-// (--capacities FROM:TO:STEP, --nodes per decision) and prints the smallest
+// (--capacities FROM:TO:STEP, --nodes per decision; --seeds N: once per seed
+// 1..N instead of once with the fixed ordering) and prints the smallest
 // arena any of those decisions found.
 //
 // Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|scan|all]
@@ -238,24 +239,25 @@ int run_scan(const std::string& dir, const std::string& only, const std::string&
     memplan::ExactOptions decide_options = options;
     decide_options.node_limit = nodes;
     decide_options.time_limit_seconds = 0;
-    for (int64_t capacity = from < 0 ? (load + step - 1) / step * step : from; capacity <= to; capacity += step)
-    for (int seed = 0; seed <= seeds; ++seed) {
-      if (seeds > 0 && seed == 0) continue;
-      decide_options.seed = static_cast<uint64_t>(seed);
-      const std::clock_t c0 = std::clock();
-      auto result = memplan::solve_decision(*problem, capacity, decide_options);
-      const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
-      total_cpu += cpu;
-      if (!result.ok()) {
-        std::fprintf(stderr, "%s: %s\n", instance.name, result.status().to_string().c_str());
-        return 1;
+    for (int64_t capacity = from < 0 ? (load + step - 1) / step * step : from; capacity <= to; capacity += step) {
+      // Seed 0 is the fixed ordering; --seeds N decides with seeds 1..N instead.
+      for (int seed = seeds > 0 ? 1 : 0; seed <= seeds; ++seed) {
+        decide_options.seed = static_cast<uint64_t>(seed);
+        const std::clock_t c0 = std::clock();
+        auto result = memplan::solve_decision(*problem, capacity, decide_options);
+        const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+        total_cpu += cpu;
+        if (!result.ok()) {
+          std::fprintf(stderr, "%s: %s\n", instance.name, result.status().to_string().c_str());
+          return 1;
+        }
+        const int64_t arena = result->plan ? result->plan->arena : -1;
+        if (arena >= 0 && (best < 0 || arena < best)) best = arena;
+        std::printf("%-4s %4d %9lld %-10s %8lld %10lld %9.3f\n", instance.name, seed, static_cast<long long>(capacity),
+                    std::string(memplan::exact_outcome_name(result->outcome)).c_str(), static_cast<long long>(arena),
+                    static_cast<long long>(result->stats.nodes), cpu);
+        std::fflush(stdout);
       }
-      const int64_t arena = result->plan ? result->plan->arena : -1;
-      if (arena >= 0 && (best < 0 || arena < best)) best = arena;
-      std::printf("%-4s %4d %9lld %-10s %8lld %10lld %9.3f\n", instance.name, seed, static_cast<long long>(capacity),
-                  std::string(memplan::exact_outcome_name(result->outcome)).c_str(), static_cast<long long>(arena),
-                  static_cast<long long>(result->stats.nodes), cpu);
-      std::fflush(stdout);
     }
     std::printf("%-4s smallest arena of any decision: %lld (load %lld; %.1f cpu s in all)\n", instance.name,
                 static_cast<long long>(best), static_cast<long long>(load), total_cpu);

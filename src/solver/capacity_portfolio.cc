@@ -77,9 +77,9 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
         return ProbeVerdict::kOutOfBudget;
       }
       ran = p.node_budget;
+      other_nodes += p.node_budget;
     }
     ++stats.probes;
-    if (p.seed == 0) other_nodes += p.node_budget;
     MEMPLAN_ASSIGN_OR_RETURN(ProbeResult result, decide(p));
     bounds->absorb(p, result);
     if (stop()) stopped = true;

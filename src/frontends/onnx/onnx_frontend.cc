@@ -103,34 +103,38 @@ StatusOr<int64_t> value_bytes(const onnx::TypeProto& type, const std::string& wh
   return tensor_bytes(dims, *element, what);
 }
 
+// If, Loop and Scan: refused whether or not their subgraph attributes are
+// there (without them libonnx 1.12's Scan inference reads through a null
+// body, found by tests/fuzz/onnx_model_fuzz.cc).
+bool is_control_flow(const onnx::NodeProto& node) {
+  const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+  return default_domain && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan");
+}
+
 Status check_no_subgraphs(const onnx::GraphProto& graph) {
+  constexpr const char* kNotHandled = "If, Loop and Scan are not handled; their tensors would be sized and timed wrongly";
   for (int k = 0; k < graph.node_size(); ++k) {
-    for (const onnx::AttributeProto& a : graph.node(k).attribute()) {
+    const onnx::NodeProto& node = graph.node(k);
+    for (const onnx::AttributeProto& a : node.attribute()) {
       if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS || a.has_g() ||
           a.graphs_size() > 0) {
-        return Unimplemented(node_label(graph.node(k), k) + " has a subgraph (attribute '" + a.name() +
-                             "'): If, Loop and Scan are not handled; their tensors would be sized and timed wrongly");
+        return Unimplemented(node_label(node, k) + " has a subgraph (attribute '" + a.name() + "'): " + kNotHandled);
       }
     }
+    if (is_control_flow(node)) return Unimplemented(node_label(node, k) + ": " + kNotHandled);
   }
   return Status::Ok();
 }
 
 // Every node of the default domain against its operator's schema (required
 // attributes, input and output counts), before shape inference: libonnx's
-// inference functions assume nodes the schema accepts (1.12's Scan without
-// a body reads through a null graph, found by tests/fuzz/onnx_model_fuzz.cc).
-// If, Loop and Scan are refused whatever their attributes say, as in
+// inference functions assume nodes the schema accepts. Runs after
 // check_no_subgraphs. Operators the registry does not know are left to shape
 // inference, which reports them.
 Status check_node_schemas(const onnx::GraphProto& graph, int64_t opset) {
   for (int k = 0; k < graph.node_size(); ++k) {
     const onnx::NodeProto& node = graph.node(k);
     if (!node.domain().empty() && node.domain() != "ai.onnx") continue;
-    if (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan") {
-      return Unimplemented(node_label(node, k) +
-                           ": If, Loop and Scan are not handled; their tensors would be sized and timed wrongly");
-    }
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(std::min<int64_t>(opset, INT_MAX)), "");
     if (schema == nullptr) continue;
