@@ -32,7 +32,7 @@
 //                    [--no-canonical] [--no-sections] [--no-overload] [--overload-after N]
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
 //                    [--no-subproblems] [--nodes N] [--count N] [--height BYTES]
-//                    [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N]
+//                    [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N] [--threads N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -85,7 +85,7 @@ void usage() {
                "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
                "                   [--no-decomposition] [--no-restarts]\n"
                "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n"
-               "                   [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N]\n");
+               "                   [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N] [--threads N]\n");
 }
 
 double peak_resident_mib() {
@@ -358,6 +358,7 @@ int main(int argc, char** argv) {
     else if (arg == "--repair-share") options.repair_share = std::atof(value().c_str());
     else if (arg == "--seeded-share") options.seeded_share = std::atof(value().c_str());
     else if (arg == "--seed") options.seed = std::strtoull(value().c_str(), nullptr, 10);
+    else if (arg == "--threads") options.threads = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--repair-band-buffers") {
       options.repair_band_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
     }
@@ -454,10 +455,22 @@ int main(int argc, char** argv) {
                     static_cast<long long>(first.result.stats.windows_improved));
       }
       if (m == "minimize" && first.result.stats.seeded_probes > 0) {
-        std::printf("     seeded restarts: %lld run, %lld lowered the plan (%lld capacity probes in all)\n",
+        std::printf("     seeded restarts: %lld run (%lld on helper threads), %lld lowered the plan (%lld capacity probes in all)\n",
                     static_cast<long long>(first.result.stats.seeded_probes),
+                    static_cast<long long>(first.result.stats.helper_probes),
                     static_cast<long long>(first.result.stats.seeded_plans),
                     static_cast<long long>(first.result.stats.capacity_probes));
+      }
+      if (m == "minimize" && !first.result.stats.improvements.empty()) {
+        // The path of the best plan: seconds, arena, and the step that found it.
+        std::string path;
+        for (const memplan::Improvement& step : first.result.stats.improvements) {
+          char entry[96];
+          std::snprintf(entry, sizeof entry, "%s%.2f s %lld %s", path.empty() ? "" : "; ", step.seconds,
+                        static_cast<long long>(step.arena), std::string(memplan::plan_source_name(step.source)).c_str());
+          path += entry;
+        }
+        std::printf("     improvements: %s\n", path.c_str());
       }
       std::fflush(stdout);
     }

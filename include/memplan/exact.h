@@ -31,9 +31,10 @@
 //       kTimedOut     time or cancellation stopped it; plan is the best found
 //                     and lower_bound the best proven
 //
-// Thread-safety: the functions are thread-compatible and own no threads; the
-// caller may set *options.cancel from another thread at any time (the search
-// polls it every few thousand nodes).
+// Thread-safety: the functions are thread-compatible; solve_minimize starts
+// options.threads - 1 threads of its own and joins them before it returns.
+// The caller may set *options.cancel from another thread at any time (the
+// search polls it every few thousand nodes).
 //
 // Example: three buffers that fit exactly in their load (12 bytes):
 //     Problem p{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8},
@@ -46,6 +47,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "memplan/plan.h"
 #include "memplan/problem.h"
@@ -102,6 +104,13 @@ struct ExactOptions {
   // Share of the capacity portfolio's time given to seeded restarts: short
   // decisions with jittered keys just below the best plan (0: off).
   double seeded_share = 0.5;
+  // solve_minimize: threads in all. Beyond the caller's, threads - 1 helpers
+  // run seeded restarts back to back beside the search and share its bounds
+  // (src/solver/seeded_helpers.h); each builds its own index. With more than
+  // one thread the plan found can differ from run to run. Problems above
+  // window_threshold, and indexes that would not fit memory_limit_bytes once
+  // per thread, run on the caller's thread alone.
+  int32_t threads = 1;
 
   // --- pruning and search switches (all on by default) ---
   // Place buffers in non-decreasing (offset, rank) order only, so that each
@@ -140,6 +149,31 @@ enum class ExactOutcome {
 
 std::string_view exact_outcome_name(ExactOutcome outcome);  // "optimal", ...
 
+// Which step of solve_minimize found a plan (ExactStats::improvements).
+enum class PlanSource {
+  kDive,        // the first short search at the lower bound
+  kStartPlan,   // options.start_plan
+  kHeuristics,  // the `portfolio` plan
+  kWindows,     // improve_by_windows (large problems)
+  kDescending,  // descending probes at the middle of the gap
+  kFloor,       // capacity portfolio: at the lower bound
+  kCeiling,     // capacity portfolio: just below the best plan
+  kBisection,   // capacity portfolio: between the bounds
+  kSweep,       // capacity portfolio: the sweep across the gap
+  kSeeded,      // capacity portfolio: a seeded restart
+  kHelper,      // a seeded restart on a helper thread (ExactOptions::threads)
+  kRepair,      // repair_by_bands
+};
+
+std::string_view plan_source_name(PlanSource source);  // "dive", "seeded restart", ...
+
+// One plan better than every plan before it in the call.
+struct Improvement {
+  double seconds = 0;  // since the call started
+  int64_t arena = 0;   // bytes
+  PlanSource source = PlanSource::kDive;
+};
+
 struct ExactStats {
   int64_t nodes = 0;       // placements tried, over all searches of the call
   int64_t backtracks = 0;  // nodes whose every child failed
@@ -158,9 +192,13 @@ struct ExactStats {
   // lower the peak (not because time ran out): more time would not help it.
   bool windows_exhausted = false;
   int64_t capacity_probes = 0;   // decisions the capacity portfolio ran (solve_minimize)
-  int64_t seeded_probes = 0;     // of them, seeded restarts (ExactOptions::seeded_share)
+  int64_t seeded_probes = 0;     // seeded restarts: of the capacity probes, and on helper threads
   int64_t seeded_plans = 0;      // seeded restarts that lowered the best plan
+  int64_t helper_probes = 0;     // of seeded_probes, those on helper threads (ExactOptions::threads)
   double seconds_to_best = 0;    // wall-clock time at which the returned plan was found
+  // solve_minimize: every plan that lowered the best arena, in order (the
+  // last is the returned plan); the steps that find plans on a problem.
+  std::vector<Improvement> improvements;
 };
 
 struct ExactResult {

@@ -38,6 +38,9 @@ struct PlanOptions {
   // Seed for planners with randomised orderings (results stay deterministic
   // for a given seed).
   uint64_t seed = 0;
+  // Threads the exact planner's minimisation may use in all
+  // (ExactOptions::threads); the other planners run on the caller's thread.
+  int32_t threads = 1;
 };
 
 enum class PlanForm {

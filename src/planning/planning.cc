@@ -69,6 +69,7 @@ ExactOptions exact_options_for(const PlanOptions& options, double seconds) {
   exact.time_limit_seconds = seconds;
   exact.cancel = options.cancel;
   exact.seed = options.seed;
+  exact.threads = options.threads;
   return exact;
 }
 

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "core/splitmix.h"
 
 namespace memplan::solver {
 namespace {
@@ -46,6 +45,14 @@ void CapacityBounds::absorb(const CapacityProbe& probe, const ProbeResult& resul
     case ProbeVerdict::kRefuted: refuted(probe.capacity, result.next_capacity); break;
     case ProbeVerdict::kOutOfBudget: break;  // a time-out proves nothing
   }
+}
+
+int64_t seeded_capacity(const CapacityBounds& bounds, int32_t levels, SplitMix64* draws, int64_t* k) {
+  const int64_t step = std::max(bounds.granule(), bounds.round_down(bounds.ceiling() / 1024));
+  const int64_t most =
+      std::min<int64_t>(std::max(levels, 1), std::max<int64_t>((bounds.ceiling() - 1 - bounds.floor()) / step, 1));
+  *k = 1 + static_cast<int64_t>(draws->below(static_cast<uint64_t>(most)));
+  return std::max(bounds.floor(), bounds.round_down(bounds.ceiling() - *k * step));
 }
 
 StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const PortfolioSchedule& schedule,
@@ -108,16 +115,14 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
     while (!stopped && !bounds->closed()) {
       const double used = clock ? seeded_seconds + (now() - seeded_start) : static_cast<double>(seeded_nodes);
       if (used >= target) break;
-      const int64_t step = std::max(bounds->granule(), bounds->round_down(bounds->ceiling() / 1024));
-      const int64_t levels = std::min<int64_t>(std::max(schedule.seeded_levels, 1),
-                                               std::max<int64_t>((bounds->ceiling() - 1 - bounds->floor()) / step, 1));
-      const int64_t k = 1 + static_cast<int64_t>(draws.below(static_cast<uint64_t>(levels)));
-      const int64_t c = std::max(bounds->floor(), bounds->round_down(bounds->ceiling() - k * step));
+      int64_t k = 1;
+      const int64_t c = seeded_capacity(*bounds, schedule.seeded_levels, &draws, &k);
       const int64_t ceiling = bounds->ceiling();
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c,
                                                              .node_budget = schedule.seeded_budget,
                                                              .first_order = static_cast<int32_t>(k % orders),
-                                                             .seed = seed++}));
+                                                             .seed = seed++,
+                                                             .step = PlanSource::kSeeded}));
       ++stats.seeded_probes;
       if (v == ProbeVerdict::kPlan && bounds->ceiling() < ceiling) ++stats.seeded_plans;
       seeded_nodes += schedule.seeded_budget;
@@ -144,7 +149,8 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
                                                   .node_budget = floor_budget,
                                                   .first_order = order,
                                                   .allow_restarts = restarts_at_floor,
-                                                  .max_seconds = cap}));
+                                                  .max_seconds = cap,
+                                                  .step = PlanSource::kFloor}));
       }
       if (stopped || bounds->closed()) break;
       // 1b. Relaxed sub-problems once the floor resisted a proof-sized budget.
@@ -176,7 +182,8 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
     while (!stopped && !bounds->closed()) {
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = bounds->round_down(bounds->ceiling() - 1),
                                                              .node_budget = std::max<int64_t>(budget / 4, 1),
-                                                             .first_order = order + 1}));
+                                                             .first_order = order + 1,
+                                                             .step = PlanSource::kCeiling}));
       if (v != ProbeVerdict::kPlan) break;
     }
     // 3. Bisection between the bounds, over the multiples of the granule
@@ -188,7 +195,8 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
       const int64_t c = from + (units / 2) * g;
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c,
                                                              .node_budget = std::max<int64_t>(budget / 8, 1),
-                                                             .first_order = order + 2}));
+                                                             .first_order = order + 2,
+                                                             .step = PlanSource::kBisection}));
       from = v == ProbeVerdict::kOutOfBudget ? c + g : bounds->round_up(bounds->floor() + 1);
     }
     // 4. The sweep: 2 B nodes a round over capacities spread through the
@@ -210,7 +218,7 @@ StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const Po
       }
       const int64_t nodes = std::max<int64_t>(sweep_budget / (cursor + 1), 1);
       ++cursor;
-      MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c, .node_budget = nodes}));
+      MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c, .node_budget = nodes, .step = PlanSource::kSweep}));
       (void)v;
       spent += nodes;
       MEMPLAN_RETURN_IF_ERROR(others_then_seeded());

@@ -73,6 +73,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/splitmix.h"
+#include "memplan/exact.h"
 #include "memplan/status.h"
 
 namespace memplan::solver {
@@ -90,6 +92,9 @@ struct CapacityProbe {
   // restart from this seed (CanonicalSearch::decide): every seed is another
   // set of trees, so seeded probes are never skipped as repeats.
   uint64_t seed = 0;
+  // The step that asks (kFloor, kCeiling, kBisection, kSweep or kSeeded),
+  // for the caller's record of where plans come from.
+  PlanSource step = PlanSource::kSweep;
 };
 
 enum class ProbeVerdict {
@@ -154,6 +159,12 @@ struct PortfolioSchedule {
   double seeded_share = 0.5;
   uint64_t seed = 1;  // the first seeded probe's seed; later ones count up
 };
+
+// Where a seeded restart decides (step 5): a capacity drawn uniformly from
+// the `levels` steps below the ceiling (a step: 1/1024 of the ceiling, at
+// least a granule), never below the floor. *k (1-based) is the step drawn.
+// Needs a ceiling above the floor.
+int64_t seeded_capacity(const CapacityBounds& bounds, int32_t levels, SplitMix64* draws, int64_t* k);
 
 using DecideFn = std::function<StatusOr<ProbeResult>(const CapacityProbe&)>;
 // Raises the floor some other way (relaxed sub-problems) with a node budget;

@@ -58,6 +58,7 @@
 #include "memplan/heuristics.h"
 #include "solver/canonical_search.h"
 #include "solver/capacity_portfolio.h"
+#include "solver/seeded_helpers.h"
 #include "solver/subproblem_bounds.h"
 #include "solver/window.h"
 
@@ -145,7 +146,7 @@ SearchInput make_search_input(const Problem& problem) {
 // The search's index: two neighbour entries per overlapping pair, and each
 // section membership three times (the layout, the working copy, the slot map),
 // 4 bytes each.
-bool search_fits_in_memory(const SearchInput& input, const ExactOptions& options) {
+bool search_fits_in_memory(const SearchInput& input, const ExactOptions& options, int64_t copies = 1) {
   std::vector<int64_t> lower, upper;
   lower.reserve(input.items.size());
   upper.reserve(input.items.size());
@@ -155,7 +156,7 @@ bool search_fits_in_memory(const SearchInput& input, const ExactOptions& options
   }
   const solver::LayoutSize size = solver::measure_sections(lower, upper);
   const int64_t bytes = 4 * (2 * size.overlapping_pairs + 3 * size.memberships);
-  return bytes <= options.memory_limit_bytes;
+  return bytes <= options.memory_limit_bytes / std::max<int64_t>(copies, 1);
 }
 
 // The best heuristic plan within `cap` (validated; naive as the last resort),
@@ -171,13 +172,14 @@ std::optional<Plan> heuristic_plan(const Problem& problem, std::optional<int64_t
   return std::nullopt;
 }
 
+// The plan of a search's offsets (one per item), validated.
 StatusOr<Plan> plan_from_search(const Problem& problem, const SearchInput& input,
-                                const solver::CanonicalSearch& search) {
+                                const std::vector<int64_t>& item_offsets) {
   std::vector<int64_t> offsets(problem.size(), 0);
   for (size_t i = 0; i < problem.size(); ++i) {
     if (problem.buffers[i].offset) offsets[i] = *problem.buffers[i].offset;
   }
-  for (size_t k = 0; k < input.items.size(); ++k) offsets[input.buffer_of_item[k]] = search.offsets()[k];
+  for (size_t k = 0; k < input.items.size(); ++k) offsets[input.buffer_of_item[k]] = item_offsets[k];
   Plan plan = make_plan(problem, std::move(offsets));
   Problem unconstrained_capacity = problem;  // the capacity is the caller's to check
   unconstrained_capacity.capacity.reset();
@@ -212,6 +214,24 @@ std::string_view exact_outcome_name(ExactOutcome outcome) {
   return "unknown";
 }
 
+std::string_view plan_source_name(PlanSource source) {
+  switch (source) {
+    case PlanSource::kDive: return "dive";
+    case PlanSource::kStartPlan: return "start plan";
+    case PlanSource::kHeuristics: return "heuristics";
+    case PlanSource::kWindows: return "windows";
+    case PlanSource::kDescending: return "descending probe";
+    case PlanSource::kFloor: return "floor probe";
+    case PlanSource::kCeiling: return "ceiling probe";
+    case PlanSource::kBisection: return "bisection probe";
+    case PlanSource::kSweep: return "sweep probe";
+    case PlanSource::kSeeded: return "seeded restart";
+    case PlanSource::kHelper: return "seeded restart (helper thread)";
+    case PlanSource::kRepair: return "band repair";
+  }
+  return "unknown";
+}
+
 StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, const ExactOptions& options) {
   const Clock::time_point start = Clock::now();
   MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
@@ -241,7 +261,7 @@ StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, c
   const Decision d = decide(search, capacity, options.node_limit, stop, &result.stats, true, options.seed);
   switch (d.verdict) {
     case solver::SearchVerdict::kFound: {
-      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search));
+      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search.offsets()));
       result.outcome = plan.arena <= result.lower_bound ? ExactOutcome::kOptimal : ExactOutcome::kFeasible;
       result.plan = std::move(plan);
       break;
@@ -278,15 +298,24 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   int64_t upper = std::numeric_limits<int64_t>::max();
   std::optional<Plan> best;
 
+  // A plan better than the best so far: it becomes the best, and the record
+  // says when and where it was found (at `seconds`; now when negative). A
+  // plan found earlier than the last record (a helper's, taken after a band
+  // repair) was already better than the records after its time: they go.
+  auto improve = [&](Plan plan, PlanSource source, double seconds = -1) {
+    if (seconds < 0) seconds = seconds_since(start);
+    upper = plan.arena;
+    result.stats.seconds_to_best = seconds;
+    std::vector<Improvement>& record = result.stats.improvements;
+    while (!record.empty() && record.back().seconds > seconds) record.pop_back();
+    record.push_back({.seconds = seconds, .arena = plan.arena, .source = source});
+    best = std::move(plan);
+  };
   // Folds one decision into the bounds; false when time or cancel stopped it.
-  auto absorb = [&](int64_t capacity, const Decision& d) -> StatusOr<bool> {
+  auto absorb = [&](int64_t capacity, const Decision& d, PlanSource source) -> StatusOr<bool> {
     if (d.verdict == solver::SearchVerdict::kFound) {
-      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
-      if (plan.arena < upper) {
-        upper = plan.arena;
-        best = std::move(plan);
-        result.stats.seconds_to_best = seconds_since(start);
-      }
+      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search->offsets()));
+      if (plan.arena < upper) improve(std::move(plan), source);
     } else if (d.verdict == solver::SearchVerdict::kExhausted) {
       lower = round_up_to(std::max(lower, std::max(capacity + 1, d.next_capacity)), input.granule);
     }
@@ -309,7 +338,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
                                         std::chrono::duration<double>(0.4 * options.time_limit_seconds));
     }
     const Decision d = decide(*search, lower, quick_budget, quick_stop, &result.stats);
-    MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, d));
+    MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, d, PlanSource::kDive));
   }
 
   // 2. Upper bound: the caller's start plan, or the heuristics (validated;
@@ -324,9 +353,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       const Plan& given = *options.start_plan;
       if (given.offsets.size() == problem.size() && given.arena < upper && (!cap || given.arena <= *cap) &&
           validate(uncapped, given).ok()) {
-        upper = given.arena;
-        best = given;
-        result.stats.seconds_to_best = seconds_since(start);
+        improve(given, PlanSource::kStartPlan);
       }
     }
     if (!best) {
@@ -339,9 +366,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
           options.time_limit_seconds > 0 ? std::max(1e-3, std::min(most, share * options.time_limit_seconds)) : 0;
       if (std::optional<Plan> plan = heuristic_plan(problem, cap, seconds, options.cancel);
           plan && plan->arena < upper) {
-        upper = plan->arena;
-        best = std::move(*plan);
-        result.stats.seconds_to_best = seconds_since(start);
+        improve(std::move(*plan), PlanSource::kHeuristics);
       }
     }
     // Only plans with arena <= cap are wanted (a cap of INT64_MAX is no cap).
@@ -366,9 +391,9 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     result.stats.windows_exhausted = improved.stats.windows_exhausted;
     result.stats.window_passes += improved.stats.window_passes;
     if (improved.plan && improved.plan->arena < best->arena) {
-      result.stats.seconds_to_best = seconds_since(start) - improved.stats.seconds + improved.stats.seconds_to_best;
+      improve(std::move(*improved.plan), PlanSource::kWindows,
+              seconds_since(start) - improved.stats.seconds + improved.stats.seconds_to_best);
     }
-    if (improved.plan && improved.plan->arena <= best->arena) best = std::move(improved.plan);
     running = false;
   }
   running = running && search.has_value();
@@ -382,6 +407,32 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
                                        std::chrono::duration<double>((1 - share) * options.time_limit_seconds));
   }
 
+  // Helper threads (options.threads): seeded restarts beside the steps
+  // below, from the upper bound on. sync() hands them this thread's bounds
+  // and takes their floor and any plan of theirs below the best.
+  std::optional<solver::SeededHelpers> helpers;
+  if (running && options.threads > 1 && lower < upper && upper < std::numeric_limits<int64_t>::max() &&
+      search_fits_in_memory(input, options, options.threads)) {
+    helpers.emplace(input.items, options, stop,
+                    solver::SeededHelpers::Config{.threads = options.threads - 1,
+                                                  .node_budget = capped(seeded_budget),
+                                                  .seed = 1 + options.seed * 7919 + (uint64_t{1} << 32),
+                                                  .granule = input.granule},
+                    lower, upper);
+  }
+  auto sync = [&]() -> Status {
+    if (!helpers) return Status::Ok();
+    helpers->publish(lower, upper);
+    lower = std::max(lower, helpers->floor());
+    if (std::optional<solver::SeededHelpers::Found> found = helpers->take_better(upper)) {
+      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, found->offsets));
+      if (plan.arena < upper) {
+        improve(std::move(plan), PlanSource::kHelper, std::chrono::duration<double>(found->at - start).count());
+      }
+    }
+    return Status::Ok();
+  };
+
   // 2c. Descending probes: halve the gap from above with short searches while
   //     they keep finding plans. Capacities well above the optimum are easy
   //     (MiniMalloc's D: 11k nodes at 1 MiB, versus a 22 % gap left by the
@@ -393,7 +444,8 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       const int64_t probe = round_up_to(lower + (upper - lower) / 2, input.granule);
       if (probe >= upper) break;
       const Decision d = decide(*search, probe, probe_budget, search_stop, &result.stats);
-      MEMPLAN_ASSIGN_OR_RETURN(running, absorb(probe, d));
+      MEMPLAN_ASSIGN_OR_RETURN(running, absorb(probe, d, PlanSource::kDescending));
+      MEMPLAN_RETURN_IF_ERROR(sync());
       if (d.verdict == solver::SearchVerdict::kStopped) break;
     }
   }
@@ -410,6 +462,15 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       if (options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
       solver::CapacityBounds bounds(lower, upper, input.granule);
       const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
+        // The helpers' plans and refutations move the bounds between probes,
+        // and may have passed this one by (then it does not run).
+        if (helpers) {
+          lower = std::max(lower, bounds.floor());
+          MEMPLAN_RETURN_IF_ERROR(sync());
+          bounds.plan_found(upper);
+          if (lower > bounds.floor()) bounds.refuted(lower - 1, lower);
+          if (p.capacity >= bounds.ceiling() || p.capacity < bounds.floor()) return solver::ProbeResult{};
+        }
         ++result.stats.decisions;
         solver::StopCondition probe_stop = search_stop;
         if (p.max_seconds > 0) {
@@ -422,13 +483,9 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
                                                              &result.stats, p.allow_restarts, p.first_order, p.seed);
         solver::ProbeResult out;
         if (verdict == solver::SearchVerdict::kFound) {
-          MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, *search));
+          MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search->offsets()));
           out = {.verdict = solver::ProbeVerdict::kPlan, .arena = plan.arena};
-          if (plan.arena < upper) {
-            upper = plan.arena;
-            best = std::move(plan);
-            result.stats.seconds_to_best = seconds_since(start);
-          }
+          if (plan.arena < upper) improve(std::move(plan), p.step);
         } else if (verdict == solver::SearchVerdict::kExhausted) {
           out = {.verdict = solver::ProbeVerdict::kRefuted, .next_capacity = search->next_capacity()};
         }
@@ -458,6 +515,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       result.stats.seeded_probes += portfolio.seeded_probes;
       result.stats.seeded_plans += portfolio.seeded_plans;
       lower = std::max(lower, bounds.floor());
+      MEMPLAN_RETURN_IF_ERROR(sync());
     }
 
     // 4. Repair: bands at the top of the best plan with the time left. When
@@ -479,10 +537,10 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       // windows_exhausted is not passed on: the search stopped early for the
       // repair, so more time could still have helped.
       if (repaired->plan && repaired->plan->arena < best->arena) {
-        result.stats.seconds_to_best = seconds_since(start) - repaired->stats.seconds + repaired->stats.seconds_to_best;
-        upper = repaired->plan->arena;
-        best = std::move(repaired->plan);
+        improve(std::move(*repaired->plan), PlanSource::kRepair,
+                seconds_since(start) - repaired->stats.seconds + repaired->stats.seconds_to_best);
       }
+      MEMPLAN_RETURN_IF_ERROR(sync());
       resume = repaired->stats.windows_exhausted && running;
       if (phase == 0) {
         // The portfolio resumes until half of the repair's share is left,
@@ -497,6 +555,15 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     if (!resume) break;
   }
 
+  if (helpers) {
+    helpers->join();
+    MEMPLAN_RETURN_IF_ERROR(sync());
+    const solver::SeededHelpers::Stats h = helpers->stats();
+    result.stats.nodes += h.nodes;
+    result.stats.seeded_probes += h.probes;
+    result.stats.helper_probes = h.probes;
+    result.stats.seeded_plans += h.plans;
+  }
   result.plan = std::move(best);
   result.lower_bound = result.plan ? std::min(lower, result.plan->arena) : lower;
   result.stats.cancelled = stop.cancelled();

@@ -164,7 +164,14 @@ memplan_cli_test(plan_result_fits EXIT 0 ARGS plan ${MEMPLAN_CLI_DATA}/gap_above
 # the windows of large problems make them).
 memplan_cli_test(plan_result_best_found_at_the_time_limit EXIT 0
   ARGS plan ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/D.1048576.csv --planner exact --time-limit 1
-  STDOUT "\nexact +[^\n]*\n(windows +[0-9]+ re-solved, [0-9]+ improved the plan(, every window tried)?\n)?result +best found \\(time limit\\)\n")
+  STDOUT "\nexact +[^\n]*\n(windows +[0-9]+ re-solved, [0-9]+ improved the plan(, every window tried)?\n)?best by +[a-z ()]+ at [0-9.]+ (ms|s) \\([0-9]+ improvements?\\)\nresult +best found \\(time limit\\)\n")
+# --threads: helpers run seeded restarts beside the search; the optimum and
+# its proof stay the same, and the summary names the step that found the plan.
+memplan_cli_test(plan_exact_threads_keep_the_optimum EXIT 0
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --planner exact --threads 3
+  STDOUT "arena +163 B.*\nexact +optimal, proven lower bound 163 B.*\nbest by +[a-z ()]+ at .*\nresult +optimal\n")
+memplan_cli_test(plan_threads_out_of_range_is_a_usage_error EXIT 105
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --threads 0 STDERR "--threads: Value 0 not in range 1 to 256")
 memplan_cli_test(plan_portfolio_hands_remaining_time_to_exact EXIT 0
   ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --time-limit 30
   STDOUT "planner +portfolio\n.*gap +0.00%\nexact +optimal")

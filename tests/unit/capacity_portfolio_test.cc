@@ -2,22 +2,28 @@
 // (src/solver/capacity_portfolio.h), driven by mock decision oracles: the
 // shared floor and ceiling, a non-monotone oracle whose plans only some
 // capacities find, time-outs that must prove nothing, repeats skipped, and
-// the sweep reaching every capacity of the gap. The real search behind it is
-// covered by exact_test.cc (solve_minimize against brute force).
+// the sweep reaching every capacity of the gap; and the seeded helper threads
+// over the real search. solve_minimize as a whole is covered by
+// exact_test.cc (against brute force, with and without threads).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <chrono>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "memplan/exact.h"
 #include "memplan/validate.h"
+#include "memplan/generate.h"
+#include "memplan/plan.h"
 #include "solver/capacity_portfolio.h"
+#include "solver/seeded_helpers.h"
 
 namespace memplan {
 namespace {
@@ -234,6 +240,8 @@ TEST(CapacityPortfolio, SeededRestartsFindPlansOnlyOtherOrderingsFind) {
     std::set<uint64_t> seeds;
     int64_t ceiling = 120, seeded_nodes = 0, other_nodes = 0;
     for (const auto& [p, r] : oracle.calls) {
+      // Seeded probes, and only they, say they come from step 5.
+      EXPECT_EQ(p.step == PlanSource::kSeeded, p.seed != 0);
       if (p.seed == 0) {
         other_nodes += p.node_budget;
       } else {
@@ -252,6 +260,47 @@ TEST(CapacityPortfolio, SeededRestartsFindPlansOnlyOtherOrderingsFind) {
     EXPECT_GT(seeded_nodes, 0);
     EXPECT_LE(seeded_nodes, 4 * other_nodes + 400 * stats->rounds);
   }
+}
+
+// The helper threads (seeded_helpers.h) on a generated puzzle that fits in
+// 256 bytes, started with a ceiling of 512: their plans are valid, each
+// lowers the shared ceiling, and a closed gap ends them.
+TEST(SeededHelpers, FindValidPlansBelowTheCeilingAndStopWhenTheBoundsMeet) {
+  const Problem problem = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 40, .seed = 5, .max_size = 256});
+  std::vector<solver::CanonicalSearch::Item> items;
+  for (const Buffer& b : problem.buffers) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size});
+  solver::StopCondition stop;
+  stop.has_deadline = true;
+  stop.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  solver::SeededHelpers helpers(items, ExactOptions{}, stop, {.threads = 2, .node_budget = 4096, .seed = 9}, 1, 512);
+  // Wait for a plan (the puzzle fits far below 512: the first decisions find one).
+  std::optional<solver::SeededHelpers::Found> found;
+  while (!found && std::chrono::steady_clock::now() < stop.deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    found = helpers.take_better(512);
+  }
+  ASSERT_TRUE(found.has_value()) << "no plan in 20 s";
+  EXPECT_LT(found->arena, 512);
+  ASSERT_EQ(found->offsets.size(), problem.size());
+  const Plan plan = make_plan(problem, found->offsets);
+  EXPECT_EQ(plan.arena, found->arena);
+  EXPECT_TRUE(validate(problem, plan).ok()) << validate(problem, plan).message;
+  // The caller closes the gap at that plan: the helpers stop on their own.
+  helpers.publish(found->arena, found->arena);
+  const auto closed = std::chrono::steady_clock::now();
+  helpers.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - closed).count(), 5.0);
+  // Their best is the plan taken, or one they found below it meanwhile;
+  // take_better only hands over plans below `than`.
+  const std::optional<solver::SeededHelpers::Found> last = helpers.take_better(512);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_LE(last->arena, found->arena);
+  EXPECT_FALSE(helpers.take_better(last->arena).has_value());
+  const solver::SeededHelpers::Stats stats = helpers.stats();
+  EXPECT_GE(stats.probes, 1);
+  EXPECT_GE(stats.plans, 1);
+  EXPECT_GE(stats.nodes, stats.probes);
+  EXPECT_EQ(helpers.floor(), found->arena);
 }
 
 // The real search behind the portfolio: on small random problems

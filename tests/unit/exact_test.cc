@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "memplan/bounds.h"
@@ -488,6 +490,107 @@ TEST(ExactLimits, TimeLimitReturnsTheBestPlanAndBound) {
   EXPECT_LE(r->lower_bound, r->plan->arena);
   if (r->outcome != ExactOutcome::kOptimal) EXPECT_EQ(r->outcome, ExactOutcome::kTimedOut);
   EXPECT_LT(r->stats.seconds, 5.0);
+  // The record of improvements ends at the returned plan, each step lower
+  // and no earlier than the one before.
+  const std::vector<Improvement>& path = r->stats.improvements;
+  ASSERT_FALSE(path.empty());
+  EXPECT_EQ(path.back().arena, r->plan->arena);
+  EXPECT_DOUBLE_EQ(path.back().seconds, r->stats.seconds_to_best);
+  for (size_t i = 1; i < path.size(); ++i) {
+    EXPECT_LT(path[i].arena, path[i - 1].arena) << "improvement " << i;
+    EXPECT_GE(path[i].seconds, path[i - 1].seconds) << "improvement " << i;
+  }
+  EXPECT_LE(path.back().seconds, r->stats.seconds);
+  // J does not fit in its load: the dive finds nothing, the heuristics come first.
+  EXPECT_EQ(path.front().source, PlanSource::kHeuristics);
+}
+
+// ---------------------------------------------------------------------------
+// Threads (ExactOptions::threads): helpers run seeded restarts beside the
+// search; they change which plan arrives first, never an optimum or a bound.
+
+TEST(ExactThreads, HelpersKeepEveryOptimum) {
+  ExactOptions options;
+  options.threads = 3;
+  for (const uint64_t seed : kGapSeeds) {
+    const Problem problem = gap_problem(seed);
+    const std::string context = "gap seed " + std::to_string(seed);
+    StatusOr<ExactResult> r = solve_minimize(problem, options);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(r->outcome, ExactOutcome::kOptimal) << context;
+    ASSERT_TRUE(r->plan.has_value());
+    expect_valid(problem, *r->plan, context);
+    EXPECT_EQ(r->plan->arena, gap_optimum(seed)) << context;
+    EXPECT_EQ(r->lower_bound, gap_optimum(seed)) << context;
+    EXPECT_LE(r->stats.helper_probes, r->stats.seeded_probes) << context;
+  }
+  const SmallShape shape{.buffers = 10, .ticks = 16, .max_length = 8, .max_size = 100, .with_fixed_offset = true};
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const Problem problem = small_problem(shape, seed);
+    const std::string context = "fixed offsets, seed " + std::to_string(seed);
+    StatusOr<ExactResult> r = solve_minimize(problem, options);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_TRUE(r->plan.has_value()) << context;
+    expect_valid(problem, *r->plan, context);
+    EXPECT_EQ(r->plan->arena, BruteForce(problem).optimum()) << context;
+  }
+}
+
+// On J the helpers run from the heuristic plan to the deadline: their
+// decisions are counted, the plan is valid, the record stays ordered, and a
+// plan they find is at least as good as the best before it. The helpers
+// start after the heuristics, which in a sanitizer build can take the first
+// second, so the limit doubles (1, 2, 4, 8 s) until they have run.
+TEST(ExactThreads, HelpersRunToTheDeadlineOnJ) {
+  auto problem = read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/J.1048576.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  int64_t helper_probes = 0;
+  for (double limit = 1.0; limit <= 8.0 && helper_probes == 0; limit *= 2) {
+    ExactOptions options;
+    options.time_limit_seconds = limit;
+    options.threads = 2;
+    StatusOr<ExactResult> r = solve_minimize(*problem, options);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_TRUE(r->plan.has_value());
+    expect_valid(*problem, *r->plan, "J with a helper thread");
+    EXPECT_GE(r->stats.seeded_probes, r->stats.helper_probes);
+    EXPECT_LT(r->stats.seconds, limit + 2.0);
+    const std::vector<Improvement>& path = r->stats.improvements;
+    ASSERT_FALSE(path.empty());
+    EXPECT_EQ(path.back().arena, r->plan->arena);
+    for (size_t i = 1; i < path.size(); ++i) EXPECT_LT(path[i].arena, path[i - 1].arena) << "improvement " << i;
+    helper_probes = r->stats.helper_probes;
+  }
+  EXPECT_GT(helper_probes, 0) << "no helper decision within 8 s";
+}
+
+// A cancel stops the helpers with the search: the call returns its best plan
+// soon after, whatever the time limit. The cancel comes later each round
+// (1.5, 3, 6 s) until the helpers had started before it.
+TEST(ExactThreads, CancelStopsTheHelpers) {
+  auto problem = read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/D.1048576.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  int64_t helper_probes = 0;
+  for (int wait_ms = 1500; wait_ms <= 6000 && helper_probes == 0; wait_ms *= 2) {
+    std::atomic<bool> cancel{false};
+    ExactOptions options;
+    options.time_limit_seconds = 60;
+    options.threads = 3;
+    options.cancel = &cancel;
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+      cancel = true;
+    });
+    StatusOr<ExactResult> r = solve_minimize(*problem, options);
+    canceller.join();
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    ASSERT_TRUE(r->plan.has_value());
+    expect_valid(*problem, *r->plan, "cancelled D with helpers");
+    EXPECT_TRUE(r->stats.cancelled);
+    EXPECT_LT(r->stats.seconds, wait_ms / 1000.0 + 8.0);
+    helper_probes = r->stats.helper_probes;
+  }
+  EXPECT_GT(helper_probes, 0) << "no helper decision before the cancel at 6 s";
 }
 
 // ---------------------------------------------------------------------------

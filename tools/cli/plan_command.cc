@@ -28,6 +28,7 @@ struct PlanArguments {
   std::string alignment;  // bytes; empty: the file's alignments only
   double time_limit_seconds = 0;
   uint64_t seed = 0;
+  int32_t threads = 1;
   std::string output_path;
   bool json = false;
 };
@@ -53,6 +54,7 @@ void run_plan(const PlanArguments& args) {
   PlanOptions options;
   options.time_limit_seconds = args.time_limit_seconds;
   options.seed = args.seed;
+  options.threads = args.threads;
   options.cancel = interrupt.flag();
   StatusOr<PlanningResult> planned = Status(StatusCode::kInternal, "no planner ran");
   {
@@ -113,6 +115,13 @@ void run_plan(const PlanArguments& args) {
                     static_cast<long long>(st.windows_improved), passes.c_str(),
                     st.windows_exhausted ? ", every window tried" : "");
       }
+      if (const std::vector<Improvement>& path = result.exact->stats.improvements; !path.empty()) {
+        // Which step found the returned plan, and when (the whole record is
+        // in ExactStats::improvements; bench_exact prints it).
+        std::printf("best by   %s at %s (%zu improvement%s)\n",
+                    std::string(plan_source_name(path.back().source)).c_str(),
+                    format_milliseconds(path.back().seconds).c_str(), path.size(), path.size() == 1 ? "" : "s");
+      }
     }
     std::printf("result    %s\n", std::string(plan_ending_name(result.ending)).c_str());
     std::printf("time      %s (planning %s, validation %s; reading %s, writing %s)\n",
@@ -171,6 +180,13 @@ void register_plan_command(CLI::App& app) {
                       "goes to the exact solver")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
+  command->add_option("-j,--threads", args->threads,
+                      "Threads the exact solver's minimisation may use (no --capacity): the first runs the\n"
+                      "search, the others seeded restarts beside it, sharing its bounds. With more than one\n"
+                      "the plan found can differ from run to run")
+      ->type_name("N")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   command->add_option("--seed", args->seed,
                       "Seed of the randomised searches: the portfolio's perturbations, the exact solver's\n"
                       "seeded restarts; with --capacity and the exact planner, 0 searches the fixed orderings\n"

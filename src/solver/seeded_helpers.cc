@@ -1,0 +1,96 @@
+// seeded_helpers.cc — the helper threads of seeded_helpers.h.
+// Per decision: the search's nodes (node_budget at most) plus one
+// O(items) arena scan when it finds a plan; a mutex only then.
+#include "solver/seeded_helpers.h"
+
+#include <algorithm>
+
+#include "core/splitmix.h"
+#include "solver/capacity_portfolio.h"
+
+namespace memplan::solver {
+
+SeededHelpers::SeededHelpers(const std::vector<CanonicalSearch::Item>& items, const ExactOptions& options,
+                             const StopCondition& stop, const Config& config, int64_t floor, int64_t ceiling)
+    : items_(items),
+      options_(options),
+      stop_(stop),
+      caller_cancel_(stop.cancel),
+      config_(config),
+      floor_(floor),
+      ceiling_(ceiling) {
+  // The helpers poll halt_ inside a decision; the caller's cancel between
+  // decisions (a decision is short) and through join().
+  stop_.cancel = &halt_;
+  threads_.reserve(static_cast<size_t>(std::max(config.threads, 0)));
+  for (int32_t i = 0; i < config.threads; ++i) threads_.emplace_back([this, i] { run(i); });
+}
+
+SeededHelpers::~SeededHelpers() { join(); }
+
+void SeededHelpers::join() {
+  halt_.store(true, std::memory_order_relaxed);
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void SeededHelpers::publish(int64_t floor, int64_t ceiling) {
+  int64_t seen = floor_.load(std::memory_order_relaxed);
+  while (seen < floor && !floor_.compare_exchange_weak(seen, floor, std::memory_order_relaxed)) {
+  }
+  seen = ceiling_.load(std::memory_order_relaxed);
+  while (seen > ceiling && !ceiling_.compare_exchange_weak(seen, ceiling, std::memory_order_relaxed)) {
+  }
+}
+
+std::optional<SeededHelpers::Found> SeededHelpers::take_better(int64_t than) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!best_ || best_->arena >= than) return std::nullopt;
+  return best_;
+}
+
+SeededHelpers::Stats SeededHelpers::stats() const {
+  return {.nodes = nodes_.load(std::memory_order_relaxed),
+          .probes = probes_.load(std::memory_order_relaxed),
+          .plans = plans_.load(std::memory_order_relaxed)};
+}
+
+void SeededHelpers::run(int32_t index) {
+  CanonicalSearch search(items_, options_);
+  const int32_t orders = std::max(search.key_order_count(), 1);
+  uint64_t seed = config_.seed + (static_cast<uint64_t>(index) << 40);
+  SplitMix64 draws{.state = splitmix64_mix(seed)};
+  auto halted = [&] {
+    return halt_.load(std::memory_order_relaxed) ||
+           (caller_cancel_ != nullptr && caller_cancel_->load(std::memory_order_relaxed)) || stop_.reached();
+  };
+  while (!halted()) {
+    CapacityBounds bounds(floor_.load(std::memory_order_relaxed), ceiling_.load(std::memory_order_relaxed),
+                                config_.granule);
+    if (bounds.closed()) break;
+    int64_t k = 1;
+    const int64_t capacity = seeded_capacity(bounds, config_.levels, &draws, &k);
+    ExactStats stats;
+    const SearchVerdict verdict = search.decide(capacity, config_.node_budget, stop_, &stats, /*allow_restarts=*/true,
+                                                static_cast<int32_t>(k % orders), seed++);
+    nodes_.fetch_add(stats.nodes, std::memory_order_relaxed);
+    probes_.fetch_add(1, std::memory_order_relaxed);
+    if (verdict == SearchVerdict::kExhausted) {
+      // Verdicts do not depend on the ordering: a seeded refutation is a proof.
+      bounds.refuted(capacity, search.next_capacity());
+      publish(bounds.floor(), bounds.ceiling());
+      continue;
+    }
+    if (verdict != SearchVerdict::kFound) continue;
+    int64_t arena = 0;
+    for (size_t i = 0; i < items_.size(); ++i) arena = std::max(arena, search.offsets()[i] + items_[i].size);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (best_ && best_->arena <= arena) continue;
+    best_ = Found{.arena = arena, .offsets = search.offsets(), .at = std::chrono::steady_clock::now()};
+    plans_.fetch_add(1, std::memory_order_relaxed);
+    publish(bounds.floor(), arena);
+  }
+}
+
+}  // namespace memplan::solver
