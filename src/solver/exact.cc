@@ -40,6 +40,11 @@
 //      under arena - 1 with the rest fixed, with the time left; when a
 //      whole sweep of band sizes fails first, step 3 resumes until half the
 //      share is left, the bands run once more, and step 3 ends the call.
+//   3c. Helpers (options.threads > 1, from after step 2 to the end):
+//      threads - 1 threads of seeded decisions below the shared ceiling
+//      (seeded_helpers.h); sync() trades bounds and plans with them at
+//      every probe boundary of steps 2c-3b, and they are joined before
+//      the call returns.
 //   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
 //      with the best plan and the best proven lower bound (kTimedOut).
 // Each decision costs what the search costs (exponential worst case); the

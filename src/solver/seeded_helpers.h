@@ -17,6 +17,7 @@
 //     c <- seeded_capacity(floor, ceiling)    (as step 5 draws it)
 //     decide c with node_budget nodes, jittered keys from a new seed
 //     a plan below the shared best: keep its offsets, lower the ceiling
+//     a complete refutation of c: raise the shared floor above c
 //
 // Each helper owns a CanonicalSearch (its own index: memory grows with the
 // number of threads) and its own seed stream, so a run with threads is
