@@ -3,7 +3,7 @@
 #   1. Release build: unit, conformance, property, CLI, install and browser
 #      tests (the HTML report in headless chromium; skipped without it), the
 #      Python module's pytest files (label python), and the replay stress
-#      program under ThreadSanitizer;
+#      program and the exact solver's helper threads under ThreadSanitizer;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build of the unit and
 #      conformance tests;
 #   3. clang libFuzzer build: every fuzz target for a short time.
@@ -21,7 +21,8 @@ trap 'rm -f "$MEMPLAN_CTEST_TALLY"' EXIT
 stage() { echo; echo "=== $* ($(( $(date +%s) - start )) s elapsed)"; }
 
 stage "1/3 Release build and tests"
-# MEMPLAN_TSAN: the replay stress program under ThreadSanitizer (runtime files only; ~1 min).
+# MEMPLAN_TSAN: the replay stress program and the solver's helper threads under
+# ThreadSanitizer (their own files only; ~1 min).
 # Every option this stage relies on is stated: build/ is shared with
 # scripts/demo.sh, and a cached value from another configure must not change
 # what runs here.

@@ -1,0 +1,114 @@
+// The exact minimiser's helper threads (solver/seeded_helpers.cc) under
+// ThreadSanitizer: this file and seeded_helpers.cc are instrumented, the rest
+// of memplan_core (each helper's own CanonicalSearch) is not, so the build
+// costs two files. The caller's side does what solve_minimize's sync() does,
+// as often as it can, while three helpers search: publish its bounds, read
+// the shared floor, take better plans, read the counters. Any data race in
+// the shared state fails the run (halt_on_error).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "memplan/bounds.h"
+#include "memplan/exact.h"
+#include "memplan/csv.h"
+#include "memplan/plan.h"
+#include "memplan/validate.h"
+#include "solver/seeded_helpers.h"
+
+namespace memplan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<solver::CanonicalSearch::Item> items_of(const Problem& problem) {
+  std::vector<solver::CanonicalSearch::Item> items;
+  for (const Buffer& b : problem.buffers) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size});
+  return items;
+}
+
+// MiniMalloc's D: the helpers find plans from 1 MiB down at once, and the
+// bounds never meet (its optimum is unknown), so they stay busy.
+Problem instance_d() {
+  StatusOr<Problem> problem =
+      read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/D.1048576.csv");
+  EXPECT_TRUE(problem.ok()) << problem.status().to_string();
+  return problem.ok() ? *problem : Problem{};
+}
+
+constexpr int64_t kCeiling = 1 << 20;
+
+TEST(SeededHelpersTsan, CallerTradesBoundsWhileHelpersSearch) {
+  const Problem problem = instance_d();
+  ASSERT_FALSE(problem.buffers.empty());
+  const int64_t lower = load(problem);
+  solver::StopCondition stop;
+  stop.has_deadline = true;
+  stop.deadline = Clock::now() + std::chrono::seconds(60);
+  solver::SeededHelpers helpers(items_of(problem), ExactOptions{}, stop,
+                                {.threads = 3, .node_budget = 4096, .seed = 5}, lower, kCeiling);
+  int64_t best = kCeiling;
+  int64_t plans = 0;
+  const Clock::time_point until = Clock::now() + std::chrono::milliseconds(1500);
+  while (Clock::now() < until) {
+    helpers.publish(lower, best);
+    EXPECT_GE(helpers.floor(), lower);
+    if (std::optional<solver::SeededHelpers::Found> found = helpers.take_better(best)) {
+      ASSERT_LT(found->arena, best);
+      const Plan plan = make_plan(problem, found->offsets);
+      ASSERT_EQ(plan.arena, found->arena);
+      ASSERT_TRUE(validate(problem, plan).ok()) << validate(problem, plan).message;
+      best = found->arena;
+      ++plans;
+    }
+    const solver::SeededHelpers::Stats s = helpers.stats();
+    EXPECT_GE(s.nodes, s.probes);
+  }
+  helpers.join();
+  EXPECT_GT(plans, 0);
+  EXPECT_GT(helpers.stats().probes, 0);
+}
+
+// The caller's cancel stops the helpers between decisions (their probe
+// count stops growing before anyone joins them); a destructor stops and
+// joins helpers nobody joined.
+TEST(SeededHelpersTsan, CancelAndDestructionStopTheHelpers) {
+  const Problem problem = instance_d();
+  ASSERT_FALSE(problem.buffers.empty());
+  const int64_t lower = load(problem);
+  std::atomic<bool> cancel{false};
+  solver::StopCondition stop;
+  stop.cancel = &cancel;
+  {
+    solver::SeededHelpers helpers(items_of(problem), ExactOptions{}, stop,
+                                  {.threads = 3, .node_budget = 1024, .seed = 7}, lower, kCeiling);
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      cancel = true;
+    });
+    canceller.join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // decisions of 1,024 nodes end long before
+    const int64_t probes = helpers.stats().probes;
+    EXPECT_GT(probes, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(helpers.stats().probes, probes) << "helpers still deciding after the cancel";
+    helpers.join();
+  }
+  cancel = false;
+  const Clock::time_point start = Clock::now();
+  {
+    solver::SeededHelpers helpers(items_of(problem), ExactOptions{}, stop,
+                                  {.threads = 3, .node_budget = 1 << 20, .seed = 8}, lower, kCeiling);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 10.0);
+}
+
+}  // namespace
+}  // namespace memplan
