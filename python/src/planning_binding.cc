@@ -72,8 +72,9 @@ StatusOr<PlanningResult> run_planner_interruptibly(const std::string& name, cons
 }
 
 PlanResult plan(const Problem& original, const std::string& planner, py::object capacity, double time_limit,
-                uint64_t seed, py::object alignment) {
+                uint64_t seed, int threads, py::object alignment) {
   if (!(time_limit >= 0)) raise_input_error("time_limit: " + std::to_string(time_limit) + " s is negative");
+  if (threads < 1 || threads > 256) raise_input_error("threads: " + std::to_string(threads) + " is not in 1 to 256");
   const Problem* problem = &original;
   Problem changed;
   if (!capacity.is_none() || !alignment.is_none()) {
@@ -94,6 +95,7 @@ PlanResult plan(const Problem& original, const std::string& planner, py::object 
   PlanOptions options;
   options.time_limit_seconds = time_limit;
   options.seed = seed;
+  options.threads = threads;
   StatusOr<PlanningResult> planned = run_planner_interruptibly(planner, *problem, options);
   if (!planned.ok()) {
     raise_status(Status(planned.status().code(), "planner '" + planner + "' failed: " + planned.status().message()),
@@ -189,8 +191,17 @@ void bind_planning(py::module_& m) {
         d["lower_bound"] = r.result.exact->lower_bound;
         d["nodes"] = r.result.exact->stats.nodes;
         d["backtracks"] = r.result.exact->stats.backtracks;
+        py::list improvements;
+        for (const Improvement& i : r.result.exact->stats.improvements) {
+          improvements.append(py::make_tuple(i.seconds, i.arena, std::string(plan_source_name(i.source))));
+        }
+        d["improvements"] = improvements;
+        d["helper_probes"] = r.result.exact->stats.helper_probes;
         return d;
-      }, "When the exact solver ran: its outcome, proven lower bound (bytes), nodes and backtracks; else None.")
+      },
+      "When the exact solver ran: its outcome, proven lower bound (bytes), nodes, backtracks, improvements (each "
+      "plan that lowered the arena: (seconds, arena bytes, the step that found it), in order) and helper_probes "
+      "(seeded decisions run on helper threads); else None.")
       .def("__repr__", [](const PlanResult& r) {
         std::string s = "<memplan.PlanResult: " + std::string(plan_verdict_name(r.result.verdict)) + " by " +
                         r.result.planner;
@@ -201,12 +212,13 @@ void bind_planning(py::module_& m) {
       });
 
   m.def("plan", &plan, py::arg("problem"), py::arg("planner") = std::string(kDefaultPlanner), py::kw_only(),
-        py::arg("capacity") = py::none(), py::arg("time_limit") = 0.0, py::arg("seed") = 0,
+        py::arg("capacity") = py::none(), py::arg("time_limit") = 0.0, py::arg("seed") = 0, py::arg("threads") = 1,
         py::arg("alignment") = py::none(),
         "Plans the problem with a registered planner, through the path `memplan plan` takes (heuristics, then the "
         "exact solver for a capacity, with the default planner), and validates the plan.\n\n"
         "capacity: bytes (int or '64MiB'), overriding the problem's; time_limit: seconds (0: each planner's "
-        "default); seed: for planners with randomised orders; alignment: the default alignment, as --alignment.\n"
+        "default); seed: for planners with randomised orders; threads: the exact minimiser's threads, as --threads (1 "
+        "to 256); alignment: the default alignment, as --alignment.\n"
         "Returns a PlanResult; 'does not fit' and 'unknown' are verdicts, not exceptions. Raises "
         "UnknownPlannerError, InputError (a bad argument) or PlanningError (a planner's error, the time limit "
         "ran out before a heuristic finished, an invalid plan: a bug). Ctrl-C cancels and raises KeyboardInterrupt.");

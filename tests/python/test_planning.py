@@ -1,6 +1,7 @@
 """Every registered planner through memplan.plan() (run_planner, the CLI's
 path), validated; capacities and their verdicts, with the CLI's messages;
 options (time limit, seed, alignment); planner errors."""
+import os
 import re
 
 import numpy as np
@@ -118,6 +119,23 @@ def test_the_exact_solver_reports_its_statistics():
     result = memplan.plan(problem, "exact", time_limit=5)
     assert result.exact is not None and result.exact["nodes"] >= 1
     assert result.exact["lower_bound"] <= result.arena
+    # Every plan that lowered the arena, in order; the last is the result's.
+    path = result.exact["improvements"]
+    assert path and path[-1][1] == result.arena
+    assert all(later[1] < earlier[1] and later[0] >= earlier[0] for earlier, later in zip(path, path[1:]))
+    assert all(isinstance(source, str) and source for _, _, source in path)
+
+
+def test_helper_threads_keep_the_optimum_and_are_counted(source_dir):
+    d = memplan.read_problem(os.path.join(source_dir, "bench", "data", "dsa", "minimalloc", "challenging",
+                                          "D.1048576.csv"))
+    result = memplan.plan(d, "exact", time_limit=3, threads=2)
+    assert memplan.validate(d, result) and result.exact["lower_bound"] == 986112
+    assert result.exact["helper_probes"] > 0
+    assert memplan.plan(memplan.generate("puzzle", 10, seed=2), "exact", time_limit=5, threads=3).exact[
+        "outcome"] == "optimal"
+    with pytest.raises(memplan.InputError, match="threads: 0 is not in 1 to 256"):
+        memplan.plan(d, threads=0)
 
 
 def test_unknown_planners_raise_lookup_errors_with_the_clis_message(cli, tmp_path):
