@@ -39,9 +39,13 @@ struct PlanOptions {
   // for a given seed).
   uint64_t seed = 0;
   // Threads the exact planner's minimisation may use in all
-  // (ExactOptions::threads); the other planners run on the caller's thread.
+  // (ExactOptions::threads, at most kMaxPlanThreads from the CLI and Python);
+  // the other planners run on the caller's thread.
   int32_t threads = 1;
 };
+
+// The most threads the front ends (memplan plan -j, memplan.plan) accept.
+inline constexpr int32_t kMaxPlanThreads = 256;
 
 enum class PlanForm {
   kOffsets,    // places buffers at byte offsets directly

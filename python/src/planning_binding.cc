@@ -74,7 +74,9 @@ StatusOr<PlanningResult> run_planner_interruptibly(const std::string& name, cons
 PlanResult plan(const Problem& original, const std::string& planner, py::object capacity, double time_limit,
                 uint64_t seed, int threads, py::object alignment) {
   if (!(time_limit >= 0)) raise_input_error("time_limit: " + std::to_string(time_limit) + " s is negative");
-  if (threads < 1 || threads > 256) raise_input_error("threads: " + std::to_string(threads) + " is not in 1 to 256");
+  if (threads < 1 || threads > kMaxPlanThreads) {
+    raise_input_error("threads: " + std::to_string(threads) + " is not in 1 to " + std::to_string(kMaxPlanThreads));
+  }
   const Problem* problem = &original;
   Problem changed;
   if (!capacity.is_none() || !alignment.is_none()) {

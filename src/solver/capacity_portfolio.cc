@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <limits>
 
-
 namespace memplan::solver {
 namespace {
 

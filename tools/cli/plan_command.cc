@@ -186,7 +186,7 @@ void register_plan_command(CLI::App& app) {
                       "the plan found can differ from run to run")
       ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, kMaxPlanThreads));
   command->add_option("--seed", args->seed,
                       "Seed of the randomised searches: the portfolio's perturbations, the exact solver's\n"
                       "seeded restarts; with --capacity and the exact planner, 0 searches the fixed orderings\n"
