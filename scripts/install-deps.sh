@@ -8,6 +8,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev              # CLI and JSON
   liblemon-dev                                 # min-cost flow (network simplex)
   coinor-libcbc-dev                            # the MIP reference planner
+  libcadical-dev                               # bench_sat_bound (SAT lower bounds)
   clang libclang-rt-14-dev                     # libFuzzer targets
   python3-torch python3-torchvision libtorch-dev   # capture and serving of real models
   libmlir-15-dev mlir-15-tools llvm-15-dev llvm-15-tools   # the MLIR merge-alloc pass

@@ -31,3 +31,27 @@ if(MEMPLAN_WITH_CBC AND MEMPLAN_BUILD_BENCH)  # the target is defined in bench/,
   set_tests_properties(bench.cbp_bound_help PROPERTIES LABELS bench TIMEOUT 20
     PASS_REGULAR_EXPRESSION "--bisect.*--capacity BYTES.*non-zeros")
 endif()
+
+# bench_sat_bound (CaDiCaL builds only): the SAT decision on the order encoding.
+# It refutes gap_above_load's load and every capacity up to 162 B (the LP
+# cannot), and on twelve more problems whose optimum lies above the load its
+# bisection proves the same optimum as the exact planner.
+if(MEMPLAN_WITH_CADICAL AND MEMPLAN_BUILD_BENCH)
+  set(_sat_gap ${CMAKE_CURRENT_SOURCE_DIR}/cli/data/gap_above_load.csv)
+  add_test(NAME bench.sat_bound_refutes_load
+    COMMAND bench_sat_bound ${_sat_gap} --capacity 157 --upper 200)
+  set_tests_properties(bench.sat_bound_refutes_load PROPERTIES LABELS bench TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "capacity 157 B \\(157 units\\): UNSAT.*bounds: 158 B <= optimum <= 163 B \\(load 157 B")
+  add_test(NAME bench.sat_bound_descend_proves_optimum
+    COMMAND bench_sat_bound ${_sat_gap} --descend --upper 200)
+  set_tests_properties(bench.sat_bound_descend_proves_optimum PROPERTIES LABELS bench TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "capacity 162 B \\(162 units\\): UNSAT.*bounds: 163 B <= optimum <= 163 B: optimal")
+  add_test(NAME bench.sat_bound_agrees_with_exact_on_gap_problems
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/bench/sat_bound_gaps.sh $<TARGET_FILE:bench_sat_bound>
+            $<TARGET_FILE:memplan> ${CMAKE_CURRENT_SOURCE_DIR}/bench/data/sat_gaps)
+  set_tests_properties(bench.sat_bound_agrees_with_exact_on_gap_problems PROPERTIES LABELS bench TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "sat_bound_gaps: 12 problems agree")
+  add_test(NAME bench.sat_bound_help COMMAND bench_sat_bound --help)
+  set_tests_properties(bench.sat_bound_help PROPERTIES LABELS bench TIMEOUT 20
+    PASS_REGULAR_EXPRESSION "--descend.*--bisect.*UNSAT at C proves")
+endif()
