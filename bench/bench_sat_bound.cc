@@ -31,10 +31,14 @@
 //             of offset, each to the highest top below it); pushing down only
 //             lowers offsets, so a mirrored plan keeps its buffer in the lower
 //             half, and relabelling twins afterwards changes no shape.
+// and one redundant rule (implied by the pairs, but only through every order of
+// a section's buffers, which a SAT solver would have to enumerate):
+//   cover     a section whose sizes add up to exactly C leaves no unit free.
 //
 // Usage: bench_sat_bound PROBLEM.csv (--capacity BYTES | --descend | --bisect)
-//                        [--upper BYTES] [--hint PLAN.csv] [--seconds S]
-//                        [--no-mirror] [--no-twins] [--no-normal] [--plan-out FILE] [--quiet]
+//                        [--upper BYTES] [--floor BYTES] [--hint PLAN.csv] [--seconds S]
+//                        [--no-mirror] [--no-twins] [--no-normal] [--no-cover]
+//                        [--plan-out FILE] [--quiet]
 #include <cadical.hpp>
 
 #include <algorithm>
@@ -53,6 +57,7 @@
 #include "memplan/plan.h"
 #include "memplan/planner.h"
 #include "memplan/validate.h"
+#include "solver/sections.h"
 
 namespace {
 
@@ -61,8 +66,9 @@ using Clock = std::chrono::steady_clock;
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: bench_sat_bound PROBLEM.csv (--capacity BYTES | --descend | --bisect)\n"
-               "                       [--upper BYTES] [--hint PLAN.csv] [--seconds S]\n"
-               "                       [--no-mirror] [--no-twins] [--no-normal] [--plan-out FILE] [--quiet]\n"
+               "                       [--upper BYTES] [--floor BYTES] [--hint PLAN.csv] [--seconds S]\n"
+               "                       [--no-mirror] [--no-twins] [--no-normal] [--no-cover]\n"
+               "                       [--plan-out FILE] [--quiet]\n"
                "\n"
                "Decides with the SAT solver CaDiCaL whether the buffers fit in a capacity, on\n"
                "the order encoding of no-overlap in (time x offset). UNSAT at C proves that no\n"
@@ -75,6 +81,8 @@ void usage(FILE* out) {
                "                    the proven lower bound, every SAT lowers the plan\n"
                "  --upper BYTES     largest capacity encoded (default: the hint's arena, else the\n"
                "                    portfolio heuristics' arena)\n"
+               "  --floor BYTES     smallest capacity encoded (default: the load; below the load\n"
+               "                    every capacity is refuted without a solve unless encoded)\n"
                "  --hint PLAN.csv   a plan whose offsets seed the solver's phases and whose arena\n"
                "                    is the default --upper\n"
                "  --seconds S       time limit per decision (seconds; default: none); past it the\n"
@@ -84,6 +92,8 @@ void usage(FILE* out) {
                "  --no-twins        do not order buffers with the same lifetime and size\n"
                "  --no-normal       do not require every buffer to rest on 0 or on a buffer live\n"
                "                    with it\n"
+               "  --no-cover        do not state that a section as large as the capacity leaves\n"
+               "                    no unit free\n"
                "  --plan-out FILE   write the smallest plan found (CSV)\n"
                "  --quiet           print only the result lines\n"
                "Prints the encoding size (variables, clauses), each decision with its answer,\n"
@@ -96,12 +106,14 @@ struct Options {
   bool descend = false;
   bool bisect = false;
   int64_t upper = -1;
+  int64_t floor = -1;
   std::string hint;
   double seconds = -1;
   double total_seconds = -1;
   bool mirror = true;
   bool twins = true;
   bool normal = true;
+  bool cover = true;
   std::string plan_out;
   bool quiet = false;
 };
@@ -123,8 +135,9 @@ class Deadline : public CaDiCaL::Terminator {
 class Encoding {
  public:
   // Adds the clauses to `solver` as it builds them.
-  Encoding(CaDiCaL::Solver& solver, std::vector<int32_t> size, std::vector<int64_t> lower,
-           std::vector<int64_t> upper, int32_t cmax, int32_t floor, bool mirror, bool twins, bool normal)
+  Encoding(CaDiCaL::Solver& solver, const memplan::solver::SectionLayout& layout, std::vector<int32_t> size,
+           std::vector<int64_t> lower, std::vector<int64_t> upper, int32_t cmax, int32_t floor, bool mirror,
+           bool twins, bool normal, bool cover)
       : solver_(solver), size_(std::move(size)), lower_(std::move(lower)), upper_(std::move(upper)), cmax_(cmax), floor_(floor) {
     const int32_t n = static_cast<int32_t>(size_.size());
     // Order variables: buffer i has Cmax - s_i of them.
@@ -142,18 +155,12 @@ class Encoding {
         if (mirror_buffer_ < 0 || size_[i] > size_[mirror_buffer_]) mirror_buffer_ = i;
       }
     }
-    // Pairs live at a common tick, by a sweep over start times.
+    // Pairs live at a common tick.
     std::vector<std::vector<int32_t>> neighbours(n);
-    std::vector<int32_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return lower_[a] < lower_[b]; });
-    for (int32_t a = 0; a < n; ++a) {
-      for (int32_t b = a + 1; b < n && lower_[order[b]] < upper_[order[a]]; ++b) {
-        const int32_t i = std::min(order[a], order[b]);
-        const int32_t j = std::max(order[a], order[b]);
-        add_pair(i, j, twins);
+    for (int32_t i = 0; i < n; ++i) {
+      for (int32_t j : layout.neighbors_of(i)) {
         neighbours[i].push_back(j);
-        neighbours[j].push_back(i);
+        if (i < j) add_pair(i, j, twins);
       }
     }
     if (normal) add_normal_form(neighbours);
@@ -172,6 +179,7 @@ class Encoding {
         const int32_t half = (c - size_[mirror_buffer_]) / 2;
         if (half + 1 <= range(mirror_buffer_)) clause({-f, -y(mirror_buffer_, half + 1)});
       }
+      if (cover) add_cover(layout, c, f);
     }
   }
 
@@ -184,6 +192,7 @@ class Encoding {
   int64_t pairs() const { return pairs_; }
   int64_t twin_pairs() const { return twin_pairs_; }
   int32_t mirror_buffer() const { return mirror_buffer_; }
+  int64_t tight_sections() const { return tight_sections_; }
 
   std::vector<int32_t> offsets(CaDiCaL::Solver& s) const {
     const int32_t n = static_cast<int32_t>(size_.size());
@@ -268,6 +277,43 @@ class Encoding {
     }
   }
 
+  // A section whose buffers add up to exactly c leaves no unit of [0, c) free
+  // at capacity c: fit[c] -> OR_{i in S} covers[i, u] for every unit u, with
+  // covers[i, u] -> o_i <= u < o_i + s_i. (Implied by the pairs, but only
+  // through every ordering of the section; said directly it propagates.)
+  void add_cover(const memplan::solver::SectionLayout& layout, int32_t c, int32_t f) {
+    for (int32_t s = 0; s < layout.section_count; ++s) {
+      const auto members = layout.members_of(s);
+      int64_t total = 0;
+      for (int32_t i : members) total += size_[i];
+      if (total != c) continue;
+      ++tight_sections_;
+      std::vector<int32_t> lits;
+      for (int32_t u = 0; u < c; ++u) {
+        lits.assign(1, -f);
+        for (int32_t i : members) {
+          if (u - size_[i] + 1 > range(i)) continue;  // i cannot reach unit u
+          lits.push_back(covers(i, u));  // may add the definition's clauses: not inside this one
+        }
+        for (int32_t lit : lits) solver_.add(lit);
+        solver_.add(0);
+        ++clause_count_;
+      }
+    }
+  }
+
+  int32_t covers(int32_t i, int32_t u) {
+    if (cover_.empty()) cover_.resize(size_.size());
+    if (cover_[i].empty()) cover_[i].assign(cmax_, 0);
+    int32_t& v = cover_[i][u];
+    if (v == 0) {
+      v = next_var_++;
+      if (u + 1 <= range(i)) clause({-v, -y(i, u + 1)});          // o_i <= u
+      if (u - size_[i] + 1 >= 1) clause({-v, y(i, u - size_[i] + 1)});  // o_i > u - s_i
+    }
+    return v;
+  }
+
   void add_pair(int32_t i, int32_t j, bool twins) {
     ++pairs_;
     const int32_t ij = next_var_++;
@@ -295,6 +341,8 @@ class Encoding {
   int64_t pairs_ = 0;
   int64_t twin_pairs_ = 0;
   int32_t mirror_buffer_ = -1;
+  std::vector<std::vector<int32_t>> cover_;  // covers(i, u), created on first use
+  int64_t tight_sections_ = 0;
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -333,6 +381,8 @@ int main(int argc, char** argv) {
       opt.bisect = true;
     } else if (arg == "--upper") {
       opt.upper = static_cast<int64_t>(number("--upper"));
+    } else if (arg == "--floor") {
+      opt.floor = static_cast<int64_t>(number("--floor"));
     } else if (arg == "--hint") {
       opt.hint = value("--hint");
     } else if (arg == "--seconds") {
@@ -341,6 +391,8 @@ int main(int argc, char** argv) {
       opt.total_seconds = number("--total-seconds");
     } else if (arg == "--no-mirror") {
       opt.mirror = false;
+    } else if (arg == "--no-cover") {
+      opt.cover = false;
     } else if (arg == "--no-normal") {
       opt.normal = false;
     } else if (arg == "--no-twins") {
@@ -423,7 +475,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int32_t cmax = static_cast<int32_t>(upper_bytes / g);
-  const int32_t floor = std::min(load_units, cmax);
+  const int32_t floor =
+      std::min(opt.floor >= 0 ? static_cast<int32_t>(std::min<int64_t>(opt.floor / g, load_units)) : load_units, cmax);
   std::printf("problem %s: %d buffers, unit %" PRId64 " B, load %" PRId64 " B (%d units), %s plan %" PRId64
               " B (%" PRId64 " units)\n",
               opt.path.c_str(), n, g, load, load_units, opt.hint.empty() ? "heuristic" : "hint", best->arena,
@@ -437,16 +490,18 @@ int main(int argc, char** argv) {
   const auto t_encode = Clock::now();
   CaDiCaL::Solver solver;
   solver.set("quiet", 1);
-  Encoding enc(solver, size, lower, upper, cmax, floor, opt.mirror, opt.twins, opt.normal);
+  const auto layout = memplan::solver::build_sections(lower, upper);
+  Encoding enc(solver, layout, size, lower, upper, cmax, floor, opt.mirror, opt.twins, opt.normal, opt.cover);
   if (best->arena <= static_cast<int64_t>(cmax) * g) {
     std::vector<int32_t> off(n);
     for (int32_t i = 0; i < n; ++i) off[i] = static_cast<int32_t>(best->offsets[i] / g);
     enc.set_phases(solver, off);
   }
   std::printf("encoding: capacities %d..%d units, %d variables, %" PRId64 " clauses, %" PRId64
-              " pairs live together (%" PRId64 " twins ordered), mirror %s, %.1f s\n",
+              " pairs live together (%" PRId64 " twins ordered), mirror %s, %" PRId64 " tight (section, capacity)s, %.1f s\n",
               floor, cmax, enc.variables(), enc.clauses(), enc.pairs(), enc.twin_pairs(),
-              enc.mirror_buffer() >= 0 ? buffers[enc.mirror_buffer()].id.c_str() : "off", seconds_since(t_encode));
+              enc.mirror_buffer() >= 0 ? buffers[enc.mirror_buffer()].id.c_str() : "off", enc.tight_sections(),
+              seconds_since(t_encode));
   std::fflush(stdout);
 
   Deadline deadline;
