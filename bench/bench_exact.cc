@@ -33,6 +33,7 @@
 //                    [--no-dominance] [--no-decomposition] [--no-restarts]
 //                    [--no-subproblems] [--nodes N] [--count N] [--height BYTES]
 //                    [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N] [--threads N]
+//                    [--no-sat-helper]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -85,7 +86,8 @@ void usage() {
                "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
                "                   [--no-decomposition] [--no-restarts]\n"
                "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n"
-               "                   [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N] [--threads N]\n");
+               "                   [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N] [--threads N]\n"
+               "                   [--no-sat-helper]\n");
 }
 
 double peak_resident_mib() {
@@ -359,6 +361,7 @@ int main(int argc, char** argv) {
     else if (arg == "--seeded-share") options.seeded_share = std::atof(value().c_str());
     else if (arg == "--seed") options.seed = std::strtoull(value().c_str(), nullptr, 10);
     else if (arg == "--threads") options.threads = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--no-sat-helper") options.sat_helper = false;
     else if (arg == "--repair-band-buffers") {
       options.repair_band_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
     }
@@ -460,6 +463,11 @@ int main(int argc, char** argv) {
                     static_cast<long long>(first.result.stats.helper_probes),
                     static_cast<long long>(first.result.stats.seeded_plans),
                     static_cast<long long>(first.result.stats.capacity_probes));
+      }
+      if (m == "minimize" && first.result.stats.sat_decisions > 0) {
+        std::printf("     SAT helper: %lld solves, %lld refutations\n",
+                    static_cast<long long>(first.result.stats.sat_decisions),
+                    static_cast<long long>(first.result.stats.sat_refutations));
       }
       if (m == "minimize" && !first.result.stats.improvements.empty()) {
         // The path of the best plan: seconds, arena, and the step that found it.

@@ -111,6 +111,13 @@ struct ExactOptions {
   // window_threshold, and indexes that would not fit memory_limit_bytes once
   // per thread, run on the caller's thread alone.
   int32_t threads = 1;
+  // With threads > 1 in a build with CaDiCaL (MEMPLAN_WITH_CADICAL): one of
+  // the helpers is a SAT solver on the order encoding of the problem
+  // (src/solver/sat/sat_helper.h) when no buffer has a fixed offset, every
+  // alignment divides the gcd of the sizes, and the encoding is small (at
+  // most 4 million clauses: offsets within about a thousand units and a few
+  // thousand overlapping pairs). Its refutations raise the lower bound.
+  bool sat_helper = true;
 
   // --- pruning and search switches (all on by default) ---
   // Place buffers in non-decreasing (offset, rank) order only, so that each
@@ -162,6 +169,7 @@ enum class PlanSource {
   kSweep,       // capacity portfolio: the sweep across the gap
   kSeeded,      // capacity portfolio: a seeded restart
   kHelper,      // a seeded restart on a helper thread (ExactOptions::threads)
+  kSat,         // the SAT helper thread (ExactOptions::sat_helper)
   kRepair,      // repair_by_bands
 };
 
@@ -195,6 +203,8 @@ struct ExactStats {
   int64_t seeded_probes = 0;     // seeded restarts: of the capacity probes, and on helper threads
   int64_t seeded_plans = 0;      // seeded restarts that lowered the best plan
   int64_t helper_probes = 0;     // of seeded_probes, those on helper threads (ExactOptions::threads)
+  int64_t sat_decisions = 0;     // SAT helper: solves run (one per time slice and capacity)
+  int64_t sat_refutations = 0;   // SAT helper: capacities it proved too small
   double seconds_to_best = 0;    // wall-clock time at which the returned plan was found
   // solve_minimize: every plan that lowered the best arena, in order (the
   // last is the returned plan); the steps that find plans on a problem.

@@ -44,7 +44,8 @@
 //      threads - 1 threads of seeded decisions below the shared ceiling
 //      (seeded_helpers.h); sync() trades bounds and plans with them at
 //      every probe boundary of steps 2c-3b, and they are joined before
-//      the call returns.
+//      the call returns. With CaDiCaL built in, one of them is a SAT solver
+//      instead (sat/sat_helper.h) when the problem's encoding is small.
 //   4. Stop when the bounds meet (kOptimal), or on the time limit or cancel
 //      with the best plan and the best proven lower bound (kTimedOut).
 // Each decision costs what the search costs (exponential worst case); the
@@ -65,6 +66,9 @@
 #include "solver/capacity_portfolio.h"
 #include "solver/seeded_helpers.h"
 #include "solver/subproblem_bounds.h"
+#if MEMPLAN_WITH_CADICAL
+#include "solver/sat/sat_helper.h"
+#endif
 #include "solver/window.h"
 
 namespace memplan {
@@ -232,6 +236,7 @@ std::string_view plan_source_name(PlanSource source) {
     case PlanSource::kSweep: return "sweep probe";
     case PlanSource::kSeeded: return "seeded restart";
     case PlanSource::kHelper: return "seeded restart (helper thread)";
+    case PlanSource::kSat: return "SAT solver (helper thread)";
     case PlanSource::kRepair: return "band repair";
   }
   return "unknown";
@@ -415,26 +420,49 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   // Helper threads (options.threads): seeded restarts beside the steps
   // below, from the upper bound on. sync() hands them this thread's bounds
   // and takes their floor and any plan of theirs below the best.
+  const bool may_help = running && options.threads > 1 && lower < upper &&
+                        upper < std::numeric_limits<int64_t>::max();
+  int32_t seeded_threads = options.threads - 1;
+#if MEMPLAN_WITH_CADICAL
+  std::optional<solver::SatHelper> sat;
+  int64_t sat_unit = 0;
+  if (may_help && options.sat_helper &&
+      solver::SatHelper::applies(input.items, upper, solver::kSatMaxClauses, &sat_unit)) {
+    sat.emplace(input.items, sat_unit, stop, lower, upper);
+    --seeded_threads;
+  }
+#endif
   std::optional<solver::SeededHelpers> helpers;
-  if (running && options.threads > 1 && lower < upper && upper < std::numeric_limits<int64_t>::max() &&
-      search_fits_in_memory(input, options, options.threads)) {
+  if (may_help && seeded_threads > 0 && search_fits_in_memory(input, options, options.threads)) {
     helpers.emplace(input.items, options, stop,
-                    solver::SeededHelpers::Config{.threads = options.threads - 1,
+                    solver::SeededHelpers::Config{.threads = seeded_threads,
                                                   .node_budget = capped(seeded_budget),
                                                   .seed = 1 + options.seed * 7919 + (uint64_t{1} << 32),
                                                   .granule = input.granule},
                     lower, upper);
   }
-  auto sync = [&]() -> Status {
-    if (!helpers) return Status::Ok();
-    helpers->publish(lower, upper);
-    lower = std::max(lower, helpers->floor());
-    if (std::optional<solver::SeededHelpers::Found> found = helpers->take_better(upper)) {
+  // Hands a helper this thread's bounds; takes its floor and its plan when
+  // better than the best.
+  auto trade = [&](auto& helper, PlanSource source) -> Status {
+    helper.publish(lower, upper);
+    lower = std::max(lower, helper.floor());
+    if (auto found = helper.take_better(upper)) {
       MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, found->offsets));
       if (plan.arena < upper) {
-        improve(std::move(plan), PlanSource::kHelper, std::chrono::duration<double>(found->at - start).count());
+        improve(std::move(plan), source, std::chrono::duration<double>(found->at - start).count());
       }
     }
+    return Status::Ok();
+  };
+  bool helping = helpers.has_value();
+#if MEMPLAN_WITH_CADICAL
+  helping = helping || sat.has_value();
+#endif
+  auto sync = [&]() -> Status {
+    if (helpers) MEMPLAN_RETURN_IF_ERROR(trade(*helpers, PlanSource::kHelper));
+#if MEMPLAN_WITH_CADICAL
+    if (sat) MEMPLAN_RETURN_IF_ERROR(trade(*sat, PlanSource::kSat));
+#endif
     return Status::Ok();
   };
 
@@ -469,7 +497,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
         // The helpers' plans and refutations move the bounds between probes,
         // and may have passed this one by (then it does not run).
-        if (helpers) {
+        if (helping) {
           lower = std::max(lower, bounds.floor());
           MEMPLAN_RETURN_IF_ERROR(sync());
           bounds.plan_found(upper);
@@ -569,6 +597,15 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     result.stats.helper_probes = h.probes;
     result.stats.seeded_plans += h.plans;
   }
+#if MEMPLAN_WITH_CADICAL
+  if (sat) {
+    sat->join();
+    MEMPLAN_RETURN_IF_ERROR(sync());
+    const solver::SatHelper::Stats h = sat->stats();
+    result.stats.sat_decisions = h.decisions;
+    result.stats.sat_refutations = h.refutations;
+  }
+#endif
   result.plan = std::move(best);
   result.lower_bound = result.plan ? std::min(lower, result.plan->arena) : lower;
   result.stats.cancelled = stop.cancelled();

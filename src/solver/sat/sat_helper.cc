@@ -1,0 +1,163 @@
+// sat_helper.cc — the SAT helper thread of sat_helper.h.
+#include "solver/sat/sat_helper.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <numeric>
+
+#include "solver/sat/sat_encoding.h"
+#include "solver/sections.h"
+
+namespace memplan::solver {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Stops a solve at the end of its slice, or when the helper must stop.
+class SliceEnd : public CaDiCaL::Terminator {
+ public:
+  explicit SliceEnd(const std::function<bool()>& halted) : halted_(halted) {}
+  void arm(Clock::time_point at) { at_ = at; }
+  bool terminate() override { return Clock::now() >= at_ || halted_(); }
+
+ private:
+  const std::function<bool()>& halted_;
+  Clock::time_point at_{};
+};
+
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+}  // namespace
+
+bool SatHelper::applies(const std::vector<CanonicalSearch::Item>& items, int64_t ceiling, int64_t max_clauses,
+                        int64_t* unit) {
+  if (items.empty() || ceiling <= 0) return false;
+  int64_t g = 0;
+  for (const auto& item : items) {
+    if (item.fixed_offset >= 0) return false;
+    g = std::gcd(g, item.size);
+  }
+  std::vector<int64_t> lower, upper;
+  std::vector<int32_t> size;
+  for (const auto& item : items) {
+    if (g % item.alignment != 0) return false;
+    lower.push_back(item.lower);
+    upper.push_back(item.upper);
+    size.push_back(static_cast<int32_t>(std::min<int64_t>(item.size / g, INT32_MAX)));
+  }
+  const int64_t cmax = (ceiling - 1) / g;
+  if (cmax > (1 << 20)) return false;  // beyond any useful encoding
+  // Pairs first counted cheaply: the layout itself needs memory per pair.
+  const LayoutSize measured = measure_sections(lower, upper);
+  if (measured.overlapping_pairs * 2 > max_clauses) return false;
+  const SectionLayout layout = build_sections(lower, upper);
+  if (sat_pair_clauses(layout, size, static_cast<int32_t>(cmax)) > max_clauses) return false;
+  *unit = g;
+  return true;
+}
+
+SatHelper::SatHelper(const std::vector<CanonicalSearch::Item>& items, int64_t unit, const StopCondition& stop,
+                     int64_t floor, int64_t ceiling)
+    : items_(items), unit_(unit), stop_(stop), floor_(floor), ceiling_(ceiling) {
+  thread_ = std::thread([this] { run(); });
+}
+
+SatHelper::~SatHelper() { join(); }
+
+void SatHelper::join() {
+  halt_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
+}
+
+bool SatHelper::halted() const { return halt_.load(std::memory_order_relaxed) || stop_.reached(); }
+
+void SatHelper::publish(int64_t floor, int64_t ceiling) {
+  int64_t seen = floor_.load(std::memory_order_relaxed);
+  while (seen < floor && !floor_.compare_exchange_weak(seen, floor, std::memory_order_relaxed)) {
+  }
+  seen = ceiling_.load(std::memory_order_relaxed);
+  while (seen > ceiling && !ceiling_.compare_exchange_weak(seen, ceiling, std::memory_order_relaxed)) {
+  }
+}
+
+std::optional<SatHelper::Found> SatHelper::take_better(int64_t than) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!best_ || best_->arena >= than) return std::nullopt;
+  return best_;
+}
+
+SatHelper::Stats SatHelper::stats() const {
+  return {.decisions = decisions_.load(std::memory_order_relaxed),
+          .plans = plans_.load(std::memory_order_relaxed),
+          .refutations = refutations_.load(std::memory_order_relaxed)};
+}
+
+void SatHelper::run() {
+  const int64_t g = unit_;
+  std::vector<int64_t> lower, upper;
+  std::vector<int32_t> size;
+  for (const auto& item : items_) {
+    lower.push_back(item.lower);
+    upper.push_back(item.upper);
+    size.push_back(static_cast<int32_t>(item.size / g));
+  }
+  const int32_t cmax = static_cast<int32_t>((ceiling_.load(std::memory_order_relaxed) - 1) / g);
+  const int32_t first = static_cast<int32_t>(std::min<int64_t>(ceil_div(floor_.load(std::memory_order_relaxed), g), cmax));
+  if (cmax < first) return;
+  const SectionLayout layout = build_sections(lower, upper);
+  CaDiCaL::Solver solver;
+  solver.set("quiet", 1);
+  const SatEncoding encoding(solver, layout, size, lower, upper, cmax, first, SatRules{});
+  const std::function<bool()> halted = [this] { return this->halted(); };
+  SliceEnd slice_end(halted);
+  solver.connect_terminator(&slice_end);
+
+  // Decides capacity c (units) for `slice` seconds: true when it answered.
+  auto decide = [&](int32_t c, double slice) -> bool {
+    slice_end.arm(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(slice)));
+    solver.assume(encoding.fit(c));
+    const int answer = solver.solve();
+    decisions_.fetch_add(1, std::memory_order_relaxed);
+    if (answer == 20) {  // UNSAT: no plan fits in c units
+      refutations_.fetch_add(1, std::memory_order_relaxed);
+      publish((static_cast<int64_t>(c) + 1) * g, ceiling_.load(std::memory_order_relaxed));
+      return true;
+    }
+    if (answer != 10) return false;
+    const std::vector<int32_t> units = encoding.offsets(solver);
+    Found found;
+    found.offsets.resize(items_.size());
+    for (size_t i = 0; i < items_.size(); ++i) {
+      found.offsets[i] = static_cast<int64_t>(units[i]) * g;
+      found.arena = std::max(found.arena, found.offsets[i] + items_[i].size);
+    }
+    found.at = Clock::now();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!best_ || found.arena < best_->arena) {
+      publish(floor_.load(std::memory_order_relaxed), found.arena);
+      best_ = std::move(found);
+      plans_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return true;
+  };
+
+  double slice = 0.25;
+  while (!halted()) {
+    const int64_t floor = floor_.load(std::memory_order_relaxed);
+    const int64_t ceiling = ceiling_.load(std::memory_order_relaxed);
+    const int64_t at_floor = std::max<int64_t>(ceil_div(floor, g), first);
+    const int64_t below_ceiling = std::min<int64_t>((ceiling - 1) / g, cmax);
+    if (below_ceiling < at_floor) break;  // the bounds met
+    decide(static_cast<int32_t>(at_floor), slice);
+    if (halted()) break;
+    const int64_t again = std::min<int64_t>((ceiling_.load(std::memory_order_relaxed) - 1) / g, cmax);
+    if (again > std::max<int64_t>(ceil_div(floor_.load(std::memory_order_relaxed), g), first)) {
+      decide(static_cast<int32_t>(again), slice);
+    }
+    slice = std::min(slice * 2, 60.0);
+  }
+}
+
+}  // namespace memplan::solver
