@@ -199,11 +199,14 @@ void bind_planning(py::module_& m) {
         }
         d["improvements"] = improvements;
         d["helper_probes"] = r.result.exact->stats.helper_probes;
+        d["sat_decisions"] = r.result.exact->stats.sat_decisions;
+        d["sat_refutations"] = r.result.exact->stats.sat_refutations;
         return d;
       },
       "When the exact solver ran: its outcome, proven lower bound (bytes), nodes, backtracks, improvements (each "
       "plan that lowered the arena: (seconds, arena bytes, the step that found it), in order) and helper_probes "
-      "(seeded decisions run on helper threads); else None.")
+      "(seeded decisions run on helper threads), sat_decisions and sat_refutations (the SAT helper thread's "
+      "solves and refuted capacities); else None.")
       .def("__repr__", [](const PlanResult& r) {
         std::string s = "<memplan.PlanResult: " + std::string(plan_verdict_name(r.result.verdict)) + " by " +
                         r.result.planner;

@@ -428,7 +428,11 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   int64_t sat_unit = 0;
   if (may_help && options.sat_helper &&
       solver::SatHelper::applies(input.items, upper, solver::kSatMaxClauses, &sat_unit)) {
-    sat.emplace(input.items, sat_unit, stop, lower, upper);
+    std::vector<int64_t> hint;
+    if (best) {
+      for (size_t k = 0; k < input.items.size(); ++k) hint.push_back(best->offsets[input.buffer_of_item[k]]);
+    }
+    sat.emplace(input.items, sat_unit, stop, lower, upper, std::move(hint));
     --seeded_threads;
   }
 #endif

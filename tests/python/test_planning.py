@@ -132,6 +132,8 @@ def test_helper_threads_keep_the_optimum_and_are_counted(source_dir):
     result = memplan.plan(d, "exact", time_limit=3, threads=2)
     assert memplan.validate(d, result) and result.exact["lower_bound"] == 986112
     assert result.exact["helper_probes"] > 0
+    # D's SAT encoding (24 million clauses) is over the SAT helper's limit: both helpers stay seeded.
+    assert result.exact["sat_decisions"] == 0 and result.exact["sat_refutations"] == 0
     assert memplan.plan(memplan.generate("puzzle", 10, seed=2), "exact", time_limit=5, threads=3).exact[
         "outcome"] == "optimal"
     with pytest.raises(memplan.InputError, match="threads: 0 is not in 1 to 256"):

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <numeric>
+#include <utility>
 
 #include "solver/sat/sat_encoding.h"
 #include "solver/sections.h"
@@ -59,8 +60,8 @@ bool SatHelper::applies(const std::vector<CanonicalSearch::Item>& items, int64_t
 }
 
 SatHelper::SatHelper(const std::vector<CanonicalSearch::Item>& items, int64_t unit, const StopCondition& stop,
-                     int64_t floor, int64_t ceiling)
-    : items_(items), unit_(unit), stop_(stop), floor_(floor), ceiling_(ceiling) {
+                     int64_t floor, int64_t ceiling, std::vector<int64_t> hint)
+    : items_(items), unit_(unit), hint_(std::move(hint)), stop_(stop), floor_(floor), ceiling_(ceiling) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -110,6 +111,13 @@ void SatHelper::run() {
   CaDiCaL::Solver solver;
   solver.set("quiet", 1);
   const SatEncoding encoding(solver, layout, size, lower, upper, cmax, first, SatRules{});
+  if (hint_.size() == items_.size()) {
+    std::vector<int32_t> units(items_.size());
+    for (size_t i = 0; i < items_.size(); ++i) {
+      units[i] = static_cast<int32_t>(std::clamp<int64_t>(hint_[i] / g, 0, std::max(0, cmax - size[i])));
+    }
+    encoding.set_phases(solver, units);
+  }
   const std::function<bool()> halted = [this] { return this->halted(); };
   SliceEnd slice_end(halted);
   solver.connect_terminator(&slice_end);

@@ -55,8 +55,10 @@ class SatHelper {
                       int64_t* unit);
 
   // Starts the thread. `stop` bounds it (deadline and the caller's cancel).
+  // `hint`: a plan's offsets (one per item, or empty) that the solver's
+  // phases start from, so that its first solves look near that plan.
   SatHelper(const std::vector<CanonicalSearch::Item>& items, int64_t unit, const StopCondition& stop, int64_t floor,
-            int64_t ceiling);
+            int64_t ceiling, std::vector<int64_t> hint = {});
   ~SatHelper();
   SatHelper(const SatHelper&) = delete;
   SatHelper& operator=(const SatHelper&) = delete;
@@ -73,6 +75,7 @@ class SatHelper {
 
   std::vector<CanonicalSearch::Item> items_;
   int64_t unit_;
+  std::vector<int64_t> hint_;
   StopCondition stop_;
   std::atomic<bool> halt_{false};
   std::atomic<int64_t> floor_;

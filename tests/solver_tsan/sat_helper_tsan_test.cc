@@ -1,0 +1,74 @@
+// The exact minimiser's SAT helper thread (solver/sat/sat_helper.cc) under
+// ThreadSanitizer: this file and sat_helper.cc are instrumented; CaDiCaL and
+// the rest of memplan_core are not (the solver is the helper's alone). The
+// caller does what solve_minimize's sync() does while the helper solves:
+// publish its bounds, read the shared floor, take better plans, read the
+// counters. Any data race in the shared state fails the run (halt_on_error).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "memplan/bounds.h"
+#include "memplan/generate.h"
+#include "memplan/plan.h"
+#include "memplan/planner.h"
+#include "memplan/validate.h"
+#include "solver/sat/sat_helper.h"
+
+namespace memplan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+TEST(SatHelperTsan, CallerTradesBoundsWhileTheSolverRuns) {
+  // A 200-buffer puzzle that fits in 256 bytes: plans come from the
+  // heuristic plan down, which the solver's phases start from.
+  const Problem problem = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 200, .seed = 4, .max_size = 256});
+  std::vector<solver::CanonicalSearch::Item> items;
+  for (const Buffer& b : problem.buffers) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size});
+  const StatusOr<Plan> heuristic = plan_with("greedy_by_size", problem);
+  ASSERT_TRUE(heuristic.ok());
+  const int64_t kCeiling = heuristic->arena;
+  int64_t unit = 0;
+  ASSERT_TRUE(solver::SatHelper::applies(items, kCeiling, solver::kSatMaxClauses, &unit));
+  const int64_t lower = load(problem);
+  std::atomic<bool> cancel{false};
+  solver::StopCondition stop;
+  stop.has_deadline = true;
+  stop.deadline = Clock::now() + std::chrono::seconds(60);
+  stop.cancel = &cancel;
+  solver::SatHelper helper(items, unit, stop, lower, kCeiling, heuristic->offsets);
+  int64_t best = kCeiling;
+  int64_t plans = 0;
+  // Trade for 2.5 s, and on until the first plan (a few seconds; 30 at most).
+  const Clock::time_point start = Clock::now();
+  while (Clock::now() < start + std::chrono::milliseconds(2500) ||
+         (plans == 0 && Clock::now() < start + std::chrono::seconds(30))) {
+    helper.publish(lower, best);
+    EXPECT_GE(helper.floor(), lower);
+    if (std::optional<solver::SatHelper::Found> found = helper.take_better(best)) {
+      ASSERT_LT(found->arena, best);
+      const Plan plan = make_plan(problem, found->offsets);
+      ASSERT_EQ(plan.arena, found->arena);
+      ASSERT_TRUE(validate(problem, plan).ok()) << validate(problem, plan).message;
+      best = found->arena;
+      ++plans;
+    }
+    const solver::SatHelper::Stats s = helper.stats();
+    EXPECT_GE(s.decisions, s.plans + s.refutations);
+  }
+  cancel = true;  // the caller's cancel ends the solve in progress
+  const Clock::time_point cancelled = Clock::now();
+  helper.join();
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - cancelled).count(), 5.0);
+  EXPECT_GT(plans, 0);
+  EXPECT_LE(helper.floor(), best) << "a refutation above a plan";
+}
+
+}  // namespace
+}  // namespace memplan
