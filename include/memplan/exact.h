@@ -115,8 +115,9 @@ struct ExactOptions {
   // the helpers is a SAT solver on the order encoding of the problem
   // (src/solver/sat/sat_helper.h) when no buffer has a fixed offset, every
   // alignment divides the gcd of the sizes, and the encoding is small (at
-  // most 4 million clauses: offsets within about a thousand units and a few
-  // thousand overlapping pairs). Its refutations raise the lower bound.
+  // most 4 million clauses: about 2 per pair of buffers live together and
+  // offset unit, in units of the sizes' gcd). Its refutations raise the
+  // lower bound.
   bool sat_helper = true;
 
   // --- pruning and search switches (all on by default) ---

@@ -183,8 +183,8 @@ void register_plan_command(CLI::App& app) {
   command->add_option("-j,--threads", args->threads,
                       "Threads the exact solver's minimisation may use (no --capacity): the first runs the\n"
                       "search, the others seeded restarts beside it, sharing its bounds; on small problems\n"
-                      "(offsets within about a thousand units) one of them is a SAT solver, whose refutations\n"
-                      "also raise the proven bound. With more than one the plan found can differ from run to run")
+                      "(pairs live together x offset units up to about 2 million) one of them is a SAT solver,\n"
+                      "whose refutations also raise the proven bound. With more than one the plan found can differ from run to run")
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxPlanThreads));
