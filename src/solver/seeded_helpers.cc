@@ -17,8 +17,7 @@ SeededHelpers::SeededHelpers(const std::vector<CanonicalSearch::Item>& items, co
       stop_(stop),
       caller_cancel_(stop.cancel),
       config_(config),
-      floor_(floor),
-      ceiling_(ceiling) {
+      exchange_(floor, ceiling) {
   // The helpers poll halt_ inside a decision; the caller's cancel between
   // decisions (a decision is short) and through join().
   stop_.cancel = &halt_;
@@ -33,21 +32,6 @@ void SeededHelpers::join() {
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
-}
-
-void SeededHelpers::publish(int64_t floor, int64_t ceiling) {
-  int64_t seen = floor_.load(std::memory_order_relaxed);
-  while (seen < floor && !floor_.compare_exchange_weak(seen, floor, std::memory_order_relaxed)) {
-  }
-  seen = ceiling_.load(std::memory_order_relaxed);
-  while (seen > ceiling && !ceiling_.compare_exchange_weak(seen, ceiling, std::memory_order_relaxed)) {
-  }
-}
-
-std::optional<SeededHelpers::Found> SeededHelpers::take_better(int64_t than) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!best_ || best_->arena >= than) return std::nullopt;
-  return best_;
 }
 
 SeededHelpers::Stats SeededHelpers::stats() const {
@@ -66,8 +50,7 @@ void SeededHelpers::run(int32_t index) {
            (caller_cancel_ != nullptr && caller_cancel_->load(std::memory_order_relaxed)) || stop_.reached();
   };
   while (!halted()) {
-    CapacityBounds bounds(floor_.load(std::memory_order_relaxed), ceiling_.load(std::memory_order_relaxed),
-                                config_.granule);
+    CapacityBounds bounds(exchange_.floor(), exchange_.ceiling(), config_.granule);
     if (bounds.closed()) break;
     int64_t k = 1;
     const int64_t capacity = seeded_capacity(bounds, config_.levels, &draws, &k);
@@ -79,17 +62,15 @@ void SeededHelpers::run(int32_t index) {
     if (verdict == SearchVerdict::kExhausted) {
       // Verdicts do not depend on the ordering: a seeded refutation is a proof.
       bounds.refuted(capacity, search.next_capacity());
-      publish(bounds.floor(), bounds.ceiling());
+      exchange_.publish(bounds.floor(), bounds.ceiling());
       continue;
     }
     if (verdict != SearchVerdict::kFound) continue;
     int64_t arena = 0;
     for (size_t i = 0; i < items_.size(); ++i) arena = std::max(arena, search.offsets()[i] + items_[i].size);
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (best_ && best_->arena <= arena) continue;
-    best_ = Found{.arena = arena, .offsets = search.offsets(), .at = std::chrono::steady_clock::now()};
-    plans_.fetch_add(1, std::memory_order_relaxed);
-    publish(bounds.floor(), arena);
+    if (exchange_.offer({.arena = arena, .offsets = search.offsets(), .at = std::chrono::steady_clock::now()})) {
+      plans_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 }
 

@@ -31,13 +31,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "memplan/exact.h"
 #include "solver/canonical_search.h"
+#include "solver/helper_exchange.h"
 
 namespace memplan::solver {
 
@@ -50,12 +50,7 @@ class SeededHelpers {
     uint64_t seed = 1;        // helper i draws seeds from seed + i * 2^40 on
     int64_t granule = 1;      // every canonical arena is a multiple of it
   };
-  // A plan the helpers found: one offset per item.
-  struct Found {
-    int64_t arena = 0;  // max over items of offset + size
-    std::vector<int64_t> offsets;
-    std::chrono::steady_clock::time_point at;  // when the helper found it
-  };
+  using Found = HelperPlan;
   struct Stats {
     int64_t nodes = 0;
     int64_t probes = 0;  // decisions run
@@ -71,11 +66,11 @@ class SeededHelpers {
   SeededHelpers& operator=(const SeededHelpers&) = delete;
 
   // The caller's bounds: the shared floor only rises, the ceiling only falls.
-  void publish(int64_t floor, int64_t ceiling);
+  void publish(int64_t floor, int64_t ceiling) { exchange_.publish(floor, ceiling); }
   // The shared floor (raised by the caller, or by a helper's refutation).
-  int64_t floor() const { return floor_.load(std::memory_order_relaxed); }
+  int64_t floor() const { return exchange_.floor(); }
   // The helpers' best plan, when its arena is below `than`.
-  std::optional<Found> take_better(int64_t than);
+  std::optional<Found> take_better(int64_t than) { return exchange_.take_better(than); }
   // Stops the helpers and waits for them (also done by the destructor).
   void join();
   Stats stats() const;
@@ -89,11 +84,8 @@ class SeededHelpers {
   const std::atomic<bool>* caller_cancel_;
   Config config_;
   std::atomic<bool> halt_{false};
-  std::atomic<int64_t> floor_;
-  std::atomic<int64_t> ceiling_;
+  BoundsExchange exchange_;
   std::atomic<int64_t> nodes_{0}, probes_{0}, plans_{0};
-  std::mutex mutex_;  // guards best_
-  std::optional<Found> best_;
   std::vector<std::thread> threads_;
 };
 

@@ -61,7 +61,7 @@ bool SatHelper::applies(const std::vector<CanonicalSearch::Item>& items, int64_t
 
 SatHelper::SatHelper(const std::vector<CanonicalSearch::Item>& items, int64_t unit, const StopCondition& stop,
                      int64_t floor, int64_t ceiling, std::vector<int64_t> hint)
-    : items_(items), unit_(unit), hint_(std::move(hint)), stop_(stop), floor_(floor), ceiling_(ceiling) {
+    : items_(items), unit_(unit), hint_(std::move(hint)), stop_(stop), exchange_(floor, ceiling) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -73,21 +73,6 @@ void SatHelper::join() {
 }
 
 bool SatHelper::halted() const { return halt_.load(std::memory_order_relaxed) || stop_.reached(); }
-
-void SatHelper::publish(int64_t floor, int64_t ceiling) {
-  int64_t seen = floor_.load(std::memory_order_relaxed);
-  while (seen < floor && !floor_.compare_exchange_weak(seen, floor, std::memory_order_relaxed)) {
-  }
-  seen = ceiling_.load(std::memory_order_relaxed);
-  while (seen > ceiling && !ceiling_.compare_exchange_weak(seen, ceiling, std::memory_order_relaxed)) {
-  }
-}
-
-std::optional<SatHelper::Found> SatHelper::take_better(int64_t than) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!best_ || best_->arena >= than) return std::nullopt;
-  return best_;
-}
 
 SatHelper::Stats SatHelper::stats() const {
   return {.decisions = decisions_.load(std::memory_order_relaxed),
@@ -104,8 +89,8 @@ void SatHelper::run() {
     upper.push_back(item.upper);
     size.push_back(static_cast<int32_t>(item.size / g));
   }
-  const int32_t cmax = static_cast<int32_t>((ceiling_.load(std::memory_order_relaxed) - 1) / g);
-  const int32_t first = static_cast<int32_t>(std::min<int64_t>(ceil_div(floor_.load(std::memory_order_relaxed), g), cmax));
+  const int32_t cmax = static_cast<int32_t>((exchange_.ceiling() - 1) / g);
+  const int32_t first = static_cast<int32_t>(std::min<int64_t>(ceil_div(exchange_.floor(), g), cmax));
   if (cmax < first) return;
   const SectionLayout layout = build_sections(lower, upper);
   CaDiCaL::Solver solver;
@@ -130,7 +115,7 @@ void SatHelper::run() {
     decisions_.fetch_add(1, std::memory_order_relaxed);
     if (answer == 20) {  // UNSAT: no plan fits in c units
       refutations_.fetch_add(1, std::memory_order_relaxed);
-      publish((static_cast<int64_t>(c) + 1) * g, ceiling_.load(std::memory_order_relaxed));
+      exchange_.publish((static_cast<int64_t>(c) + 1) * g, exchange_.ceiling());
       return true;
     }
     if (answer != 10) return false;
@@ -142,26 +127,21 @@ void SatHelper::run() {
       found.arena = std::max(found.arena, found.offsets[i] + items_[i].size);
     }
     found.at = Clock::now();
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!best_ || found.arena < best_->arena) {
-      publish(floor_.load(std::memory_order_relaxed), found.arena);
-      best_ = std::move(found);
-      plans_.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (exchange_.offer(std::move(found))) plans_.fetch_add(1, std::memory_order_relaxed);
     return true;
   };
 
   double slice = 0.25;
   while (!halted()) {
-    const int64_t floor = floor_.load(std::memory_order_relaxed);
-    const int64_t ceiling = ceiling_.load(std::memory_order_relaxed);
+    const int64_t floor = exchange_.floor();
+    const int64_t ceiling = exchange_.ceiling();
     const int64_t at_floor = std::max<int64_t>(ceil_div(floor, g), first);
     const int64_t below_ceiling = std::min<int64_t>((ceiling - 1) / g, cmax);
     if (below_ceiling < at_floor) break;  // the bounds met
     decide(static_cast<int32_t>(at_floor), slice);
     if (halted()) break;
-    const int64_t again = std::min<int64_t>((ceiling_.load(std::memory_order_relaxed) - 1) / g, cmax);
-    if (again > std::max<int64_t>(ceil_div(floor_.load(std::memory_order_relaxed), g), first)) {
+    const int64_t again = std::min<int64_t>((exchange_.ceiling() - 1) / g, cmax);
+    if (again > std::max<int64_t>(ceil_div(exchange_.floor(), g), first)) {
       decide(static_cast<int32_t>(again), slice);
     }
     slice = std::min(slice * 2, 60.0);

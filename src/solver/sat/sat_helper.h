@@ -24,14 +24,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "memplan/exact.h"
 #include "solver/canonical_search.h"
-#include "solver/seeded_helpers.h"
+#include "solver/helper_exchange.h"
 
 namespace memplan::solver {
 
@@ -41,7 +40,7 @@ inline constexpr int64_t kSatMaxClauses = 4'000'000;
 
 class SatHelper {
  public:
-  using Found = SeededHelpers::Found;
+  using Found = HelperPlan;
   struct Stats {
     int64_t decisions = 0;   // solves run (one per slice and capacity)
     int64_t plans = 0;       // of them, plans that lowered the shared ceiling
@@ -63,9 +62,9 @@ class SatHelper {
   SatHelper(const SatHelper&) = delete;
   SatHelper& operator=(const SatHelper&) = delete;
 
-  void publish(int64_t floor, int64_t ceiling);
-  int64_t floor() const { return floor_.load(std::memory_order_relaxed); }
-  std::optional<Found> take_better(int64_t than);
+  void publish(int64_t floor, int64_t ceiling) { exchange_.publish(floor, ceiling); }
+  int64_t floor() const { return exchange_.floor(); }
+  std::optional<Found> take_better(int64_t than) { return exchange_.take_better(than); }
   void join();
   Stats stats() const;
 
@@ -78,11 +77,8 @@ class SatHelper {
   std::vector<int64_t> hint_;
   StopCondition stop_;
   std::atomic<bool> halt_{false};
-  std::atomic<int64_t> floor_;
-  std::atomic<int64_t> ceiling_;
+  BoundsExchange exchange_;
   std::atomic<int64_t> decisions_{0}, plans_{0}, refutations_{0};
-  std::mutex mutex_;  // guards best_
-  std::optional<Found> best_;
   std::thread thread_;
 };
 
