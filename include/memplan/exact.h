@@ -32,7 +32,8 @@
 //                     and lower_bound the best proven
 //
 // Thread-safety: the functions are thread-compatible; solve_minimize starts
-// options.threads - 1 threads of its own and joins them before it returns.
+// options.threads - 1 threads of its own, solve_decision at most one (the SAT
+// helper, see sat_helper), and both join them before they return.
 // The caller may set *options.cancel from another thread at any time (the
 // search polls it every few thousand nodes).
 //
@@ -117,7 +118,8 @@ struct ExactOptions {
   // alignment divides the gcd of the sizes, and the encoding is small (at
   // most 4 million clauses: about 2 per pair of buffers live together and
   // offset unit, in units of the sizes' gcd). Its refutations raise the
-  // lower bound.
+  // lower bound. In solve_decision (threads > 1, same conditions) it races
+  // the search on the capacity, and the first answer wins.
   bool sat_helper = true;
 
   // --- pruning and search switches (all on by default) ---

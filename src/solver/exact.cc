@@ -51,6 +51,7 @@
 // Each decision costs what the search costs (exponential worst case); the
 // number of decisions per round is O(log(upper - lower) + sweep points).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <numeric>
@@ -265,10 +266,44 @@ StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, c
     result.stats.seconds = seconds_since(start);
     return result;
   }
-  const solver::StopCondition stop = stop_condition(options, start);
+  solver::StopCondition stop = stop_condition(options, start);
+#if MEMPLAN_WITH_CADICAL
+  // threads > 1: the SAT helper races the search on this capacity (sat/sat_helper.h);
+  // the search's cancel flag is set when the helper ends, which the caller's
+  // cancel and deadline also make it do.
+  std::atomic<bool> sat_finished{false};
+  std::optional<solver::SatHelper> sat;
+  int64_t sat_unit = 0;
+  if (options.threads > 1 && options.sat_helper &&
+      solver::SatHelper::applies(input.items, capacity + 1, solver::kSatMaxClauses, &sat_unit)) {
+    sat.emplace(input.items, sat_unit, stop, input.lower_bound, capacity + 1, std::vector<int64_t>{},
+                solver::SatHelper::Mode::kDecide, &sat_finished);
+    stop.cancel = &sat_finished;
+  }
+#endif
   solver::CanonicalSearch search(input.items, options);
   result.stats.partitions = search.partition_count();
-  const Decision d = decide(search, capacity, options.node_limit, stop, &result.stats, true, options.seed);
+  Decision d = decide(search, capacity, options.node_limit, stop, &result.stats, true, options.seed);
+#if MEMPLAN_WITH_CADICAL
+  if (sat) {
+    sat->join();  // at once when the search answered first
+    result.stats.sat_decisions = sat->stats().decisions;
+    result.stats.sat_refutations = sat->stats().refutations;
+    if (d.verdict == solver::SearchVerdict::kStopped) {
+      if (std::optional<solver::SatHelper::Found> found = sat->take_better(capacity + 1)) {
+        MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, found->offsets));
+        result.outcome = plan.arena <= result.lower_bound ? ExactOutcome::kOptimal : ExactOutcome::kFeasible;
+        result.plan = std::move(plan);
+        result.stats.seconds = seconds_since(start);
+        return result;
+      }
+      if (sat->floor() > capacity) {
+        d = {.verdict = solver::SearchVerdict::kExhausted, .next_capacity = sat->floor()};
+      }
+    }
+    stop.cancel = options.cancel;  // the caller's cancel alone says "cancelled"
+  }
+#endif
   switch (d.verdict) {
     case solver::SearchVerdict::kFound: {
       MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search.offsets()));

@@ -167,6 +167,90 @@ TEST(SatHelper, MinimisationWithTheHelperStaysOptimal) {
   }
 }
 
+// Decision mode: the helper answers the one capacity asked, a plan at the
+// optimum and a refutation one byte below it, and says it finished.
+TEST(SatHelper, DecideModeAnswersTheCapacityAskedAndSaysItFinished) {
+  for (const std::string& file : gap_files()) {
+    SCOPED_TRACE(file);
+    const StatusOr<Problem> problem = read_problem_csv(file);
+    ASSERT_TRUE(problem.ok());
+    const int64_t optimum = proven_optimum(*problem);
+    const auto items = items_of(*problem);
+    for (const int64_t capacity : {optimum, optimum - 1}) {
+      int64_t unit = 0;
+      ASSERT_TRUE(solver::SatHelper::applies(items, capacity + 1, solver::kSatMaxClauses, &unit));
+      std::atomic<bool> finished{false};
+      solver::SatHelper helper(items, unit, stop_after(20), load(*problem), capacity + 1, {},
+                               solver::SatHelper::Mode::kDecide, &finished);
+      const auto until = Clock::now() + std::chrono::seconds(20);
+      while (!finished.load() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ASSERT_TRUE(finished.load()) << "no answer at " << capacity;
+      helper.join();
+      const std::optional<solver::SatHelper::Found> found = helper.take_better(capacity + 1);
+      if (capacity == optimum) {
+        ASSERT_TRUE(found.has_value());
+        EXPECT_LE(found->arena, capacity);
+        EXPECT_TRUE(validate(*problem, make_plan(*problem, found->offsets)).ok());
+      } else {
+        EXPECT_FALSE(found.has_value());
+        EXPECT_EQ(helper.floor(), optimum);
+      }
+      // One capacity: every solve but the last ran out of its slice.
+      const solver::SatHelper::Stats stats = helper.stats();
+      EXPECT_GE(stats.decisions, 1);
+      EXPECT_EQ(stats.plans + stats.refutations, 1);
+    }
+  }
+}
+
+// solve_decision with threads: the SAT helper races the search. On the
+// puzzles the search alone leaves undecided at 60 s the pair decides at
+// the load; on gap problems it refutes the capacity below the optimum.
+TEST(SatHelper, DecisionsWithThreadsStayExact) {
+  for (const std::string& file : gap_files()) {
+    SCOPED_TRACE(file);
+    const StatusOr<Problem> problem = read_problem_csv(file);
+    ASSERT_TRUE(problem.ok());
+    const int64_t optimum = proven_optimum(*problem);
+    ExactOptions options;
+    options.time_limit_seconds = 30;
+    options.threads = 2;
+    const StatusOr<ExactResult> below = solve_decision(*problem, optimum - 1, options);
+    ASSERT_TRUE(below.ok());
+    EXPECT_EQ(below->outcome, ExactOutcome::kInfeasible);
+    EXPECT_GE(below->lower_bound, optimum);
+    const StatusOr<ExactResult> at = solve_decision(*problem, optimum, options);
+    ASSERT_TRUE(at.ok());
+    ASSERT_TRUE(at->plan.has_value());
+    EXPECT_LE(at->plan->arena, optimum);
+    EXPECT_TRUE(validate(*problem, *at->plan).ok());
+  }
+  const Problem puzzle = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 200, .seed = 4, .max_size = 256});
+  ExactOptions options;
+  options.time_limit_seconds = 120;
+  options.threads = 2;
+  const StatusOr<ExactResult> r = solve_decision(puzzle, 256, options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->outcome, ExactOutcome::kOptimal);
+  ASSERT_TRUE(r->plan.has_value());
+  EXPECT_TRUE(validate(puzzle, *r->plan).ok());
+  EXPECT_GE(r->stats.sat_decisions, 1);
+  // The caller's cancel still stops both, and is reported.
+  std::atomic<bool> cancel{false};
+  options.cancel = &cancel;
+  const Problem hard = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 300, .seed = 13, .max_size = 256});
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    cancel = true;
+  });
+  const auto t = Clock::now();
+  const StatusOr<ExactResult> c = solve_decision(hard, 256, options);
+  canceller.join();
+  ASSERT_TRUE(c.ok());
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t).count(), 10.0);
+  if (c->outcome == ExactOutcome::kTimedOut) EXPECT_TRUE(c->stats.cancelled);
+}
+
 }  // namespace
 }  // namespace memplan
 #endif  // MEMPLAN_WITH_CADICAL

@@ -181,10 +181,12 @@ void register_plan_command(CLI::App& app) {
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
   command->add_option("-j,--threads", args->threads,
-                      "Threads the exact solver's minimisation may use (no --capacity): the first runs the\n"
-                      "search, the others seeded restarts beside it, sharing its bounds; on small problems\n"
-                      "(pairs live together x offset units up to about 2 million) one of them is a SAT solver,\n"
-                      "whose refutations also raise the proven bound. With more than one the plan found can differ from run to run")
+                      "Threads the exact solver may use. Minimising (no --capacity): the first runs the search,\n"
+                      "the others seeded restarts beside it, sharing its bounds; on small problems (pairs live\n"
+                      "together x offset units up to about 2 million) one of them is a SAT solver, whose\n"
+                      "refutations also raise the proven bound. Deciding (--capacity, exact planner): on small\n"
+                      "problems a SAT solver races the search, and the first answer wins. With more than one\n"
+                      "thread the plan found can differ from run to run")
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxPlanThreads));

@@ -60,9 +60,14 @@ bool SatHelper::applies(const std::vector<CanonicalSearch::Item>& items, int64_t
 }
 
 SatHelper::SatHelper(const std::vector<CanonicalSearch::Item>& items, int64_t unit, const StopCondition& stop,
-                     int64_t floor, int64_t ceiling, std::vector<int64_t> hint)
-    : items_(items), unit_(unit), hint_(std::move(hint)), stop_(stop), exchange_(floor, ceiling) {
-  thread_ = std::thread([this] { run(); });
+                     int64_t floor, int64_t ceiling, std::vector<int64_t> hint, Mode mode,
+                     std::atomic<bool>* finished)
+    : items_(items), unit_(unit), hint_(std::move(hint)), mode_(mode), finished_(finished), stop_(stop),
+      exchange_(floor, ceiling) {
+  thread_ = std::thread([this] {
+    run();
+    if (finished_ != nullptr) finished_->store(true, std::memory_order_relaxed);
+  });
 }
 
 SatHelper::~SatHelper() { join(); }
@@ -132,6 +137,11 @@ void SatHelper::run() {
   };
 
   double slice = 0.25;
+  if (mode_ == Mode::kDecide) {
+    // One capacity: the largest below the ceiling, until it is answered.
+    while (!halted() && !decide(cmax, slice)) slice = std::min(slice * 2, 60.0);
+    return;
+  }
   while (!halted()) {
     const int64_t floor = exchange_.floor();
     const int64_t ceiling = exchange_.ceiling();

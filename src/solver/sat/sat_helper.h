@@ -18,6 +18,9 @@
 // C: a proof, so the caller's lower bound rises with it. The solver keeps
 // its learnt clauses from slice to slice and capacity to capacity.
 //
+// In solve_decision (Mode::kDecide, threads > 1) it races the search on the
+// one capacity asked, and whichever answers first ends the other.
+//
 // Thread-safety: as SeededHelpers (publish, take_better and stats from the
 // caller's thread; the destructor stops and joins the thread).
 #pragma once
@@ -53,11 +56,19 @@ class SatHelper {
   static bool applies(const std::vector<CanonicalSearch::Item>& items, int64_t ceiling, int64_t max_clauses,
                       int64_t* unit);
 
+  // What the thread does: kMinimize runs the rounds above until the bounds
+  // meet; kDecide decides only the largest capacity below the ceiling, in
+  // doubling slices, and ends at its first answer (solve_decision's race).
+  enum class Mode { kMinimize, kDecide };
+
   // Starts the thread. `stop` bounds it (deadline and the caller's cancel).
   // `hint`: a plan's offsets (one per item, or empty) that the solver's
   // phases start from, so that its first solves look near that plan.
+  // `finished`, when given, is set when the thread ends (for any reason), so
+  // that a search racing it can use it as its cancel flag.
   SatHelper(const std::vector<CanonicalSearch::Item>& items, int64_t unit, const StopCondition& stop, int64_t floor,
-            int64_t ceiling, std::vector<int64_t> hint = {});
+            int64_t ceiling, std::vector<int64_t> hint = {}, Mode mode = Mode::kMinimize,
+            std::atomic<bool>* finished = nullptr);
   ~SatHelper();
   SatHelper(const SatHelper&) = delete;
   SatHelper& operator=(const SatHelper&) = delete;
@@ -75,6 +86,8 @@ class SatHelper {
   std::vector<CanonicalSearch::Item> items_;
   int64_t unit_;
   std::vector<int64_t> hint_;
+  Mode mode_;
+  std::atomic<bool>* finished_;
   StopCondition stop_;
   std::atomic<bool> halt_{false};
   BoundsExchange exchange_;
