@@ -170,6 +170,19 @@ memplan_cli_test(plan_result_best_found_at_the_time_limit EXIT 0
 memplan_cli_test(plan_exact_threads_keep_the_optimum EXIT 0
   ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --planner exact --threads 3
   STDOUT "arena +163 B.*\nexact +optimal, proven lower bound 163 B.*\nbest by +[a-z ()]+ at .*\nresult +optimal\n")
+# With --capacity and threads, a SAT solver races the search (CaDiCaL builds;
+# otherwise the search alone): the answers stay the same on both sides of
+# the optimum.
+memplan_cli_test(plan_exact_decision_with_threads_refutes_below_the_optimum EXIT 2
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --planner exact --capacity 162 -j 2
+  STDOUT "exact +infeasible, proven lower bound 163 B.*
+result +does not fit
+")
+memplan_cli_test(plan_exact_decision_with_threads_fits_at_the_optimum EXIT 0
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --planner exact --capacity 163 -j 2
+  STDOUT "arena +163 B.*
+result +(fits|optimal)
+")
 memplan_cli_test(plan_threads_out_of_range_is_a_usage_error EXIT 105
   ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --threads 0 STDERR "--threads: Value 0 not in range 1 to 256")
 memplan_cli_test(plan_portfolio_hands_remaining_time_to_exact EXIT 0
