@@ -116,8 +116,9 @@ struct ExactOptions {
   // the helpers is a SAT solver on the order encoding of the problem
   // (src/solver/sat/sat_helper.h) when no buffer has a fixed offset, every
   // alignment divides the gcd of the sizes, and the encoding is small (at
-  // most 4 million clauses: about 2 per pair of buffers live together and
-  // offset unit, in units of the sizes' gcd). Its refutations raise the
+  // most 4 million clauses, and 128 bytes a clause within memory_limit_bytes:
+  // about 2 clauses per pair of buffers live together and offset unit, in
+  // units of the sizes' gcd). Its refutations raise the
   // lower bound. In solve_decision (threads > 1, same conditions) it races
   // the search on the capacity, and the first answer wins.
   bool sat_helper = true;

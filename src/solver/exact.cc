@@ -98,6 +98,15 @@ solver::StopCondition stop_condition(const ExactOptions& options, Clock::time_po
   return stop;
 }
 
+#if MEMPLAN_WITH_CADICAL
+// The SAT helper's clause limit: kSatMaxClauses, or fewer when the memory
+// limit is lower: CaDiCaL took 124 to 147 bytes a clause at its peak (the
+// 200-buffer puzzle: 200 MB for 1.36 M clauses; F: 880 MB for 7.1 M).
+int64_t sat_clause_limit(const ExactOptions& options) {
+  return std::min(solver::kSatMaxClauses, options.memory_limit_bytes / 128);
+}
+#endif
+
 // The buffers the search places (size > 0), and how to map its offsets back.
 struct SearchInput {
   std::vector<solver::CanonicalSearch::Item> items;
@@ -274,8 +283,8 @@ StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, c
   std::atomic<bool> sat_finished{false};
   std::optional<solver::SatHelper> sat;
   int64_t sat_unit = 0;
-  if (options.threads > 1 && options.sat_helper &&
-      solver::SatHelper::applies(input.items, capacity + 1, solver::kSatMaxClauses, &sat_unit)) {
+  if (options.threads > 1 && options.sat_helper && capacity < std::numeric_limits<int64_t>::max() &&
+      solver::SatHelper::applies(input.items, capacity + 1, sat_clause_limit(options), &sat_unit)) {
     sat.emplace(input.items, sat_unit, stop, input.lower_bound, capacity + 1, std::vector<int64_t>{},
                 solver::SatHelper::Mode::kDecide, &sat_finished);
     stop.cancel = &sat_finished;
@@ -462,7 +471,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   std::optional<solver::SatHelper> sat;
   int64_t sat_unit = 0;
   if (may_help && options.sat_helper &&
-      solver::SatHelper::applies(input.items, upper, solver::kSatMaxClauses, &sat_unit)) {
+      solver::SatHelper::applies(input.items, upper, sat_clause_limit(options), &sat_unit)) {
     std::vector<int64_t> hint;
     if (best) {
       for (size_t k = 0; k < input.items.size(); ++k) hint.push_back(best->offsets[input.buffer_of_item[k]]);

@@ -38,7 +38,9 @@
 namespace memplan::solver {
 
 // The largest encoding the helper builds (clauses of the pairs at the
-// ceiling): about 1.4 million on the 256-unit puzzles, 10 million on A.
+// ceiling): about 1.4 million on the 256-unit puzzles, 10 million on A. At
+// the limit CaDiCaL needs about half a gigabyte (exact.cc also keeps it
+// within ExactOptions::memory_limit_bytes).
 inline constexpr int64_t kSatMaxClauses = 4'000'000;
 
 class SatHelper {
