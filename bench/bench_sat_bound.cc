@@ -93,20 +93,6 @@ struct Options {
   bool quiet = false;
 };
 
-// Stops a solve at its deadline (checked by CaDiCaL between its steps).
-class Deadline : public CaDiCaL::Terminator {
- public:
-  void arm(double seconds) {
-    armed_ = seconds >= 0;
-    if (armed_) at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  }
-  bool terminate() override { return armed_ && Clock::now() >= at_; }
-
- private:
-  bool armed_ = false;
-  Clock::time_point at_;
-};
-
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 }  // namespace
@@ -268,7 +254,7 @@ int main(int argc, char** argv) {
               seconds_since(t_encode));
   std::fflush(stdout);
 
-  Deadline deadline;
+  memplan::solver::SolveDeadline deadline;
   solver.connect_terminator(&deadline);
   const auto t_start = Clock::now();
   int64_t proven_lower = load;  // every plan is at least this
@@ -280,7 +266,9 @@ int main(int argc, char** argv) {
       if (left <= 0) return 0;
       limit = limit < 0 ? left : std::min(limit, left);
     }
-    deadline.arm(limit);
+    deadline.arm(limit < 0 ? std::nullopt
+                           : std::optional(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                              std::chrono::duration<double>(limit))));
     const auto t = Clock::now();
     solver.assume(enc.fit(c));
     const int result = solver.solve();

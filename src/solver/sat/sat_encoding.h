@@ -34,8 +34,12 @@
 #include <cadical.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "solver/sections.h"
@@ -47,6 +51,20 @@ struct SatRules {
   bool twins = true;
   bool normal = true;
   bool cover = true;
+};
+
+// Ends a CaDiCaL solve at a point in time (when armed with one), or when
+// `stop` says so (when given). CaDiCaL asks between its steps.
+class SolveDeadline : public CaDiCaL::Terminator {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit SolveDeadline(std::function<bool()> stop = {}) : stop_(std::move(stop)) {}
+  void arm(std::optional<Clock::time_point> at) { at_ = at; }
+  bool terminate() override { return (at_ && Clock::now() >= *at_) || (stop_ && stop_()); }
+
+ private:
+  std::function<bool()> stop_;
+  std::optional<Clock::time_point> at_;
 };
 
 // The number of clauses the pairs take at Cmax = cmax units, the bulk of the

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <numeric>
 #include <utility>
 
@@ -16,17 +15,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Stops a solve at the end of its slice, or when the helper must stop.
-class SliceEnd : public CaDiCaL::Terminator {
- public:
-  explicit SliceEnd(const std::function<bool()>& halted) : halted_(halted) {}
-  void arm(Clock::time_point at) { at_ = at; }
-  bool terminate() override { return Clock::now() >= at_ || halted_(); }
-
- private:
-  const std::function<bool()>& halted_;
-  Clock::time_point at_{};
+// What the encoding takes from the items, sizes in units of g.
+struct EncodingInput {
+  std::vector<int64_t> lower, upper;
+  std::vector<int32_t> size;
 };
+
+EncodingInput encoding_input(const std::vector<CanonicalSearch::Item>& items, int64_t g) {
+  EncodingInput in;
+  for (const auto& item : items) {
+    in.lower.push_back(item.lower);
+    in.upper.push_back(item.upper);
+    in.size.push_back(static_cast<int32_t>(std::min<int64_t>(item.size / g, INT32_MAX)));
+  }
+  return in;
+}
 
 int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
@@ -40,21 +43,17 @@ bool SatHelper::applies(const std::vector<CanonicalSearch::Item>& items, int64_t
     if (item.fixed_offset >= 0) return false;
     g = std::gcd(g, item.size);
   }
-  std::vector<int64_t> lower, upper;
-  std::vector<int32_t> size;
   for (const auto& item : items) {
     if (g % item.alignment != 0) return false;
-    lower.push_back(item.lower);
-    upper.push_back(item.upper);
-    size.push_back(static_cast<int32_t>(std::min<int64_t>(item.size / g, INT32_MAX)));
   }
   const int64_t cmax = (ceiling - 1) / g;
   if (cmax > (1 << 20)) return false;  // beyond any useful encoding
+  const EncodingInput in = encoding_input(items, g);
   // Pairs first counted cheaply: the layout itself needs memory per pair.
-  const LayoutSize measured = measure_sections(lower, upper);
+  const LayoutSize measured = measure_sections(in.lower, in.upper);
   if (measured.overlapping_pairs * 2 > max_clauses) return false;
-  const SectionLayout layout = build_sections(lower, upper);
-  if (sat_pair_clauses(layout, size, static_cast<int32_t>(cmax)) > max_clauses) return false;
+  const SectionLayout layout = build_sections(in.lower, in.upper);
+  if (sat_pair_clauses(layout, in.size, static_cast<int32_t>(cmax)) > max_clauses) return false;
   *unit = g;
   return true;
 }
@@ -87,20 +86,18 @@ SatHelper::Stats SatHelper::stats() const {
 
 void SatHelper::run() {
   const int64_t g = unit_;
-  std::vector<int64_t> lower, upper;
-  std::vector<int32_t> size;
-  for (const auto& item : items_) {
-    lower.push_back(item.lower);
-    upper.push_back(item.upper);
-    size.push_back(static_cast<int32_t>(item.size / g));
-  }
-  const int32_t cmax = static_cast<int32_t>((exchange_.ceiling() - 1) / g);
-  const int32_t first = static_cast<int32_t>(std::min<int64_t>(ceil_div(exchange_.floor(), g), cmax));
+  const EncodingInput in = encoding_input(items_, g);
+  const std::vector<int32_t>& size = in.size;
+  // Capacities in units: at or above the shared floor, below the shared ceiling.
+  auto floor_units = [&] { return ceil_div(exchange_.floor(), g); };
+  auto below_ceiling_units = [&] { return (exchange_.ceiling() - 1) / g; };
+  const int32_t cmax = static_cast<int32_t>(below_ceiling_units());
+  const int32_t first = static_cast<int32_t>(std::min<int64_t>(floor_units(), cmax));
   if (cmax < first) return;
-  const SectionLayout layout = build_sections(lower, upper);
+  const SectionLayout layout = build_sections(in.lower, in.upper);
   CaDiCaL::Solver solver;
   solver.set("quiet", 1);
-  const SatEncoding encoding(solver, layout, size, lower, upper, cmax, first, SatRules{});
+  const SatEncoding encoding(solver, layout, size, in.lower, in.upper, cmax, first, SatRules{});
   if (hint_.size() == items_.size()) {
     std::vector<int32_t> units(items_.size());
     for (size_t i = 0; i < items_.size(); ++i) {
@@ -108,8 +105,7 @@ void SatHelper::run() {
     }
     encoding.set_phases(solver, units);
   }
-  const std::function<bool()> halted = [this] { return this->halted(); };
-  SliceEnd slice_end(halted);
+  SolveDeadline slice_end([this] { return halted(); });
   solver.connect_terminator(&slice_end);
 
   // Decides capacity c (units) for `slice` seconds: true when it answered.
@@ -142,18 +138,14 @@ void SatHelper::run() {
     while (!halted() && !decide(cmax, slice)) slice = std::min(slice * 2, 60.0);
     return;
   }
+  // The encoded range of capacities, clamped to the shared bounds now.
+  auto at_floor = [&] { return std::max<int64_t>(floor_units(), first); };
+  auto below_ceiling = [&] { return std::min<int64_t>(below_ceiling_units(), cmax); };
   while (!halted()) {
-    const int64_t floor = exchange_.floor();
-    const int64_t ceiling = exchange_.ceiling();
-    const int64_t at_floor = std::max<int64_t>(ceil_div(floor, g), first);
-    const int64_t below_ceiling = std::min<int64_t>((ceiling - 1) / g, cmax);
-    if (below_ceiling < at_floor) break;  // the bounds met
-    decide(static_cast<int32_t>(at_floor), slice);
+    if (below_ceiling() < at_floor()) break;  // the bounds met
+    decide(static_cast<int32_t>(at_floor()), slice);
     if (halted()) break;
-    const int64_t again = std::min<int64_t>((exchange_.ceiling() - 1) / g, cmax);
-    if (again > std::max<int64_t>(ceil_div(exchange_.floor(), g), first)) {
-      decide(static_cast<int32_t>(again), slice);
-    }
+    if (below_ceiling() > at_floor()) decide(static_cast<int32_t>(below_ceiling()), slice);
     slice = std::min(slice * 2, 60.0);
   }
 }
