@@ -19,6 +19,7 @@
 #include "memplan/planner.h"
 #include "memplan/validate.h"
 #include "solver/sat/sat_helper.h"
+#include "trade_bounds.h"
 
 namespace memplan {
 namespace {
@@ -47,21 +48,13 @@ TEST(SatHelperTsan, CallerTradesBoundsWhileTheSolverRuns) {
   int64_t plans = 0;
   // Trade for 2.5 s, and on until the first plan (a few seconds; 30 at most).
   const Clock::time_point start = Clock::now();
-  while (Clock::now() < start + std::chrono::milliseconds(2500) ||
-         (plans == 0 && Clock::now() < start + std::chrono::seconds(30))) {
-    helper.publish(lower, best);
-    EXPECT_GE(helper.floor(), lower);
-    if (std::optional<solver::SatHelper::Found> found = helper.take_better(best)) {
-      ASSERT_LT(found->arena, best);
-      const Plan plan = make_plan(problem, found->offsets);
-      ASSERT_EQ(plan.arena, found->arena);
-      ASSERT_TRUE(validate(problem, plan).ok()) << validate(problem, plan).message;
-      best = found->arena;
-      ++plans;
-    }
-    const solver::SatHelper::Stats s = helper.stats();
-    EXPECT_GE(s.decisions, s.plans + s.refutations);
-  }
+  ASSERT_NO_FATAL_FAILURE(trade_bounds(
+      helper, problem, lower, &best, &plans,
+      [&] {
+        return Clock::now() < start + std::chrono::milliseconds(2500) ||
+               (plans == 0 && Clock::now() < start + std::chrono::seconds(30));
+      },
+      [](const solver::SatHelper::Stats& s) { EXPECT_GE(s.decisions, s.plans + s.refutations); }));
   cancel = true;  // the caller's cancel ends the solve in progress
   const Clock::time_point cancelled = Clock::now();
   helper.join();

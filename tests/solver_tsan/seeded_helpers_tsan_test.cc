@@ -21,6 +21,7 @@
 #include "memplan/plan.h"
 #include "memplan/validate.h"
 #include "solver/seeded_helpers.h"
+#include "trade_bounds.h"
 
 namespace memplan {
 namespace {
@@ -56,20 +57,9 @@ TEST(SeededHelpersTsan, CallerTradesBoundsWhileHelpersSearch) {
   int64_t best = kCeiling;
   int64_t plans = 0;
   const Clock::time_point until = Clock::now() + std::chrono::milliseconds(1500);
-  while (Clock::now() < until) {
-    helpers.publish(lower, best);
-    EXPECT_GE(helpers.floor(), lower);
-    if (std::optional<solver::SeededHelpers::Found> found = helpers.take_better(best)) {
-      ASSERT_LT(found->arena, best);
-      const Plan plan = make_plan(problem, found->offsets);
-      ASSERT_EQ(plan.arena, found->arena);
-      ASSERT_TRUE(validate(problem, plan).ok()) << validate(problem, plan).message;
-      best = found->arena;
-      ++plans;
-    }
-    const solver::SeededHelpers::Stats s = helpers.stats();
-    EXPECT_GE(s.nodes, s.probes);
-  }
+  ASSERT_NO_FATAL_FAILURE(trade_bounds(
+      helpers, problem, lower, &best, &plans, [&] { return Clock::now() < until; },
+      [](const solver::SeededHelpers::Stats& s) { EXPECT_GE(s.nodes, s.probes); }));
   helpers.join();
   EXPECT_GT(plans, 0);
   EXPECT_GT(helpers.stats().probes, 0);
