@@ -466,57 +466,25 @@ void CanonicalSearch::recompute_floor(int32_t s) {
 
 bool CanonicalSearch::overload_ok(int32_t s, int64_t last_offset) {
   // Every unplaced member b of s goes at or above x_b = max(min offset, last
-  // offset), and s's members are pairwise disjoint. So for each threshold x
-  // among the x_b, the bytes of [0, x) that no placed member covers and that
-  // no unplaced member with x_b < x can fill are lost: waste(x) = x - placed
-  // bytes below x - unplaced bytes with x_b < x must stay <= the slack
-  // capacity - total size of s. (x = the lowest x_b with every member is the
-  // floor check; the other thresholds are the overload sets of the
-  // disjunctive-resource edge finding, one per section.)
-  const int32_t begin = layout_.member_start[s];
+  // offset); section_overload.h checks every such threshold. The placed
+  // members sit behind the unplaced ones in s's member list, latest first,
+  // and the search places by ascending offset, so reading them backwards
+  // usually lists them by offset (not always: after a split, a side's search
+  // starts again from its own lowest offset).
+  const int32_t* member = members_.data() + layout_.member_start[s];
   const int32_t live = live_members_[s];
-  const int32_t end = layout_.member_start[s + 1];
-  if (live == 0) return true;
-  const int64_t slack = capacity_ - initial_total_[s];
-  auto covered_below = [&](int64_t x) {
-    int64_t covered = 0;
-    for (int32_t i = begin + live; i < end; ++i) {
-      const int32_t p = members_[i];
-      const int64_t top = std::min(offset_[p] + size_[p], x);
-      if (top > offset_[p]) covered += top - offset_[p];
-    }
-    return covered;
-  };
-  int64_t lowest = kInfinity, highest = 0;
-  overload_scratch_.clear();
-  for (int32_t i = 0; i < live; ++i) {
-    const int32_t b = members_[begin + i];
-    const int64_t x = std::max(min_offset_[b], last_offset);
-    lowest = std::min(lowest, x);
-    highest = std::max(highest, x);
-    overload_scratch_.push_back({x, size_[b]});
-  }
-  const int64_t covered_low = covered_below(lowest);
-  if (lowest - covered_low > slack) {
-    note_excess(initial_total_[s] + lowest - covered_low);
-    return false;
-  }
-  // waste(x) <= x - covered_below(lowest) for every threshold x <= highest.
-  if (highest - covered_low <= slack) return true;
-  std::sort(overload_scratch_.begin(), overload_scratch_.end());
-  int64_t unplaced_below = 0;
-  for (size_t k = 0; k < overload_scratch_.size(); ++k) {
-    const int64_t x = overload_scratch_[k].first;
-    if (k > 0 && x != overload_scratch_[k - 1].first) {
-      const int64_t waste = x - covered_below(x) - unplaced_below;
-      if (waste > slack) {
-        note_excess(initial_total_[s] + waste);
-        return false;
-      }
-    }
-    unplaced_below += overload_scratch_[k].second;
-  }
-  return true;
+  const int32_t placed = layout_.member_start[s + 1] - layout_.member_start[s] - live;
+  const std::optional<int64_t> waste = section_overload_waste(
+      live, [&](int32_t i) { return std::max(min_offset_[member[i]], last_offset); },
+      [&](int32_t i) { return size_[member[i]]; }, placed,
+      [&](int32_t j) {
+        const int32_t p = member[live + placed - 1 - j];
+        return std::pair<int64_t, int64_t>{offset_[p], size_[p]};
+      },
+      capacity_ - initial_total_[s], overload_scratch_);
+  if (!waste) return true;
+  note_excess(initial_total_[s] + *waste);
+  return false;
 }
 
 bool CanonicalSearch::refresh_floors(int64_t last_offset) {

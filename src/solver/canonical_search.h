@@ -35,9 +35,9 @@
 //      among the x_b, the bytes of [0, x) that neither a placed member covers
 //      nor an unplaced member with x_b < x can fill are lost, and their sum
 //      must not exceed s's slack C - (total of s). Checked on the sections of
-//      the placed buffer and of every neighbour it raised, in O(k log k + k p)
-//      for k unplaced and p placed members (most sections pass a O(k + p)
-//      pre-test). (b) is a weaker form of the lowest threshold; the others
+//      the placed buffer and of every neighbour it raised, in O(k log k + p)
+//      for k unplaced and p placed members, O(k + p) where a pre-test decides
+//      (most sections; section_overload.h). (b) is a weaker form of the lowest threshold; the others
 //      are the overload sets of edge finding on a disjunctive resource, one
 //      per section. It costs more per node than it saves on quick searches,
 //      so a decision turns it on after options.overload_after_nodes nodes.
@@ -76,6 +76,7 @@
 #include <vector>
 
 #include "memplan/exact.h"
+#include "solver/section_overload.h"
 #include "solver/sections.h"
 
 namespace memplan::solver {
@@ -225,7 +226,7 @@ class CanonicalSearch {
   std::vector<int32_t> pool_;    // buffer lists of the parts on the recursion stack
   std::vector<size_t> position_;  // index of each buffer in its innermost part's list
   std::vector<int32_t> candidates_;
-  std::vector<std::pair<int64_t, int64_t>> overload_scratch_;  // (lowest offset, size) of a section's unplaced members
+  SectionOverloadScratch overload_scratch_;
   std::vector<int32_t> cut_boundaries_;
   std::vector<MinOffsetUndo> min_offset_trail_;
   std::vector<FloorUndo> floor_trail_;
