@@ -451,13 +451,26 @@ void CanonicalSearch::set_holder(int32_t s, int32_t holder, int64_t floor) {
 }
 
 void CanonicalSearch::recompute_floor(int32_t s) {
+  // The floor check asks only whether some unplaced member's min offset is at
+  // most capacity - unplaced total, so the first such member found (a
+  // witness) ends the scan; the lowest min offset is needed only when there
+  // is none, for the pruning and its excess. A witness stays one while its
+  // min offset holds, as the total only falls deeper in the tree; when it is
+  // raised or placed the section is scanned again. Where the lowest is found
+  // the prunings are those of tracking the lowest min offset itself.
+  const int64_t limit = capacity_ - total_[s];
   int64_t best = kInfinity;
   int32_t holder = -1;
   const int32_t* member = members_.data() + layout_.member_start[s];
   for (int32_t i = 0, live = live_members_[s]; i < live; ++i) {
     const int32_t b = member[i];
-    if (min_offset_[b] < best || (min_offset_[b] == best && b < holder)) {
-      best = min_offset_[b];
+    const int64_t m = min_offset_[b];
+    if (m <= limit) {
+      set_holder(s, b, m);
+      return;
+    }
+    if (m < best) {
+      best = m;
       holder = b;
     }
   }

@@ -54,10 +54,12 @@
 //
 // Incremental state, undone on backtrack from trails (no allocation in the
 // inner loop once the pools have grown): per buffer its min offset; per
-// section its unplaced total, its unplaced members (a swap-remove list), its
-// lowest unplaced min offset and the buffer holding it (recomputed only when
-// that buffer moves or is placed); per boundary the number of unplaced
-// buffers crossing it; per part the unplaced buffers in a swap-remove list.
+// section its unplaced total, its unplaced members (a swap-remove list) and
+// a holder: an unplaced member whose min offset passes the floor check (b),
+// found by a scan that stops at the first one, or the lowest when none does
+// (scanned again only when the holder moves or is placed); per boundary the
+// number of unplaced buffers crossing it; per part the unplaced buffers in a
+// swap-remove list.
 //
 // Cost per node: O(part size + sections in the part) to list candidates;
 // per placement tried O(neighbours + span) for the updates and O(unplaced
@@ -216,8 +218,9 @@ class CanonicalSearch {
   std::vector<int64_t> offset_;  // kUnplaced or the placed offset
   std::vector<int64_t> solution_;
   std::vector<int64_t> total_;   // per section: unplaced bytes
-  std::vector<int64_t> floor_;   // per section: lowest min offset of an unplaced member
-  std::vector<int32_t> holder_;  // per section: the member with that min offset (-1: none)
+  std::vector<int64_t> floor_;   // per section: the holder's min offset
+  std::vector<int32_t> holder_;  // per section: an unplaced member whose min offset passes the floor check (a
+                                 // witness), else the one with the lowest; -1: none left
   std::vector<int32_t> holds_;   // per buffer: sections it is the holder of
   std::vector<int32_t> members_;       // per section, unplaced members first (see live_members_)
   std::vector<int32_t> live_members_;  // per section: number of unplaced members
