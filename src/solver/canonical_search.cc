@@ -398,8 +398,13 @@ bool CanonicalSearch::place(Part& part, int32_t u, int64_t offset, bool* hatless
       for (int32_t s = layout_.first_section[w]; s < layout_.end_section[w]; ++s) mark_overload(s);
     }
     if (track_floors && holds_[w] > 0) {
-      for (int32_t s = layout_.first_section[w]; s < layout_.end_section[w]; ++s) {
-        if (holder_[s] == w) mark_dirty(s);
+      // holds_ counts them exactly, so the scan ends at the last one.
+      int32_t left = holds_[w];
+      for (int32_t s = layout_.first_section[w]; left > 0; ++s) {
+        if (holder_[s] == w) {
+          mark_dirty(s);
+          --left;
+        }
       }
     }
   }
