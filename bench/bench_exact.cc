@@ -21,9 +21,9 @@
 // restarts): a refutation there would prove the optimum above the load.
 //
 // With --mode scan it decides each instance at every capacity of a range
-// (--capacities FROM:TO:STEP, --nodes per decision; --seeds N: once per seed
-// 1..N instead of once with the fixed ordering) and prints the smallest
-// arena any of those decisions found.
+// (--capacities FROM:TO:STEP, --nodes and/or --time-limit per decision;
+// --seeds N: once per seed 1..N instead of once with the fixed ordering) and
+// prints the smallest arena any of those decisions found.
 //
 // Usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|scan|all]
 //                    [--instances A,B,...] [--capacities FROM:TO:STEP] [--time-limit SECONDS] [--dir PATH]
@@ -211,13 +211,23 @@ int run_puzzles(int count, size_t buffers, int64_t height, const memplan::ExactO
 
 // Decides each instance at every capacity of a range (--capacities FROM:TO:STEP
 // in bytes; default from the load to 1 MiB in 1 KiB steps) with --nodes nodes
-// per decision, the way `memplan plan --planner exact --capacity C` does (with
-// restarts). Prints the verdict and the nodes each decision used, and per
-// instance the smallest arena any decision found: the reference that
-// minimisation within the same node budget should reach.
+// and/or --time-limit seconds per decision (--nodes alone or neither: the
+// node budget, default 2^20; --time-limit alone: that time, as `memplan plan
+// --planner exact --capacity C --time-limit T` decides), the way `memplan
+// plan` does (with restarts). Prints the verdict and the nodes each decision
+// used, and per instance the smallest arena any decision found: the reference
+// that minimisation within the same budget should reach.
 int run_scan(const std::string& dir, const std::string& only, const std::string& range, int64_t nodes,
-             const memplan::ExactOptions& options, int seeds) {
-  std::printf("decisions over a range of capacities, %lld nodes each\n", static_cast<long long>(nodes));
+             double seconds, const memplan::ExactOptions& options, int seeds) {
+  char budget[96];
+  if (nodes > 0 && seconds > 0) {
+    std::snprintf(budget, sizeof budget, "%lld nodes and %g s", static_cast<long long>(nodes), seconds);
+  } else if (nodes > 0) {
+    std::snprintf(budget, sizeof budget, "%lld nodes", static_cast<long long>(nodes));
+  } else {
+    std::snprintf(budget, sizeof budget, "%g s", seconds);
+  }
+  std::printf("decisions over a range of capacities, at most %s each\n", budget);
   std::printf("%-4s %4s %9s %-10s %8s %10s %9s\n", "inst", "seed", "capacity", "verdict", "arena", "nodes", "cpu s");
   int64_t from = -1, to = int64_t{1} << 20, step = 1024;
   if (!range.empty()) {
@@ -240,7 +250,7 @@ int run_scan(const std::string& dir, const std::string& only, const std::string&
     double total_cpu = 0;
     memplan::ExactOptions decide_options = options;
     decide_options.node_limit = nodes;
-    decide_options.time_limit_seconds = 0;
+    decide_options.time_limit_seconds = seconds;
     for (int64_t capacity = from < 0 ? (load + step - 1) / step * step : from; capacity <= to; capacity += step) {
       // Seed 0 is the fixed ordering; --seeds N decides with seeds 1..N instead.
       for (int seed = seeds > 0 ? 1 : 0; seed <= seeds; ++seed) {
@@ -321,6 +331,7 @@ int main(int argc, char** argv) {
   memplan::ExactOptions options;
   options.time_limit_seconds = 60;
   int64_t relax_nodes = int64_t{1} << 20;
+  bool nodes_given = false, time_given = false;
   int puzzle_count = 40;
   int seeds = 0;
   int64_t puzzle_height = 256;
@@ -336,7 +347,7 @@ int main(int argc, char** argv) {
     if (arg == "--runs") runs = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--mode") mode = value();
     else if (arg == "--instances") only = value();
-    else if (arg == "--time-limit") options.time_limit_seconds = std::atof(value().c_str());
+    else if (arg == "--time-limit") options.time_limit_seconds = std::atof(value().c_str()), time_given = true;
     else if (arg == "--dir") dir = value();
     else if (arg == "--scale") scale_sizes = value();
     else if (arg == "--files") files = value();
@@ -368,7 +379,7 @@ int main(int argc, char** argv) {
     else if (arg == "--count") puzzle_count = std::max(1, std::atoi(value().c_str()));
     else if (arg == "--seeds") seeds = std::max(0, std::atoi(value().c_str()));
     else if (arg == "--height") puzzle_height = std::max<int64_t>(1, std::atoll(value().c_str()));
-    else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str()));
+    else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str())), nodes_given = true;
     else {
       usage();
       return 2;
@@ -382,7 +393,13 @@ int main(int argc, char** argv) {
   if (mode == "scale") return run_scale(scale_sizes, shape, options) == 0 ? 0 : 3;
   if (mode == "files") return run_files(files, options) == 0 ? 0 : 3;
   if (mode == "relax") return run_relax(dir, only, relax_nodes, options);
-  if (mode == "scan") return run_scan(dir, only, capacities, relax_nodes, options, seeds);
+  if (mode == "scan") {
+    // Nodes, seconds or both bound each decision; --nodes alone (or neither) is
+    // the node budget, --time-limit alone the time of `memplan plan --capacity`.
+    const int64_t nodes = nodes_given || !time_given ? relax_nodes : 0;
+    const double seconds = time_given ? options.time_limit_seconds : 0;
+    return run_scan(dir, only, capacities, nodes, seconds, options, seeds);
+  }
   if (mode == "puzzles") {
     return run_puzzles(puzzle_count, static_cast<size_t>(std::max<long long>(1, std::atoll(scale_sizes.c_str()))),
                        puzzle_height, options) == 0 ? 0 : 3;

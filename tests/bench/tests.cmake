@@ -55,3 +55,18 @@ if(MEMPLAN_WITH_CADICAL AND MEMPLAN_BUILD_BENCH)
   set_tests_properties(bench.sat_bound_help PROPERTIES LABELS bench TIMEOUT 20
     PASS_REGULAR_EXPRESSION "--descend.*--bisect.*UNSAT at C proves")
 endif()
+
+# bench_exact --mode scan: decisions over a range of capacities, bounded by
+# nodes and/or seconds each (the reference a minimisation is measured
+# against, docs/exact.md). J fits at 992 KiB after 161,046 nodes; a time limit
+# alone lets that decision finish, a node budget of 1,000 stops it first.
+if(MEMPLAN_BUILD_BENCH)
+  add_test(NAME bench.exact_scan_time_limit_decides_like_memplan_plan
+    COMMAND bench_exact --mode scan --instances J --capacities 1015808:1015808:1024 --time-limit 30)
+  set_tests_properties(bench.exact_scan_time_limit_decides_like_memplan_plan PROPERTIES LABELS bench TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "at most 30 s each.*J +0 +1015808 feasible +1015808 .*smallest arena of any decision: 1015808")
+  add_test(NAME bench.exact_scan_nodes_and_time_the_first_reached_ends
+    COMMAND bench_exact --mode scan --instances J --capacities 1015808:1015808:1024 --nodes 1000 --time-limit 30)
+  set_tests_properties(bench.exact_scan_nodes_and_time_the_first_reached_ends PROPERTIES LABELS bench TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "at most 1000 nodes and 30 s each.*J +0 +1015808 timed out +-1 +1000 .*smallest arena of any decision: -1")
+endif()
