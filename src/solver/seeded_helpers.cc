@@ -35,8 +35,11 @@ void SeededHelpers::join() {
 }
 
 SeededHelpers::Stats SeededHelpers::stats() const {
+  // A probe's nodes are added before it is counted (release), so reading the
+  // count first (acquire) gives nodes >= probes, as a caller expects.
+  const int64_t probes = probes_.load(std::memory_order_acquire);
   return {.nodes = nodes_.load(std::memory_order_relaxed),
-          .probes = probes_.load(std::memory_order_relaxed),
+          .probes = probes,
           .plans = plans_.load(std::memory_order_relaxed)};
 }
 
@@ -58,7 +61,7 @@ void SeededHelpers::run(int32_t index) {
     const SearchVerdict verdict = search.decide(capacity, config_.node_budget, stop_, &stats, /*allow_restarts=*/true,
                                                 static_cast<int32_t>(k % orders), seed++);
     nodes_.fetch_add(stats.nodes, std::memory_order_relaxed);
-    probes_.fetch_add(1, std::memory_order_relaxed);
+    probes_.fetch_add(1, std::memory_order_release);  // after its nodes: see stats()
     if (verdict == SearchVerdict::kExhausted) {
       // Verdicts do not depend on the ordering: a seeded refutation is a proof.
       bounds.refuted(capacity, search.next_capacity());

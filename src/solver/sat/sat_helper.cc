@@ -79,9 +79,11 @@ void SatHelper::join() {
 bool SatHelper::halted() const { return halt_.load(std::memory_order_relaxed) || stop_.reached(); }
 
 SatHelper::Stats SatHelper::stats() const {
-  return {.decisions = decisions_.load(std::memory_order_relaxed),
-          .plans = plans_.load(std::memory_order_relaxed),
-          .refutations = refutations_.load(std::memory_order_relaxed)};
+  // A decision is counted before its plan or refutation (released), so
+  // reading those first (acquire) gives decisions >= plans + refutations.
+  const int64_t plans = plans_.load(std::memory_order_acquire);
+  const int64_t refutations = refutations_.load(std::memory_order_acquire);
+  return {.decisions = decisions_.load(std::memory_order_relaxed), .plans = plans, .refutations = refutations};
 }
 
 void SatHelper::run() {
@@ -115,7 +117,7 @@ void SatHelper::run() {
     const int answer = solver.solve();
     decisions_.fetch_add(1, std::memory_order_relaxed);
     if (answer == 20) {  // UNSAT: no plan fits in c units
-      refutations_.fetch_add(1, std::memory_order_relaxed);
+      refutations_.fetch_add(1, std::memory_order_release);  // after decisions_: see stats()
       exchange_.publish((static_cast<int64_t>(c) + 1) * g, exchange_.ceiling());
       return true;
     }
@@ -128,7 +130,7 @@ void SatHelper::run() {
       found.arena = std::max(found.arena, found.offsets[i] + items_[i].size);
     }
     found.at = Clock::now();
-    if (exchange_.offer(std::move(found))) plans_.fetch_add(1, std::memory_order_relaxed);
+    if (exchange_.offer(std::move(found))) plans_.fetch_add(1, std::memory_order_release);  // see stats()
     return true;
   };
 
