@@ -394,10 +394,11 @@ int main(int argc, char** argv) {
   if (mode == "files") return run_files(files, options) == 0 ? 0 : 3;
   if (mode == "relax") return run_relax(dir, only, relax_nodes, options);
   if (mode == "scan") {
-    // Nodes, seconds or both bound each decision; --nodes alone (or neither) is
-    // the node budget, --time-limit alone the time of `memplan plan --capacity`.
-    const int64_t nodes = nodes_given || !time_given ? relax_nodes : 0;
-    const double seconds = time_given ? options.time_limit_seconds : 0;
+    // Nodes, seconds or both bound each decision; --nodes alone (or neither, or
+    // --time-limit 0) is the node budget, --time-limit alone the time of
+    // `memplan plan --capacity`.
+    const double seconds = time_given ? std::max(options.time_limit_seconds, 0.0) : 0;
+    const int64_t nodes = nodes_given || seconds == 0 ? relax_nodes : 0;
     return run_scan(dir, only, capacities, nodes, seconds, options, seeds);
   }
   if (mode == "puzzles") {
