@@ -64,4 +64,22 @@ class BoundsExchange {
   std::optional<HelperPlan> best_;
 };
 
+// The caller's side of a helper's exchange, shared by the helper classes
+// (SeededHelpers, SatHelper): they inherit it and trade through exchange_.
+class HelperBounds {
+ public:
+  // The caller's bounds: the shared floor only rises, the ceiling only falls.
+  void publish(int64_t floor, int64_t ceiling) { exchange_.publish(floor, ceiling); }
+  // The shared floor (raised by the caller, or by a helper's refutation).
+  int64_t floor() const { return exchange_.floor(); }
+  // The helpers' best plan, when its arena is below `than`.
+  std::optional<HelperPlan> take_better(int64_t than) { return exchange_.take_better(than); }
+
+ protected:
+  HelperBounds(int64_t floor, int64_t ceiling) : exchange_(floor, ceiling) {}
+  ~HelperBounds() = default;
+
+  BoundsExchange exchange_;
+};
+
 }  // namespace memplan::solver

@@ -12,12 +12,12 @@ namespace memplan::solver {
 
 SeededHelpers::SeededHelpers(const std::vector<CanonicalSearch::Item>& items, const ExactOptions& options,
                              const StopCondition& stop, const Config& config, int64_t floor, int64_t ceiling)
-    : items_(items),
+    : HelperBounds(floor, ceiling),
+      items_(items),
       options_(options),
       stop_(stop),
       caller_cancel_(stop.cancel),
-      config_(config),
-      exchange_(floor, ceiling) {
+      config_(config) {
   // The helpers poll halt_ inside a decision; the caller's cancel between
   // decisions (a decision is short) and through join().
   stop_.cancel = &halt_;

@@ -41,7 +41,7 @@
 
 namespace memplan::solver {
 
-class SeededHelpers {
+class SeededHelpers : public HelperBounds {
  public:
   struct Config {
     int32_t threads = 1;      // helper threads to start
@@ -65,12 +65,7 @@ class SeededHelpers {
   SeededHelpers(const SeededHelpers&) = delete;
   SeededHelpers& operator=(const SeededHelpers&) = delete;
 
-  // The caller's bounds: the shared floor only rises, the ceiling only falls.
-  void publish(int64_t floor, int64_t ceiling) { exchange_.publish(floor, ceiling); }
-  // The shared floor (raised by the caller, or by a helper's refutation).
-  int64_t floor() const { return exchange_.floor(); }
-  // The helpers' best plan, when its arena is below `than`.
-  std::optional<Found> take_better(int64_t than) { return exchange_.take_better(than); }
+  // publish, floor and take_better (HelperBounds) trade bounds and plans.
   // Stops the helpers and waits for them (also done by the destructor).
   void join();
   Stats stats() const;
@@ -84,7 +79,6 @@ class SeededHelpers {
   const std::atomic<bool>* caller_cancel_;
   Config config_;
   std::atomic<bool> halt_{false};
-  BoundsExchange exchange_;
   std::atomic<int64_t> nodes_{0}, probes_{0}, plans_{0};
   std::vector<std::thread> threads_;
 };

@@ -61,8 +61,13 @@ bool SatHelper::applies(const std::vector<CanonicalSearch::Item>& items, int64_t
 SatHelper::SatHelper(const std::vector<CanonicalSearch::Item>& items, int64_t unit, const StopCondition& stop,
                      int64_t floor, int64_t ceiling, std::vector<int64_t> hint, Mode mode,
                      std::atomic<bool>* finished)
-    : items_(items), unit_(unit), hint_(std::move(hint)), mode_(mode), finished_(finished), stop_(stop),
-      exchange_(floor, ceiling) {
+    : HelperBounds(floor, ceiling),
+      items_(items),
+      unit_(unit),
+      hint_(std::move(hint)),
+      mode_(mode),
+      finished_(finished),
+      stop_(stop) {
   thread_ = std::thread([this] {
     run();
     if (finished_ != nullptr) finished_->store(true, std::memory_order_relaxed);

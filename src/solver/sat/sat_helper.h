@@ -43,7 +43,7 @@ namespace memplan::solver {
 // within ExactOptions::memory_limit_bytes).
 inline constexpr int64_t kSatMaxClauses = 4'000'000;
 
-class SatHelper {
+class SatHelper : public HelperBounds {
  public:
   using Found = HelperPlan;
   struct Stats {
@@ -75,9 +75,7 @@ class SatHelper {
   SatHelper(const SatHelper&) = delete;
   SatHelper& operator=(const SatHelper&) = delete;
 
-  void publish(int64_t floor, int64_t ceiling) { exchange_.publish(floor, ceiling); }
-  int64_t floor() const { return exchange_.floor(); }
-  std::optional<Found> take_better(int64_t than) { return exchange_.take_better(than); }
+  // publish, floor and take_better (HelperBounds) trade bounds and plans.
   void join();
   Stats stats() const;
 
@@ -92,7 +90,6 @@ class SatHelper {
   std::atomic<bool>* finished_;
   StopCondition stop_;
   std::atomic<bool> halt_{false};
-  BoundsExchange exchange_;
   std::atomic<int64_t> decisions_{0}, plans_{0}, refutations_{0};
   std::thread thread_;
 };
