@@ -97,14 +97,16 @@ struct ExactOptions {
   // the share of the time limit (0..1) kept for repairing the best plan after
   // the capacity portfolio has had the rest: the buffers at the top of the
   // plan (an offset band) are freed and decided under arena - 1 with every
-  // other buffer fixed (src/solver/window.h). 0 = off. Half: on MiniMalloc's
-  // D and J it ends lower than the portfolio alone (docs/exact.md).
-  double repair_share = 0.5;
+  // other buffer fixed (src/solver/window.h). 0 = off. A quarter, with
+  // seeded_share at three quarters: on MiniMalloc's D and J (16 seeds at
+  // 60 s) that pair ends at or below the best 60 s decision in 15 of 16 runs
+  // each, against 13 and 14 of 16 with half and half (docs/exact.md).
+  double repair_share = 0.25;
   // Buffers in the smallest repair band; bands grow by half of it per try.
   int64_t repair_band_buffers = 8;
   // Share of the capacity portfolio's time given to seeded restarts: short
   // decisions with jittered keys just below the best plan (0: off).
-  double seeded_share = 0.5;
+  double seeded_share = 0.75;
   // solve_minimize: threads in all. Beyond the caller's, threads - 1 helpers
   // run seeded restarts back to back beside the search and share its bounds
   // (src/solver/seeded_helpers.h); each builds its own index. With more than
