@@ -30,7 +30,7 @@
 //                    [--scale N,N,...] [--shape dnn|random|heavy|nested|equal|puzzle]
 //                    [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N]
 //                    [--no-canonical] [--no-sections] [--no-overload] [--overload-after N]
-//                    [--no-dominance] [--no-decomposition] [--no-restarts]
+//                    [--no-dominance] [--no-twins] [--no-decomposition] [--no-restarts]
 //                    [--no-subproblems] [--nodes N] [--count N] [--height BYTES]
 //                    [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N] [--threads N]
 //                    [--no-sat-helper]
@@ -365,6 +365,7 @@ int main(int argc, char** argv) {
     else if (arg == "--no-overload") options.section_overload = false;
     else if (arg == "--overload-after") options.overload_after_nodes = std::max<int64_t>(0, std::atoll(value().c_str()));
     else if (arg == "--no-dominance") options.dominance = false;
+    else if (arg == "--no-twins") options.twins = false;
     else if (arg == "--no-decomposition") options.decomposition = false;
     else if (arg == "--no-restarts") options.restarts = false;
     else if (arg == "--no-subproblems") options.subproblem_bounds = false;

@@ -145,6 +145,11 @@ struct ExactOptions {
   // unplaced buffer would have at its lowest offset (that buffer could always
   // be moved below, so such plans are dominated).
   bool dominance = true;
+  // Twins (movable buffers with the same lifetime, size and alignment) are
+  // interchangeable: swapping two in a plan gives a plan. So each group is
+  // placed in input order, and the search never tries the orders that only
+  // swap twins (a plan with twins in another order is the same plan relabelled).
+  bool twins = true;
   // Split the search into independent time partitions whenever every buffer
   // crossing a section boundary has been placed.
   bool decomposition = true;

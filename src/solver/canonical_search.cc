@@ -16,6 +16,7 @@
 #include <cassert>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "core/saturating.h"
 #include "core/splitmix.h"
@@ -71,6 +72,19 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
   alignment_levels_.erase(std::unique(alignment_levels_.begin(), alignment_levels_.end()), alignment_levels_.end());
   for (const char* keys : kKeyOrders) key_orders_.push_back(keys);
 
+  // Twins: movable buffers with equal (lower, upper, size, alignment); each
+  // points at the one before it in input order.
+  twin_before_.assign(n_, -1);
+  if (options_.twins) {
+    std::vector<int32_t> order(n_);
+    std::iota(order.begin(), order.end(), 0);
+    auto key = [&](int32_t b) { return std::tuple(lower[b], upper[b], size_[b], alignment_[b]); };
+    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return key(a) != key(b) ? key(a) < key(b) : a < b; });
+    for (size_t i = 1; i < order.size(); ++i) {
+      const int32_t a = order[i - 1], b = order[i];
+      if (fixed_[a] < 0 && fixed_[b] < 0 && key(a) == key(b)) twin_before_[b] = a;
+    }
+  }
   slot_base_.assign(n_ + 1, 0);
   for (int32_t b = 0; b < n_; ++b) {
     slot_base_[b + 1] = slot_base_[b] + (layout_.end_section[b] - layout_.first_section[b]);
@@ -294,6 +308,7 @@ CanonicalSearch::Step CanonicalSearch::search(Part& part, int64_t after_offset, 
     const int64_t m = min_offset_[b];
     lowest_top = std::min(lowest_top, m + size_[b]);
     if (options_.canonical_only && (m < after_offset || (m == after_offset && rank_[b] < after_rank))) continue;
+    if (twin_before_[b] >= 0 && offset_[twin_before_[b]] == kUnplaced) continue;  // 6b: its twin goes first
     candidates_.push_back(b);
   }
   size_t last = first;

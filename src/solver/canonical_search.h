@@ -46,6 +46,13 @@
 //      its own (decomposition); one side failing fails the node.
 //   6. If a placed buffer has no unplaced neighbour, its offset is final and
 //      no later sibling could place it in order: skip the remaining siblings.
+//   6b. Twins (options.twins): movable buffers with the same lifetime, size
+//      and alignment. Relabelling the twins of any plan so that their offsets
+//      rise with their input index gives a plan whose canonical listing
+//      places each twin after the ones before it in input order; so a twin
+//      is a candidate only once its predecessor in its group is placed. The
+//      rule does not depend on C, so refutations and their next capacity
+//      stay sound.
 //   7. Ranks: buffers are ordered by keys such as lifetime width, area and the
 //      largest unplaced total of their sections, recomputed for each part when
 //      the search splits (the totals have changed by then). Round robin over
@@ -190,6 +197,7 @@ class CanonicalSearch {
   std::vector<int64_t> width_;          // per buffer: upper - lower
   std::vector<double> area_;            // per buffer: size x width (a ranking key only)
   std::vector<int32_t> slot_base_;      // per buffer: start of its run in member_slot_
+  std::vector<int32_t> twin_before_;    // per buffer: its twin just before it in input order, or -1
   std::vector<const char*> key_orders_;  // the key orders the restarts cycle through
   std::vector<int64_t> alignment_levels_;  // distinct alignments > 1, increasing
   int32_t partition_count_ = 0;
