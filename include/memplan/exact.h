@@ -145,8 +145,9 @@ struct ExactOptions {
   // unplaced buffer would have at its lowest offset (that buffer could always
   // be moved below, so such plans are dominated).
   bool dominance = true;
-  // Twins (movable buffers with the same lifetime, size and alignment) are
-  // interchangeable: swapping two in a plan gives a plan. So each group is
+  // Twins (movable buffers with the same size and alignment that overlap the
+  // same buffers in time, e.g. with the same lifetime) are interchangeable:
+  // swapping two in a plan gives a plan. So each group is
   // placed in input order, and the search never tries the orders that only
   // swap twins (a plan with twins in another order is the same plan relabelled).
   bool twins = true;

@@ -72,13 +72,16 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
   alignment_levels_.erase(std::unique(alignment_levels_.begin(), alignment_levels_.end()), alignment_levels_.end());
   for (const char* keys : kKeyOrders) key_orders_.push_back(keys);
 
-  // Twins: movable buffers with equal (lower, upper, size, alignment); each
-  // points at the one before it in input order.
+  // Twins: movable buffers with the same run of sections (so the same
+  // neighbours), size and alignment; each points at the one before it in
+  // input order.
   twin_before_.assign(n_, -1);
   if (options_.twins) {
     std::vector<int32_t> order(n_);
     std::iota(order.begin(), order.end(), 0);
-    auto key = [&](int32_t b) { return std::tuple(lower[b], upper[b], size_[b], alignment_[b]); };
+    auto key = [&](int32_t b) {
+      return std::tuple(layout_.first_section[b], layout_.end_section[b], size_[b], alignment_[b]);
+    };
     std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return key(a) != key(b) ? key(a) < key(b) : a < b; });
     for (size_t i = 1; i < order.size(); ++i) {
       const int32_t a = order[i - 1], b = order[i];

@@ -46,8 +46,10 @@
 //      its own (decomposition); one side failing fails the node.
 //   6. If a placed buffer has no unplaced neighbour, its offset is final and
 //      no later sibling could place it in order: skip the remaining siblings.
-//   6b. Twins (options.twins): movable buffers with the same lifetime, size
-//      and alignment. Relabelling the twins of any plan so that their offsets
+//   6b. Twins (options.twins): movable buffers with the same run of sections
+//      (two intervals overlap iff some section holds both, so twins overlap
+//      the same buffers; the same lifetime is the common case), size and
+//      alignment. Relabelling the twins of any plan so that their offsets
 //      rise with their input index gives a plan whose canonical listing
 //      places each twin after the ones before it in input order; so a twin
 //      is a candidate only once its predecessor in its group is placed. The

@@ -662,21 +662,26 @@ TEST(ExactAblation, DominanceCutsNodesOfARefutation) {
   EXPECT_LT(nodes_of(problem, load(problem), {}), nodes_of(problem, load(problem), off));
 }
 
-// Problems full of twins (copies of buffers: same lifetime, size and
-// alignment) and of near twins that are not interchangeable (the same
-// lifetime with another size or alignment), with aligned buffers and a fixed
-// buffer whose movable copy is not its twin: with the twin rule on and off,
-// the optimum is the brute force's, and every plan is valid.
+// Problems full of twins (copies of buffers: same size and alignment, and
+// the same lifetime or one a tick shorter at both ends, which overlaps the
+// same buffers since every other tick is a multiple of 4) and of near twins
+// that are not interchangeable (the same lifetime with another size or
+// alignment), with aligned buffers and a fixed buffer whose movable copy is
+// not its twin: with the twin rule on and off, the optimum is the brute
+// force's, and every plan is valid.
 Problem twin_problem(uint64_t seed) {
-  Problem p = small_problem({.buffers = 6, .max_size = 64, .max_alignment = 8, .with_fixed_offset = true}, seed);
+  Problem p = small_problem({.buffers = 5, .max_size = 64, .max_alignment = 8, .with_fixed_offset = true}, seed);
+  for (Buffer& b : p.buffers) b.lower *= 4, b.upper *= 4;
   uint64_t state = seed;
   const size_t originals = p.buffers.size();
-  for (int copy = 0; copy < 5; ++copy) {
+  for (int copy = 0; copy < 6; ++copy) {
     Buffer b = p.buffers[next_random(state) % originals];
     b.id += "_copy" + std::to_string(copy);
     b.offset.reset();
+    if (copy == 2) b.lower += 1, b.upper -= 1;  // a twin with another lifetime
     if (copy == 3) b.size = 1 + static_cast<int64_t>(next_random(state) % 64);  // same lifetime, not a twin
     if (copy == 4) b.alignment = b.alignment == 1 ? 4 : 1;
+    if (copy == 5) b.upper += 4 * static_cast<int64_t>(1 + next_random(state) % 3);  // lives longer: not a twin
     p.buffers.push_back(b);
   }
   return p;
