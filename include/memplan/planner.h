@@ -38,11 +38,17 @@ struct PlanOptions {
   // Seed for planners with randomised orderings (results stay deterministic
   // for a given seed).
   uint64_t seed = 0;
-  // Threads the exact planner's minimisation may use in all
-  // (ExactOptions::threads, at most kMaxPlanThreads from the CLI and Python);
-  // the other planners run on the caller's thread.
+  // Threads the exact planner may use in all (ExactOptions::threads, at most
+  // kMaxPlanThreads from the CLI and Python); 0: one per hardware thread
+  // (plan_threads()). The other planners run on the caller's thread. With
+  // more than one, a run cut short by time can end on another plan each time.
   int32_t threads = 1;
 };
+
+// The threads a run with these options uses: options.threads (at least 1),
+// or for 0 the hardware threads (std::thread::hardware_concurrency(); 1 where
+// unknown), at most kMaxPlanThreads.
+int32_t plan_threads(const PlanOptions& options);
 
 // The most threads the front ends (memplan plan -j, memplan.plan) accept.
 inline constexpr int32_t kMaxPlanThreads = 256;

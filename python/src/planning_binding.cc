@@ -74,8 +74,8 @@ StatusOr<PlanningResult> run_planner_interruptibly(const std::string& name, cons
 PlanResult plan(const Problem& original, const std::string& planner, py::object capacity, double time_limit,
                 uint64_t seed, int threads, py::object alignment) {
   if (!(time_limit >= 0)) raise_input_error("time_limit: " + std::to_string(time_limit) + " s is negative");
-  if (threads < 1 || threads > kMaxPlanThreads) {
-    raise_input_error("threads: " + std::to_string(threads) + " is not in 1 to " + std::to_string(kMaxPlanThreads));
+  if (threads < 0 || threads > kMaxPlanThreads) {
+    raise_input_error("threads: " + std::to_string(threads) + " is not in 0 to " + std::to_string(kMaxPlanThreads));
   }
   const Problem* problem = &original;
   Problem changed;
@@ -217,13 +217,13 @@ void bind_planning(py::module_& m) {
       });
 
   m.def("plan", &plan, py::arg("problem"), py::arg("planner") = std::string(kDefaultPlanner), py::kw_only(),
-        py::arg("capacity") = py::none(), py::arg("time_limit") = 0.0, py::arg("seed") = 0, py::arg("threads") = 1,
+        py::arg("capacity") = py::none(), py::arg("time_limit") = 0.0, py::arg("seed") = 0, py::arg("threads") = 0,
         py::arg("alignment") = py::none(),
         "Plans the problem with a registered planner, through the path `memplan plan` takes (heuristics, then the "
         "exact solver for a capacity, with the default planner), and validates the plan.\n\n"
         "capacity: bytes (int or '64MiB'), overriding the problem's; time_limit: seconds (0: each planner's "
-        "default); seed: for planners with randomised orders; threads: the exact minimiser's threads, as --threads (1 "
-        "to 256); alignment: the default alignment, as --alignment.\n"
+        "default); seed: for planners with randomised orders; threads: the exact solver's threads, as --threads (0, the "
+        "default: one per hardware thread; up to 256; 1 repeats a run not cut short by time); alignment: the default alignment, as --alignment.\n"
         "Returns a PlanResult; 'does not fit' and 'unknown' are verdicts, not exceptions. Raises "
         "UnknownPlannerError, InputError (a bad argument) or PlanningError (a planner's error, the time limit "
         "ran out before a heuristic finished, an invalid plan: a bug). Ctrl-C cancels and raises KeyboardInterrupt.");

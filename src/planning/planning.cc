@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "memplan/bounds.h"
@@ -23,9 +24,12 @@ using Clock = std::chrono::steady_clock;
 // The exact solver's budget when the caller gives no time limit: for the
 // `exact` planner, and for deciding a capacity the heuristics did not fit.
 constexpr double kDefaultExactSeconds = 10.0;
-// The share of an explicit time limit kept for validating the plan, and the
-// validator's cost per buffer on dense problems (10^6 random buffers: 1.3 s).
+// The share of an explicit time limit kept for validating the plan and for
+// the planners' latency in seeing their deadline, at most kMaxValidationShare
+// seconds, and the validator's cost per buffer on dense problems (10^6
+// random buffers: 1.3 s), which is kept in full when larger.
 constexpr double kValidationShare = 0.1;
+constexpr double kMaxValidationShareSeconds = 0.5;
 constexpr double kValidationSecondsPerBuffer = 1.5e-6;
 // The exact improvement of a heuristic plan starts only with at least this
 // share of the time limit left: entering it costs a validation and an index
@@ -69,7 +73,7 @@ ExactOptions exact_options_for(const PlanOptions& options, double seconds) {
   exact.time_limit_seconds = seconds;
   exact.cancel = options.cancel;
   exact.seed = options.seed;
-  exact.threads = options.threads;
+  exact.threads = plan_threads(options);
   return exact;
 }
 
@@ -157,6 +161,12 @@ Status run_default(const Problem& problem, const PlanOptions& options, Clock::ti
 
 }  // namespace
 
+int32_t plan_threads(const PlanOptions& options) {
+  if (options.threads != 0) return std::max(options.threads, 1);
+  const unsigned hardware = std::thread::hardware_concurrency();  // 0: unknown
+  return static_cast<int32_t>(std::clamp<unsigned>(hardware, 1, kMaxPlanThreads));
+}
+
 std::string_view plan_verdict_name(PlanVerdict verdict) {
   switch (verdict) {
     case PlanVerdict::kPlanned: return "planned";
@@ -231,7 +241,7 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
   PlanOptions planning = options;
   const double validation_reserve =
       std::min(0.5 * options.time_limit_seconds,
-               std::max(kValidationShare * options.time_limit_seconds,
+               std::max(std::min(kValidationShare * options.time_limit_seconds, kMaxValidationShareSeconds),
                         kValidationSecondsPerBuffer * static_cast<double>(problem.size())));
   planning.time_limit_seconds = options.time_limit_seconds - validation_reserve;
   if (name == kDefaultPlanner) {

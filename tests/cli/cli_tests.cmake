@@ -184,7 +184,15 @@ memplan_cli_test(plan_exact_decision_with_threads_fits_at_the_optimum EXIT 0
 result +(fits|optimal)
 ")
 memplan_cli_test(plan_threads_out_of_range_is_a_usage_error EXIT 105
-  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --threads 0 STDERR "--threads: Value 0 not in range 1 to 256")
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --threads 257 STDERR "--threads: Value 257 not in range 0 to 256")
+# -j 0 (the default) is one thread per hardware thread; the exact line names
+# the threads when there is more than one.
+memplan_cli_test(plan_exact_names_its_threads EXIT 0
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --planner exact -j 2
+  STDOUT "exact +optimal, proven lower bound 163 B.*, [0-9]+ backtracks, 2 threads\n")
+memplan_cli_test(plan_exact_one_thread_names_none EXIT 0
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --planner exact -j 1
+  STDOUT "exact +optimal, proven lower bound 163 B.*, [0-9]+ backtracks\n")
 memplan_cli_test(plan_portfolio_hands_remaining_time_to_exact EXIT 0
   ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --time-limit 30
   STDOUT "planner +portfolio\n.*gap +0.00%\nexact +optimal")

@@ -134,10 +134,14 @@ def test_helper_threads_keep_the_optimum_and_are_counted(source_dir):
     assert result.exact["helper_probes"] > 0
     # D's SAT encoding (24 million clauses) is over the SAT helper's limit: both helpers stay seeded.
     assert result.exact["sat_decisions"] == 0 and result.exact["sat_refutations"] == 0
-    assert memplan.plan(memplan.generate("puzzle", 10, seed=2), "exact", time_limit=5, threads=3).exact[
-        "outcome"] == "optimal"
-    with pytest.raises(memplan.InputError, match="threads: 0 is not in 1 to 256"):
-        memplan.plan(d, threads=0)
+    puzzle = memplan.generate("puzzle", 10, seed=2)
+    three = memplan.plan(puzzle, "exact", time_limit=5, threads=3)
+    assert three.exact["outcome"] == "optimal"
+    # 0, the default, is one per hardware thread; the optimum is the same.
+    every_core = memplan.plan(puzzle, "exact", time_limit=5)
+    assert every_core.exact["outcome"] == "optimal" and every_core.plan.arena == three.plan.arena
+    with pytest.raises(memplan.InputError, match="threads: 257 is not in 0 to 256"):
+        memplan.plan(d, threads=257)
 
 
 def test_unknown_planners_raise_lookup_errors_with_the_clis_message(cli, tmp_path):

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
@@ -104,6 +105,25 @@ TEST(RunPlanner, TheExactPlannerReportsItsStatistics) {
   ASSERT_TRUE(r->exact.has_value());
   EXPECT_EQ(r->exact->outcome, ExactOutcome::kOptimal);
   EXPECT_GT(r->exact->stats.nodes, 0);
+  EXPECT_EQ(r->plan->arena, 163);
+  EXPECT_EQ(r->lower_bound, 163);
+}
+
+TEST(PlanThreads, ZeroMeansOnePerHardwareThreadAndOthersAreKept) {
+  const unsigned hardware = std::thread::hardware_concurrency();
+  const int32_t expected = hardware == 0 ? 1 : std::min<int32_t>(static_cast<int32_t>(hardware), kMaxPlanThreads);
+  EXPECT_EQ(plan_threads({.threads = 0}), expected);
+  EXPECT_EQ(plan_threads({}), 1) << "the library's default stays one thread";
+  EXPECT_EQ(plan_threads({.threads = 3}), 3);
+  EXPECT_EQ(plan_threads({.threads = -4}), 1);
+}
+
+TEST(RunPlanner, AllHardwareThreadsKeepTheOptimum) {
+  const Problem problem = gap_problem();
+  StatusOr<PlanningResult> r = run_planner("exact", problem, {.time_limit_seconds = 30, .threads = 0});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(r->plan.has_value());
+  EXPECT_TRUE(validate(problem, *r->plan).ok());
   EXPECT_EQ(r->plan->arena, 163);
   EXPECT_EQ(r->lower_bound, 163);
 }

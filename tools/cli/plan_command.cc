@@ -28,7 +28,7 @@ struct PlanArguments {
   std::string alignment;  // bytes; empty: the file's alignments only
   double time_limit_seconds = 0;
   uint64_t seed = 0;
-  int32_t threads = 1;
+  int32_t threads = 0;  // 0: one per hardware thread
   std::string output_path;
   bool json = false;
 };
@@ -100,11 +100,13 @@ void run_plan(const PlanArguments& args) {
                   std::string(plan_verdict_name(result.verdict)).c_str());
     }
     if (result.exact) {
-      std::printf("exact     %s, proven lower bound %s, %lld nodes, %lld backtracks\n",
+      const int32_t threads = plan_threads(options);
+      std::printf("exact     %s, proven lower bound %s, %lld nodes, %lld backtracks%s\n",
                   std::string(exact_outcome_name(result.exact->outcome)).c_str(),
                   bytes_with_units(result.exact->lower_bound).c_str(),
                   static_cast<long long>(result.exact->stats.nodes),
-                  static_cast<long long>(result.exact->stats.backtracks));
+                  static_cast<long long>(result.exact->stats.backtracks),
+                  threads > 1 ? (", " + std::to_string(threads) + " threads").c_str() : "");
       if (result.exact->stats.windows > 0) {
         // Windows (large problems) make passes with growing sizes; the band
         // repair of small problems makes none, so its line has no pass count.
@@ -186,10 +188,12 @@ void register_plan_command(CLI::App& app) {
                       "together x offset units up to about 2 million) one of them is a SAT solver, whose\n"
                       "refutations also raise the proven bound. Deciding (--capacity, exact planner): on small\n"
                       "problems a SAT solver races the search, and the first answer wins. With more than one\n"
-                      "thread the plan found can differ from run to run")
+                      "thread the plan found can differ from run to run (-j 1 repeats it unless cut short by\n"
+                      "time). 0, the default: one per hardware thread (" +
+                          std::to_string(plan_threads(PlanOptions{.threads = 0})) + " here)")
       ->type_name("N")
       ->capture_default_str()
-      ->check(CLI::Range(1, kMaxPlanThreads));
+      ->check(CLI::Range(0, kMaxPlanThreads));
   command->add_option("--seed", args->seed,
                       "Seed of the randomised searches: the portfolio's perturbations, the exact solver's\n"
                       "seeded restarts; with --capacity and the exact planner, 0 searches the fixed orderings\n"
