@@ -139,6 +139,16 @@ memplan_cli_test(generate_rejects_unknown_shape EXIT 105 ARGS generate --shape s
 
 # The exact planner reports its outcome, proven bound and search statistics.
 set(MEMPLAN_CLI_INSTANCE_A ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/A.1048576.csv)
+# The best plans known for D and J, shipped as the evidence for the upper
+# bounds docs/exact.md states: each must stay valid, at its arena.
+foreach(pair "D;997376 B \\(974.00 KiB\\)" "J;1003520 B \\(980.00 KiB\\)")
+  list(GET pair 0 name)
+  list(GET pair 1 arena)
+  memplan_cli_test(validate_best_known_plan_${name} EXIT 0
+    ARGS validate ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/${name}.1048576.csv
+         ${PROJECT_SOURCE_DIR}/bench/data/plans/minimalloc/${name}.1048576.plan.csv
+    STDOUT "^valid: [0-9]+ buffers, arena ${arena}, load")
+endforeach()
 memplan_cli_test(plan_exact_proves_the_optimum EXIT 0 ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --planner exact
   STDOUT "gap +0.00%\nexact +optimal, proven lower bound 1048576 B \\(1.00 MiB\\), [0-9]+ nodes")
 memplan_cli_test(plan_exact_proves_infeasibility_with_exit_2 EXIT 2

@@ -186,8 +186,8 @@ void register_plan_command(CLI::App& app) {
                       "Threads the exact solver may use. Minimising (no --capacity): the first runs the search,\n"
                       "the others seeded restarts beside it, sharing its bounds; on small problems (pairs live\n"
                       "together x offset units up to about 2 million) one of them is a SAT solver, whose\n"
-                      "refutations also raise the proven bound. Deciding (--capacity, exact planner): on small\n"
-                      "problems a SAT solver races the search, and the first answer wins. With more than one\n"
+                      "refutations also raise the proven bound. Deciding (--capacity, when the exact solver runs):\n"
+                      "on small problems a SAT solver races the search, and the first answer wins. With more than one\n"
                       "thread the plan found can differ from run to run (-j 1 repeats it unless cut short by\n"
                       "time). 0, the default: one per hardware thread (" +
                           std::to_string(plan_threads(PlanOptions{.threads = 0})) + " here)")
