@@ -163,7 +163,8 @@ enum class ExactOutcome {
   kOptimal,     // plan found and proven smallest (arena == lower_bound)
   kFeasible,    // plan found that fits the capacity; not proven smallest
   kInfeasible,  // proven: no plan fits the capacity
-  kTimedOut,    // stopped by the time limit, node limit or cancel
+  kTimedOut,    // stopped by the time limit, node limit or cancel, or (windowed
+                // minimisation) with every window tried: stats.windows_exhausted
 };
 
 std::string_view exact_outcome_name(ExactOutcome outcome);  // "optimal", ...
