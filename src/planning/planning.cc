@@ -15,6 +15,7 @@
 #include "memplan/heuristics.h"
 #include "memplan/units.h"
 #include "memplan/validate.h"
+#include "planning/validation_reserve.h"
 
 namespace memplan {
 namespace {
@@ -24,13 +25,6 @@ using Clock = std::chrono::steady_clock;
 // The exact solver's budget when the caller gives no time limit: for the
 // `exact` planner, and for deciding a capacity the heuristics did not fit.
 constexpr double kDefaultExactSeconds = 10.0;
-// The share of an explicit time limit kept for validating the plan and for
-// the planners' latency in seeing their deadline, at most kMaxValidationShare
-// seconds, and the validator's cost per buffer on dense problems (10^6
-// random buffers: 1.3 s), which is kept in full when larger.
-constexpr double kValidationShare = 0.1;
-constexpr double kMaxValidationShareSeconds = 0.5;
-constexpr double kValidationSecondsPerBuffer = 1.5e-6;
 // The exact improvement of a heuristic plan starts only with at least this
 // share of the time limit left: entering it costs a validation and an index
 // of the start plan, which on large problems would overrun a small remainder.
@@ -239,11 +233,8 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
     }
   }
   PlanOptions planning = options;
-  const double validation_reserve =
-      std::min(0.5 * options.time_limit_seconds,
-               std::max(std::min(kValidationShare * options.time_limit_seconds, kMaxValidationShareSeconds),
-                        kValidationSecondsPerBuffer * static_cast<double>(problem.size())));
-  planning.time_limit_seconds = options.time_limit_seconds - validation_reserve;
+  planning.time_limit_seconds =
+      options.time_limit_seconds - validation_reserve_seconds(options.time_limit_seconds, problem.size());
   if (name == kDefaultPlanner) {
     MEMPLAN_RETURN_IF_ERROR(run_default(problem, planning, start, &result));
   } else if (name == "exact") {

@@ -10,6 +10,7 @@
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/validate.h"
+#include "planning/validation_reserve.h"
 
 namespace memplan {
 namespace {
@@ -116,6 +117,14 @@ TEST(PlanThreads, ZeroMeansOnePerHardwareThreadAndOthersAreKept) {
   EXPECT_EQ(plan_threads({}), 1) << "the library's default stays one thread";
   EXPECT_EQ(plan_threads({.threads = 3}), 3);
   EXPECT_EQ(plan_threads({.threads = -4}), 1);
+}
+
+TEST(ValidationReserve, ATenthUpToHalfASecondUnlessTheValidatorNeedsMore) {
+  EXPECT_DOUBLE_EQ(validation_reserve_seconds(60, 213), 0.5) << "D at 60 s: 59.5 s for the planners, not 54";
+  EXPECT_DOUBLE_EQ(validation_reserve_seconds(1, 213), 0.1);
+  EXPECT_DOUBLE_EQ(validation_reserve_seconds(60, 1'000'000), 1.5) << "10^6 buffers: the validator's own cost";
+  EXPECT_DOUBLE_EQ(validation_reserve_seconds(0.1, 1'000'000), 0.05) << "never more than half the limit";
+  EXPECT_DOUBLE_EQ(validation_reserve_seconds(0, 1'000'000), 0) << "no limit, nothing kept back";
 }
 
 TEST(RunPlanner, AllHardwareThreadsKeepTheOptimum) {
