@@ -102,11 +102,10 @@ void run_plan(const PlanArguments& args) {
     if (result.exact) {
       const int32_t threads = plan_threads(options);
       // A windowed minimisation that tried every window stopped before its
-      // time limit: say so rather than "timed out".
-      const bool out_of_windows =
-          result.exact->outcome == ExactOutcome::kTimedOut && result.exact->stats.windows_exhausted;
+      // time limit (the run's ending says so): not "timed out".
       std::printf("exact     %s, proven lower bound %s, %lld nodes, %lld backtracks%s\n",
-                  out_of_windows ? "stopped, every window tried"
+                  result.ending == PlanEnding::kBestWindowsExhausted
+                      ? "stopped, every window tried"
                                  : std::string(exact_outcome_name(result.exact->outcome)).c_str(),
                   bytes_with_units(result.exact->lower_bound).c_str(),
                   static_cast<long long>(result.exact->stats.nodes),
