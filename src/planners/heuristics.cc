@@ -22,7 +22,9 @@ constexpr PlannerInfo kHeuristics[] = {
     {"greedy_by_breadth", "TFLite GREEDY_BY_BREADTH: widest ticks first, biggest buffers first, best-fitting free object", PlanForm::kObjects, &plan_greedy_by_breadth, true},
     {"greedy_by_size_objects", "TFLite GREEDY_BY_SIZE (objects): by positional maximum, then nearest object in time", PlanForm::kObjects, &plan_greedy_by_size_objects, true},
     {"greedy_best", "TFLite GREEDY_BEST: the better of greedy_by_breadth and greedy_by_size_objects", PlanForm::kObjects, &plan_greedy_best, true},
+#if MEMPLAN_WITH_LEMON  // a build with no LEMON (MEMPLAN_MINIMAL) leaves min_cost_flow.cc out
     {"min_cost_flow", "TFLite MINCOSTFLOW: objects as chains of buffers from a min-cost flow (LEMON network simplex)", PlanForm::kObjects, &plan_min_cost_flow, true},
+#endif
 };
 
 }  // namespace
