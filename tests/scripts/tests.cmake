@@ -26,3 +26,16 @@ memplan_script_test(run_ctest_fails_below_the_expected_count "run-ctest: only 1 
   ${_memplan_ctest_fixtures}/one 2)
 memplan_script_test(run_ctest_passes_when_enough_tests_pass "run-ctest: 1 tests ran and passed in .*one"
   ${_memplan_ctest_fixtures}/one 1)
+
+# scripts/gpu-check.sh --dry-run: every step of the GPU check that needs no GPU
+# (the minimal configure, the workloads at tiny sizes on the CPU, a repeat run
+# compared bit for bit, the table and JSON, which the script then checks); it
+# prints its verdict line only when all of that held. Not in the sanitizer
+# and fuzz builds: it builds nothing of theirs, and runs Debian's Python.
+if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
+  add_test(NAME scripts.gpu_check_dry_run
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/gpu-check.sh --dry-run --out ${CMAKE_CURRENT_BINARY_DIR}/gpu-check-dry-run)
+  set_tests_properties(scripts.gpu_check_dry_run PROPERTIES LABELS scripts TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "gpu-check: dry run passed"
+    ENVIRONMENT "PYTHON=${Python_EXECUTABLE};PYTHONDONTWRITEBYTECODE=1")
+endif()
