@@ -86,7 +86,7 @@ def _notes(row):
     notes = []
     if row.get("status") != "ok":
         notes.append(f"{row.get('status')}: {row.get('reason', '')}".strip())
-    for key in ("peak_allocated_note", "cudnn_benchmark"):
+    for key in ("exit_note", "peak_allocated_note", "cudnn_benchmark"):
         if row.get(key) and row.get(key) != "ok":
             notes.append(str(row[key]))
         elif key == "cudnn_benchmark" and row.get(key) == "ok":

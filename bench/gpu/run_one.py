@@ -156,6 +156,8 @@ def run_workload(args, name, device, memplan, context):
         warnings.simplefilter("always")
         work = Workload(name, device, tiny=args.tiny, seed=args.seed, probe=driver.probe)
         row["model"] = work.model_name
+        if memplan is not None:
+            memplan.mark()  # the set-up (weights, inputs' generator) is a span of its own, not the first step's
         step_ms, values = [], []
         for i in range(work.steps):
             start = time.perf_counter()
@@ -199,7 +201,7 @@ def record_snapshot(args, work, memplan):
     if not hasattr(memory, "_record_memory_history") or not hasattr(memory, "_dump_snapshot"):
         return {"status": "not recorded: this PyTorch has no _record_memory_history"}
     try:
-        memory._record_memory_history(enabled="all", context="alloc", stacks="python", max_entries=args.max_entries)
+        memory._record_memory_history(enabled="all", context="all", stacks="python", max_entries=args.max_entries)
     except TypeError:
         memory._record_memory_history(True, max_entries=args.max_entries)
     for i in range(SNAPSHOT_STEPS):
