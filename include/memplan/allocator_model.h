@@ -112,6 +112,19 @@ struct AllocatorSettings {
   uint64_t capacity_bytes = 0;
 };
 
+// What a caching model asked of the device, as a snapshot records it
+// (segment_alloc, segment_free, segment_map, segment_unmap): to compare with
+// the recorded events one by one.
+struct SegmentEvent {
+  enum class Kind : uint8_t { kAlloc, kFree, kMap, kUnmap };
+  Kind kind = Kind::kAlloc;
+  int64_t request_index = -1;  // the request that caused it
+  uint64_t address = 0;        // the model's own address space
+  uint64_t bytes = 0;
+  int64_t stream = 0;
+  bool small_pool = false;
+};
+
 struct ModelResult {
   uint64_t peak_reserved_bytes = 0;   // most bytes held from the device at once
   uint64_t peak_allocated_bytes = 0;  // most bytes of blocks handed out at once (block sizes, after rounding)
@@ -132,6 +145,9 @@ struct ModelResult {
   uint64_t arena_bytes = 0;    // arena of the plans serving at the end
   uint64_t slab_bytes = 0;     // slab bytes mapped at the end
   uint64_t peak_fallback_bytes = 0;  // most bytes the fallback held at once in the measured window
+  // simulate_caching and simulate_expandable_segments: every segment made,
+  // grown, shrunk or freed, in order.
+  std::vector<SegmentEvent> segment_events;
 };
 
 StatusOr<ModelResult> simulate_caching(const DeviceTrace& trace, const AllocatorSettings& settings);

@@ -335,6 +335,7 @@ bool CachingModel::alloc_block(Params& p) {
   b->segment = seg;
   reserved_ += p.alloc_size;
   ++device_allocations_;
+  record(SegmentEvent::Kind::kAlloc, b, b->ptr, b->size);
   p.block = b;
   return true;
 }
@@ -406,6 +407,7 @@ bool CachingModel::map_block(Block* to_map, uint64_t size) {
     to_map->size = mapped;
     pool.unmapped.insert(rest);
   }
+  record(SegmentEvent::Kind::kMap, to_map, to_map->ptr, mapped);
   try_merge_blocks(to_map, to_map->prev);
   try_merge_blocks(to_map, to_map->next);
   insert_free(to_map);
@@ -530,6 +532,7 @@ void CachingModel::release_block(Block* block) {
   pool_of(block->small).blocks.erase(block);
   reserved_ -= block->size;
   ++device_frees_;
+  record(SegmentEvent::Kind::kFree, block, block->ptr, block->size);
   segments_.erase(block->segment->self);
   delete_block(block);
 }
@@ -606,6 +609,7 @@ void CachingModel::unmap_block(Block* block) {
   block->ptr = seg.base + begin;
   block->size = end - begin;
   block->mapped = false;
+  record(SegmentEvent::Kind::kUnmap, block, block->ptr, block->size);
   try_merge_blocks(block, block->prev);
   try_merge_blocks(block, block->next);
   pool.unmapped.insert(block);
@@ -678,6 +682,16 @@ void CachingModel::garbage_collect_cached_blocks() {
   }
 }
 
+void CachingModel::record(SegmentEvent::Kind kind, const Block* block, uint64_t address, uint64_t bytes) {
+  if (events_ == nullptr) return;
+  events_->push_back({.kind = kind,
+                      .request_index = request_index_,
+                      .address = address,
+                      .bytes = bytes,
+                      .stream = block->stream,
+                      .small_pool = block->small});
+}
+
 bool CachingModel::gc_active() const {
   return settings_.garbage_collection_threshold > 0 && settings_.capacity_bytes != 0;
 }
@@ -744,12 +758,14 @@ StatusOr<ModelResult> replay_caching(const DeviceTrace& trace, const AllocatorSe
     }
   }
   ModelResult r;
+  model.record_events(&r.segment_events);
   r.start_reserved_bytes = model.reserved();
   r.peak_reserved_bytes = model.reserved();
   r.peak_allocated_bytes = model.allocated();
   r.peak_requested_bytes = model.requested();
   for (size_t i = 0; i < trace.requests.size(); ++i) {
     const Request& q = trace.requests[i];
+    model.set_request_index(static_cast<int64_t>(i));
     switch (q.kind) {
       case Request::Kind::kAlloc: {
         if (address_of.contains(q.id)) {
@@ -784,7 +800,7 @@ StatusOr<ModelResult> replay_caching(const DeviceTrace& trace, const AllocatorSe
   r.device_frees = model.device_frees();
   r.out_of_memory = model.out_of_memory();
   r.requests = trace.requests.size();
-  r.fallback = 0;
+  model.record_events(nullptr);
   MEMPLAN_RETURN_IF_ERROR(model.check_invariants());
   return r;
 }

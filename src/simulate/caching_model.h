@@ -84,6 +84,9 @@ class CachingModel {
   uint64_t device_allocations() const { return device_allocations_; }
   uint64_t device_frees() const { return device_frees_; }
   uint64_t out_of_memory() const { return out_of_memory_; }
+  // Segment events are recorded (with this request index) when `events` is set.
+  void record_events(std::vector<SegmentEvent>* events) { events_ = events; }
+  void set_request_index(int64_t index) { request_index_ = index; }
   // The size of the live block at `address` (0: none).
   uint64_t live_size(uint64_t address) const;
 
@@ -133,6 +136,9 @@ class CachingModel {
   uint64_t device_frees_ = 0;
   uint64_t out_of_memory_ = 0;
   bool ignore_capacity_ = false;  // while an out-of-memory request is served anyway
+  std::vector<SegmentEvent>* events_ = nullptr;
+  int64_t request_index_ = -1;
+  void record(SegmentEvent::Kind kind, const Block* block, uint64_t address, uint64_t bytes);
 };
 
 }  // namespace memplan::simulate

@@ -158,6 +158,17 @@ TEST(CachingModel, EmptyCacheReleasesUnsplitCachedSegments) {
   EXPECT_EQ(r.peak_reserved_bytes, 32 * MiB);
   EXPECT_EQ(r.final_reserved_bytes, 20 * MiB);
   EXPECT_EQ(r.device_frees, 1u);
+  // The segment events, as a snapshot would record them.
+  ASSERT_EQ(r.segment_events.size(), 3u);
+  EXPECT_EQ(r.segment_events[0].kind, SegmentEvent::Kind::kAlloc);
+  EXPECT_EQ(r.segment_events[0].bytes, 12 * MiB);
+  EXPECT_EQ(r.segment_events[0].request_index, 0);
+  EXPECT_EQ(r.segment_events[1].bytes, 20 * MiB);
+  EXPECT_EQ(r.segment_events[1].request_index, 1);
+  EXPECT_EQ(r.segment_events[2].kind, SegmentEvent::Kind::kFree);
+  EXPECT_EQ(r.segment_events[2].bytes, 12 * MiB);
+  EXPECT_EQ(r.segment_events[2].request_index, 5);
+  EXPECT_EQ(r.segment_events[2].address, r.segment_events[0].address);
 }
 
 TEST(CachingModel, CapacityFreesCachedSegmentsBeforeFailing) {
@@ -239,6 +250,14 @@ TEST(ExpandableSegmentsModel, EmptyCacheUnmapsFreePages) {
   EXPECT_EQ(r.peak_reserved_bytes, 60 * MiB);
   EXPECT_EQ(r.final_reserved_bytes, 40 * MiB);
   EXPECT_EQ(r.device_frees, 1u);
+  ASSERT_EQ(r.segment_events.size(), 3u);
+  EXPECT_EQ(r.segment_events[0].kind, SegmentEvent::Kind::kMap);
+  EXPECT_EQ(r.segment_events[0].bytes, 40 * MiB);
+  EXPECT_EQ(r.segment_events[1].kind, SegmentEvent::Kind::kMap);
+  EXPECT_EQ(r.segment_events[1].address, r.segment_events[0].address + 40 * MiB);
+  EXPECT_EQ(r.segment_events[2].kind, SegmentEvent::Kind::kUnmap);
+  EXPECT_EQ(r.segment_events[2].address, r.segment_events[0].address);
+  EXPECT_EQ(r.segment_events[2].bytes, 20 * MiB);
 }
 
 TEST(ExpandableSegmentsModel, StreamsGetTheirOwnSegments) {
