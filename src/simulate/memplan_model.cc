@@ -327,9 +327,13 @@ StatusOr<ModelResult> run_memplan(const DeviceTrace& trace, const MemplanModelOp
   r.out_of_memory = device.out_of_memory();
   r.requests = trace.requests.size();
   r.served = after.served - before.served;
-  r.fallback = (after.profiled - before.profiled) + (after.unplanned - before.unplanned) +
-               (after.fallback - before.fallback);
+  // Every other allocation went to the fallback (profiling, unplanned,
+  // deviating, or a unit left to the fallback for good).
+  const auto allocs = static_cast<uint64_t>(std::count_if(
+      trace.requests.begin(), trace.requests.end(), [](const Request& q) { return q.kind == Request::Kind::kAlloc; }));
+  r.fallback = allocs - r.served;
   r.plans = after.plans;
+  r.plan_failures = after.plan_failures;
   r.arena_bytes = after.arena_bytes;
   r.slab_bytes = after.slab_bytes;
   r.peak_fallback_bytes = device.peak_fallback();

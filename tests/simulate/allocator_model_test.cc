@@ -319,6 +319,20 @@ TEST(MemplanModel, SteadyStateReservesNoMoreThanColdStart) {
   EXPECT_EQ(cold_exact->peak_reserved_bytes, 50 * MiB);
 }
 
+TEST(MemplanModel, APlanWhoseSlabDoesNotFitLeavesTheFallbackServing) {
+  // 48 MiB of device: the plan needs 50 MiB, so its slab cannot be mapped.
+  MemplanModelOptions options = greedy();
+  options.settings.capacity_bytes = 48 * MiB;
+  const StatusOr<ModelResult> steady = simulate_memplan(growing_window(), options);
+  ASSERT_TRUE(steady.ok()) << steady.status().message();
+  EXPECT_GE(steady->plan_failures, 1u);
+  EXPECT_EQ(steady->served, 0u);
+  EXPECT_EQ(steady->fallback, 8u);
+  EXPECT_EQ(steady->slab_bytes, 0u);
+  // The last two requests (24 and 26 MiB) are live together: past the capacity.
+  EXPECT_GE(steady->out_of_memory, 1u);
+}
+
 TEST(MemplanModel, StartStateStaysWithTheFallback) {
   const uint64_t base = uint64_t{1} << 45;
   const std::vector<StartSegment> start = {
