@@ -8,9 +8,11 @@ same workload:
   compare              'identical' when every step's loss (every request's
                        output digest) equals the default's bit for bit, else
                        where the first difference is;
-  served_fraction      memplan's served requests / all requests its learner
-                       saw (profiled + served + unplanned + fallback), from
-                       the library's own counters; null for other allocators.
+  served_fraction      memplan's requests served from a slab / all its
+                       requests (memplan_cuda_memory_stats), else / the
+                       requests its learner saw (profiled + served +
+                       unplanned + fallback, the counters printed at exit);
+                       null for other allocators.
 """
 
 import json
@@ -20,7 +22,11 @@ SCHEMA = "memplan-gpu-check/1"
 MIB = float(1 << 20)
 
 
-def served_fraction(stats):
+def served_fraction(stats, memory=None):
+    """From the library's memory statistics (served / every request) where
+    the run has them, else from the counters it printed at exit."""
+    if memory and memory.get("requests"):
+        return memory["served"] / memory["requests"]
     if not stats:
         return None
     seen = sum(stats.get(k, 0) for k in ("profiled", "served", "unplanned", "fallback"))
@@ -53,7 +59,7 @@ def derive(rows):
         mine = row.get("peak_reserved_bytes")
         theirs = base.get("peak_reserved_bytes") if base and base.get("status") == "ok" else None
         row["reserved_vs_default"] = mine / theirs if mine is not None and theirs else None
-        row["served_fraction"] = served_fraction(row.get("memplan"))
+        row["served_fraction"] = served_fraction(row.get("memplan"), row.get("memplan_memory"))
     return rows
 
 

@@ -13,7 +13,8 @@ What a run records (docs/gpu.md has the columns):
                         built, read inside every step after the forward pass,
                         the backward pass and the optimizer step;
   peak_allocated_bytes  torch.cuda.max_memory_allocated() where the allocator
-                        keeps PyTorch's statistics, else null with the reason;
+                        keeps PyTorch's statistics; under CUDAPluggableAllocator
+                        memplan's own (memplan_cuda_memory_stats);
   step_ms               every step's time (the host waits for the GPU at the
                         end of each step); the first step is left out of the
                         median and p99 (start-up: kernels loaded, handles made);
@@ -81,9 +82,19 @@ class Driver:
         return self.baseline_free - self.free() if self.cuda else None
 
 
+MEMPLAN_STATS_FIELDS = ("allocated_bytes", "peak_allocated_bytes", "reserved_bytes", "peak_reserved_bytes", "requests",
+                        "served")
+
+
+class MemplanStats(ctypes.Structure):
+    """memplan_cuda_memory_stats's six counters (DeviceMemoryStats)."""
+    _fields_ = [(name, ctypes.c_uint64) for name in MEMPLAN_STATS_FIELDS]
+
+
 class Memplan:
-    """libmemplan_cuda_alloc.so: the allocator object PyTorch loads and the
-    library's marks (ctypes loads the same copy as PyTorch's dlopen)."""
+    """libmemplan_cuda_alloc.so: the allocator object PyTorch loads, the
+    library's marks and its own memory statistics (ctypes loads the same copy
+    as PyTorch's dlopen)."""
 
     def __init__(self, lib):
         if not lib or not os.path.exists(lib):
@@ -94,6 +105,23 @@ class Memplan:
 
     def mark(self):
         self.lib.memplan_cuda_mark()
+
+    def memory_stats(self):
+        """The library's statistics as a dict, or None (a library without
+        them, or an allocator that did not start)."""
+        get = getattr(self.lib, "memplan_cuda_memory_stats", None)
+        if get is None:
+            return None
+        get.restype, get.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
+        stats = MemplanStats()
+        if get(ctypes.byref(stats), ctypes.sizeof(stats)) != 0:
+            return None
+        return {name: getattr(stats, name) for name in MEMPLAN_STATS_FIELDS}
+
+    def reset_peaks(self):
+        reset = getattr(self.lib, "memplan_cuda_reset_peak_memory_stats", None)
+        if reset is not None:
+            reset()
 
 
 def set_up_allocator(name, lib, device):
@@ -117,10 +145,14 @@ def set_up_allocator(name, lib, device):
     raise ValueError(f"unknown allocator {name!r}; known: {', '.join(ALLOCATORS)}")
 
 
-def peak_allocated(allocator):
-    """torch.cuda.max_memory_allocated(), or (None, why)."""
+def peak_allocated(allocator, memplan):
+    """(peak allocated bytes, a note or None): PyTorch's
+    max_memory_allocated(), or memplan's own where PyTorch has none."""
     if allocator == "memplan_pluggable":
-        return None, "CUDAPluggableAllocator keeps no PyTorch statistics"
+        stats = memplan.memory_stats()
+        if stats is None:
+            return None, "CUDAPluggableAllocator keeps no PyTorch statistics, and the library gave none"
+        return stats["peak_allocated_bytes"], "memplan's own statistics (memplan_cuda_memory_stats)"
     try:
         return torch.cuda.max_memory_allocated(), None
     except RuntimeError as e:
@@ -151,6 +183,8 @@ def run_workload(args, name, device, memplan, context):
             torch.cuda.reset_peak_memory_stats(device)
         except RuntimeError:
             pass  # the pluggable allocator has no statistics to reset
+        if memplan is not None:
+            memplan.reset_peaks()
     caught = []
     with warnings.catch_warnings(record=True) as caught, context:
         warnings.simplefilter("always")
@@ -172,9 +206,11 @@ def run_workload(args, name, device, memplan, context):
             del out
         row.update(steps=work.steps, step_ms=step_ms, values=values, **summarize_times(step_ms))
         row["peak_reserved_bytes"] = driver.peak if cuda else None
-        row["peak_allocated_bytes"], why = peak_allocated(args.allocator) if cuda else (None, None)
+        row["peak_allocated_bytes"], why = peak_allocated(args.allocator, memplan) if cuda else (None, None)
         if why:
             row["peak_allocated_note"] = why
+        if memplan is not None:
+            row["memplan_memory"] = memplan.memory_stats()
         if args.snapshot and cuda:
             row["snapshot"] = record_snapshot(args, work, memplan)
         if name == "resnet50_train":

@@ -206,6 +206,55 @@ TEST(DeviceReplay, OutOfDeviceMemoryIsNullAndStaleFreesAreIgnored) {
   EXPECT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
 }
 
+TEST(DeviceReplay, MemoryStatsCountLiveRequestsAndTheirPeaks) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  void* stream = MockStreams::handle(0);
+  void* x = a->allocate(4096, 0, stream);
+  void* y = a->allocate(1 << 20, 0, stream);
+  DeviceMemoryStats s = a->memory_stats();
+  EXPECT_EQ(s.allocated_bytes, 4096u + (1u << 20));
+  EXPECT_EQ(s.peak_allocated_bytes, s.allocated_bytes);
+  EXPECT_EQ(s.reserved_bytes, s.allocated_bytes);  // profiling: the fallback serves, no slab yet
+  EXPECT_EQ(s.requests, 2u);
+  EXPECT_EQ(s.served, 0u);
+  a->deallocate(y, 1 << 20, 0, stream);
+  s = a->memory_stats();
+  EXPECT_EQ(s.allocated_bytes, 4096u);
+  EXPECT_EQ(s.reserved_bytes, 4096u);
+  EXPECT_EQ(s.peak_allocated_bytes, 4096u + (1u << 20));
+  EXPECT_EQ(s.peak_reserved_bytes, 4096u + (1u << 20));
+  a->reset_peaks();
+  s = a->memory_stats();
+  EXPECT_EQ(s.peak_allocated_bytes, 4096u);
+  EXPECT_EQ(s.peak_reserved_bytes, 4096u);
+  a->deallocate(x, 4096, 0, stream);
+  EXPECT_EQ(a->memory_stats().allocated_bytes, 0u);
+  EXPECT_EQ(a->memory_stats().requests, 2u);
+}
+
+TEST(DeviceReplay, MemoryStatsCountTheMappedSlabAsReservedWhenServing) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  void* stream = MockStreams::handle(0);
+  learn(*a, stream);
+  chain(*a, stream, kSizes);
+  a->mark();
+  const DeviceMemoryStats s = a->memory_stats();
+  const ReplayStats r = a->stats();
+  EXPECT_EQ(s.requests, 3 * kSizes.size());
+  EXPECT_EQ(s.served, r.served);
+  EXPECT_EQ(s.served, kSizes.size());
+  EXPECT_EQ(s.allocated_bytes, 0u);
+  // Nothing is live in the fallback: what is reserved is the slab, mapped
+  // while its plan serves.
+  EXPECT_GT(r.slab_bytes, 0u);
+  EXPECT_EQ(s.reserved_bytes, r.slab_bytes);
+  EXPECT_GE(s.peak_reserved_bytes, r.slab_bytes);
+  // A chain keeps two neighbours live: the largest pair is 1 MiB + 3 MiB.
+  EXPECT_EQ(s.peak_allocated_bytes, (1u << 20) + (3u << 20));
+}
+
 // ---------------------------------------------------------------------------
 // The stream rule, as a property: random programs on 3 streams whose kernels
 // run late and in random order across streams. Each tensor is filled by a

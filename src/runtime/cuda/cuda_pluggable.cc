@@ -21,6 +21,16 @@
 // read once when the first request arrives; MEMPLAN_STATS=1 prints the
 // counters at exit.
 //
+// Statistics: PyTorch keeps none for a pluggable allocator (memory_stats()
+// and max_memory_allocated() raise), so the library gives its own
+// (DeviceMemoryStats, device_replay.h):
+//
+//   class Stats(ctypes.Structure):
+//       _fields_ = [(n, ctypes.c_uint64) for n in ("allocated_bytes", "peak_allocated_bytes",
+//                   "reserved_bytes", "peak_reserved_bytes", "requests", "served")]
+//   s = Stats(); lib.memplan_cuda_memory_stats(ctypes.byref(s), ctypes.sizeof(s))  # 0: filled
+//   lib.memplan_cuda_reset_peak_memory_stats()
+//
 // Built only with the CUDA toolkit (MEMPLAN_WITH_CUDA). Its logic is the
 // device replay allocator's, tested on a mock device in every build
 // (tests/runtime/device_replay_test.cc); this file is the CUDA calls alone.
@@ -28,11 +38,14 @@
 #include <cuda_runtime_api.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 #include "memplan/replay_config.h"
@@ -191,6 +204,24 @@ __attribute__((visibility("default"))) void memplan_cuda_mark(void) {
 
 __attribute__((visibility("default"))) void memplan_cuda_mark_key(uint64_t key) {
   if (auto* a = memplan::runtime::allocator()) a->mark(key);
+}
+
+// Copies the first `bytes` bytes of the statistics (six uint64_t fields, in
+// DeviceMemoryStats's order) to `out`; 0, or -1 when the allocator could not
+// start (its configuration's error was printed; cudaMallocAsync serves).
+static_assert(sizeof(memplan::runtime::DeviceMemoryStats) == 6 * sizeof(uint64_t) &&
+                  std::is_standard_layout_v<memplan::runtime::DeviceMemoryStats>,
+              "memplan_cuda_memory_stats copies DeviceMemoryStats as six uint64_t");
+__attribute__((visibility("default"))) int memplan_cuda_memory_stats(void* out, size_t bytes) {
+  auto* a = memplan::runtime::allocator();
+  if (a == nullptr || out == nullptr) return -1;
+  const memplan::runtime::DeviceMemoryStats s = a->memory_stats();
+  std::memcpy(out, &s, std::min(bytes, sizeof s));
+  return 0;
+}
+
+__attribute__((visibility("default"))) void memplan_cuda_reset_peak_memory_stats(void) {
+  if (auto* a = memplan::runtime::allocator()) a->reset_peaks();
 }
 
 }  // extern "C"

@@ -198,6 +198,33 @@ struct DeviceReplayAllocator::Impl {
   std::map<std::pair<int, void*>, std::unique_ptr<DeviceUnit>> units;
   uint64_t invalid_frees = 0;  // frees into a window that matched no live block
   uint64_t key = 0;            // the variant of the iteration under way (the last mark's)
+  DeviceMemoryStats memory;    // reserved_bytes and its peak follow note_reserved()
+  uint64_t fallback_live = 0;  // bytes of fallback requests live
+
+  // After anything that can change the slabs' mapping or the fallback's bytes.
+  void note_reserved() {
+    uint64_t mapped = 0;
+    for (const auto& [id, u] : units) mapped += u->learner.slab().mapped_bytes();
+    memory.reserved_bytes = mapped + fallback_live;
+    memory.peak_reserved_bytes = std::max(memory.peak_reserved_bytes, memory.reserved_bytes);
+  }
+  void note_allocated(void* p, size_t bytes, bool served) {
+    if (p == nullptr) return;
+    ++memory.requests;
+    if (served) {
+      ++memory.served;
+    } else {
+      fallback_live += bytes;
+    }
+    memory.allocated_bytes += bytes;
+    memory.peak_allocated_bytes = std::max(memory.peak_allocated_bytes, memory.allocated_bytes);
+    note_reserved();
+  }
+  void note_freed(size_t bytes, bool slab) {
+    memory.allocated_bytes -= std::min<uint64_t>(memory.allocated_bytes, bytes);
+    if (!slab) fallback_live -= std::min<uint64_t>(fallback_live, bytes);
+    note_reserved();
+  }
 
   DeviceUnit* unit(int device, void* stream) {
     const auto id = std::make_pair(device, stream);
@@ -250,9 +277,13 @@ void* DeviceReplayAllocator::allocate(size_t bytes, int device, void* stream) {
   DeviceUnit* u = impl_->unit(device, stream);
   if (u == nullptr) {
     DeviceMemory* memory = impl_->devices.device(device);
-    return memory == nullptr ? nullptr : memory->allocate(bytes, stream);
+    void* p = memory == nullptr ? nullptr : memory->allocate(bytes, stream);
+    impl_->note_allocated(p, bytes, false);
+    return p;
   }
-  return u->allocate(bytes);
+  void* p = u->allocate(bytes);
+  impl_->note_allocated(p, bytes, p != nullptr && u->owns(p));
+  return p;
 }
 
 void DeviceReplayAllocator::deallocate(void* p, size_t bytes, int device, void* stream) {
@@ -260,7 +291,11 @@ void DeviceReplayAllocator::deallocate(void* p, size_t bytes, int device, void* 
   std::lock_guard lock(impl_->mutex);
   for (auto& [key, unit] : impl_->units) {
     if (unit->owns(p)) {
-      if (!unit->free_slab(p)) ++impl_->invalid_frees;  // no live block there: ignored, never handed on
+      if (unit->free_slab(p)) {
+        impl_->note_freed(bytes, true);
+      } else {
+        ++impl_->invalid_frees;  // no live block there: ignored, never handed on
+      }
       return;
     }
   }
@@ -270,12 +305,14 @@ void DeviceReplayAllocator::deallocate(void* p, size_t bytes, int device, void* 
     found->second->learner.record_end(p, false);
   }
   if (DeviceMemory* memory = impl_->devices.device(device)) memory->deallocate(p, bytes, stream);
+  impl_->note_freed(bytes, false);
 }
 
 void DeviceReplayAllocator::mark(uint64_t next_key) {
   std::lock_guard lock(impl_->mutex);
   impl_->key = next_key;
   for (auto& [key, unit] : impl_->units) unit->end_iteration(next_key);
+  impl_->note_reserved();  // a boundary maps, grows or gives back slabs
 }
 
 ReplayStats DeviceReplayAllocator::stats() const {
@@ -285,6 +322,17 @@ ReplayStats DeviceReplayAllocator::stats() const {
   s.threads = impl_->units.size();
   s.invalid_frees = impl_->invalid_frees;
   return s;
+}
+
+DeviceMemoryStats DeviceReplayAllocator::memory_stats() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->memory;
+}
+
+void DeviceReplayAllocator::reset_peaks() {
+  std::lock_guard lock(impl_->mutex);
+  impl_->memory.peak_allocated_bytes = impl_->memory.allocated_bytes;
+  impl_->memory.peak_reserved_bytes = impl_->memory.reserved_bytes;
 }
 
 size_t DeviceReplayAllocator::units() const {

@@ -84,6 +84,20 @@ class DeviceSet {
   virtual DeviceMemory* device(int index) = 0;
 };
 
+// What torch.cuda.memory_stats() says of PyTorch's own allocator, from the
+// device replay allocator itself (PyTorch keeps no statistics for a
+// CUDAPluggableAllocator). Bytes are the requests' sizes as asked (the
+// pluggable interface frees with the same size). Peaks are since the start or
+// the last reset_peaks().
+struct DeviceMemoryStats {
+  uint64_t allocated_bytes = 0;       // requests live now, slab and fallback
+  uint64_t peak_allocated_bytes = 0;
+  uint64_t reserved_bytes = 0;        // slab bytes mapped (every unit) + fallback requests live
+  uint64_t peak_reserved_bytes = 0;
+  uint64_t requests = 0;              // allocations that returned memory, since the start
+  uint64_t served = 0;                // of those, served from a slab
+};
+
 class DeviceReplayAllocator {
  public:
   // Units reserve config.max_slab_bytes of a device's address space each, at
@@ -103,6 +117,9 @@ class DeviceReplayAllocator {
   void mark(uint64_t next_key = 0);
 
   ReplayStats stats() const;
+  DeviceMemoryStats memory_stats() const;
+  // Sets each peak to its current value (torch.cuda.reset_peak_memory_stats).
+  void reset_peaks();
   // Units (streams x devices) in use.
   size_t units() const;
   // Every unit's slab, its live blocks (planned offsets, never two sharing a
