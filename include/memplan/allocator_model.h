@@ -39,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "memplan/replay_config.h"
@@ -91,13 +92,19 @@ struct DeviceTrace {
 // allocator_settings). Defaults are PyTorch's.
 struct AllocatorSettings {
   // Blocks of at least this many MiB are never split, and serve only
-  // requests of at least this size that are within 20 MiB of them. 0: unlimited.
+  // requests of at least this size that are within max_non_split_rounding_mb
+  // of them. 0: unlimited. (A snapshot's max_split_size is in bytes, -1 for
+  // unlimited.)
   double max_split_size_mb = 0;
+  // How much larger than such a request an unsplit block may be (newer
+  // PyTorch; older ones fix it at 20 MiB, kLargeBuffer).
+  double max_non_split_rounding_mb = 20;
   // Divisions of each power-of-two size interval that a request is rounded up
   // to: one entry applies to every size; sixteen entries are the intervals
   // [1 MiB, 2 MiB), [2 MiB, 4 MiB), ... (the first also covers all smaller
   // sizes, the last all larger ones). Each 0, 1 or a power of two; empty or
-  // 0/1: round to 512 bytes only.
+  // 0/1: round to 512 bytes only. A snapshot's allocator_settings keys them
+  // by the interval's start in MiB ("1", "2", ... "32768"): entry i is key 2^i.
   std::vector<uint64_t> roundup_power2_divisions;
   // Grow one segment per stream and pool instead of allocating new ones
   // (simulate_caching honours it too: it is simulate_expandable_segments then).
@@ -111,6 +118,15 @@ struct AllocatorSettings {
   // (counted, and served anyway so that the replay goes on). 0: unlimited.
   uint64_t capacity_bytes = 0;
 };
+
+// PYTORCH_CUDA_ALLOC_CONF (or a snapshot's recorded copy of it) as settings,
+// as c10's AllocatorConfig::parseArgs reads it: comma-separated key:value
+// pairs, e.g. "max_split_size_mb:128,roundup_power2_divisions:[256:1,>:4],
+// expandable_segments:True". Keys that do not change reserved memory
+// (release_lock_on_cudamalloc, pinned_*, backend:native) are accepted and
+// ignored; backend:cudaMallocAsync is Unimplemented (not modelled); anything
+// else is an InvalidArgument naming the key. capacity_bytes stays 0.
+StatusOr<AllocatorSettings> parse_allocator_conf(std::string_view conf);
 
 // What a caching model asked of the device, as a snapshot records it
 // (segment_alloc, segment_free, segment_map, segment_unmap): to compare with

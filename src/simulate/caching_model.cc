@@ -148,6 +148,8 @@ CachingModel::CachingModel(const AllocatorSettings& settings, bool expandable, A
       max_split_size_(settings.max_split_size_mb > 0
                           ? static_cast<uint64_t>(settings.max_split_size_mb * static_cast<double>(uint64_t{1} << 20))
                           : kUnlimited),
+      max_non_split_rounding_(static_cast<uint64_t>(settings.max_non_split_rounding_mb *
+                                                    static_cast<double>(uint64_t{1} << 20))),
       space_(space),
       small_(std::make_unique<Pool>(true)),
       large_(std::make_unique<Pool>(false)) {}
@@ -160,6 +162,9 @@ Status CachingModel::check_settings(const AllocatorSettings& settings) {
   if (settings.max_split_size_mb > 0 && settings.max_split_size_mb * (1 << 20) <= static_cast<double>(kLargeBuffer)) {
     return InvalidArgument("max_split_size_mb must be more than 20 (PyTorch's kLargeBuffer), got " +
                            std::to_string(settings.max_split_size_mb));
+  }
+  if (settings.max_non_split_rounding_mb * (1 << 20) < static_cast<double>(kLargeBuffer)) {
+    return InvalidArgument("max_non_split_rounding_mb must be at least 20 (PyTorch's kLargeBuffer)");
   }
   const size_t n = settings.roundup_power2_divisions.size();
   if (n != 0 && n != 1 && n != kRoundUpPowerOfTwoIntervals) {
@@ -305,7 +310,7 @@ bool CachingModel::get_free_block(Params& p) {
   }
   // Oversize blocks serve only oversize requests, and only close ones.
   if (p.size < max_split_size_ && (*it)->size >= max_split_size_) return false;
-  if (p.size >= max_split_size_ && (*it)->size >= p.size + kLargeBuffer) return false;
+  if (p.size >= max_split_size_ && (*it)->size >= p.size + max_non_split_rounding_) return false;
   p.block = *it;
   pool.blocks.erase(it);
   return true;

@@ -10,7 +10,7 @@
 //   get_allocation_size   new segment: 2 MiB (small), 20 MiB (< 10 MiB), else 2 MiB multiple
 //   get_free_block        best fit by (stream, size, address); oversize blocks
 //                         (>= max_split_size) only for requests >= max_split_size
-//                         within kLargeBuffer of them
+//                         within max_non_split_rounding (kLargeBuffer) of them
 //   should_split          small: remainder >= 512 B; large: request < max_split_size
 //                         and remainder > 1 MiB; expandable: remainder >= 512 B
 //   alloc_block           a new segment, or (expandable) mapped pages
@@ -123,6 +123,7 @@ class CachingModel {
   AllocatorSettings settings_;
   bool expandable_;
   uint64_t max_split_size_;
+  uint64_t max_non_split_rounding_;
   AddressSpace& space_;
   std::unique_ptr<Pool> small_;
   std::unique_ptr<Pool> large_;

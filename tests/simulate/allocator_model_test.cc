@@ -215,6 +215,43 @@ TEST(CachingModel, RefusesTracesThatContradictThemselves) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(CachingModel, MaxNonSplitRoundingWidensWhatOversizeBlocksServe) {
+  // 64 MiB is not within 20 MiB of 40 MiB, but is within 32 MiB.
+  const DeviceTrace trace = trace_of({alloc(1, 64 * MiB), free_of(1), alloc(2, 40 * MiB)});
+  EXPECT_EQ(caching(trace, {.max_split_size_mb = 40, .max_non_split_rounding_mb = 32}).peak_reserved_bytes, 64 * MiB);
+}
+
+TEST(AllocatorConf, ReadsPytorchCudaAllocConf) {
+  const StatusOr<AllocatorSettings> s = parse_allocator_conf(
+      "max_split_size_mb:128, garbage_collection_threshold:0.6,expandable_segments:True,"
+      "roundup_power2_divisions:[2:4,8:8,>:2],release_lock_on_cudamalloc:True,backend:native");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->max_split_size_mb, 128);
+  EXPECT_EQ(s->garbage_collection_threshold, 0.6);
+  EXPECT_TRUE(s->expandable_segments);
+  // Intervals from 1 MiB: the first entry covers those below it, '>' those after the last.
+  const std::vector<uint64_t> divisions = {4, 4, 0, 8, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+  EXPECT_EQ(s->roundup_power2_divisions, divisions);
+  const StatusOr<AllocatorSettings> every = parse_allocator_conf("roundup_power2_divisions:4");
+  ASSERT_TRUE(every.ok());
+  EXPECT_EQ(every->roundup_power2_divisions, std::vector<uint64_t>(16, 4));
+  const StatusOr<AllocatorSettings> none = parse_allocator_conf("");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->max_split_size_mb, 0);
+  EXPECT_TRUE(none->roundup_power2_divisions.empty());
+}
+
+TEST(AllocatorConf, RefusesWhatItCannotModel) {
+  EXPECT_EQ(parse_allocator_conf("backend:cudaMallocAsync").status().code(), StatusCode::kUnimplemented);
+  const StatusOr<AllocatorSettings> unknown = parse_allocator_conf("max_split_size_mb:64,max_spilt:3");
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("max_spilt"), std::string::npos);
+  EXPECT_EQ(parse_allocator_conf("max_split_size_mb:big").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parse_allocator_conf("roundup_power2_divisions:[2:3]").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parse_allocator_conf("roundup_power2_divisions:[2:4").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parse_allocator_conf("expandable_segments:maybe").status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(ExpandableSegmentsModel, GrowsOneSegmentByPages) {
   // Large pool pages are 20 MiB: 3 MiB maps one; 25 MiB more uses the free
   // 17 MiB and maps one more page. Without expandable segments: 20 + 26 MiB.
