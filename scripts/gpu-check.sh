@@ -25,7 +25,7 @@
 # "gpu-check: dry run passed" only when all of that held.
 #
 # Usage: scripts/gpu-check.sh [--dry-run] [--out DIR] [--budget-s SECONDS]
-#          [--workloads W,...] [--allocators A,...] [--jobs N]
+#          [--workloads W,...] [--allocators A,...] [--jobs N] [--build-dir DIR]
 # docs/gpu.md: what is measured, what each column means, the limits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,14 +37,15 @@ usage() {
 
 dry_run=0
 out=${OUT:-out/gpu}
-budget=420
+budget=480
 workloads=lm_train_fixed,resnet50_train,lm_train_varlen,bert_infer,lm_train_compiled
 allocators=default,expandable,async,memplan_pluggable,memplan_mempool
 jobs=$(nproc)
+build=build-gpu
 while [ $# -gt 0 ]; do
   case $1 in
     --dry-run) dry_run=1 ;;
-    --out|--budget-s|--workloads|--allocators|--jobs)
+    --out|--budget-s|--workloads|--allocators|--jobs|--build-dir)
       if [ $# -lt 2 ]; then echo "gpu-check: $1 needs a value" >&2; usage >&2; exit 2; fi
       case $1 in
         --out) out=$2 ;;
@@ -52,6 +53,7 @@ while [ $# -gt 0 ]; do
         --workloads) workloads=$2 ;;
         --allocators) allocators=$2 ;;
         --jobs) jobs=$2 ;;
+        --build-dir) build=$2 ;;
       esac
       shift ;;
     -h|--help) usage; exit 0 ;;
@@ -131,17 +133,42 @@ fi
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | sed 's/^/gpu-check: gpu: /' | tee -a "$log"
 fi
-build=build-gpu
+# The CUDA toolkit: nvcc on PATH, /usr/local/cuda, or the toolkit's Python
+# wheels beside torch (nvidia/*/bin/nvcc); CMake is told its root.
+cuda_root() {
+  local nvcc
+  for nvcc in "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc; do
+    if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
+      dirname "$(dirname "$(readlink -f "$nvcc")")"
+      return
+    fi
+  done
+  "$python" -c 'import glob, os, sys
+found = [c for d in sys.path for c in glob.glob(os.path.join(d or ".", "nvidia", "*", "bin", "nvcc"))]
+print(os.path.dirname(os.path.dirname(found[0])) if found else "")' 2>/dev/null || true
+}
+root=$(cuda_root)
+cuda_args=(-DMEMPLAN_WITH_CUDA=ON)
+if [ -n "$root" ]; then
+  cuda_args+=(-DCUDAToolkit_ROOT="$root")
+  say "CUDA toolkit: $root ($("$root/bin/nvcc" --version 2>/dev/null | tail -1))"
+else
+  say "no nvcc found on PATH, in /usr/local/cuda or beside torch: CMake looks for the toolkit itself"
+fi
 lib=$build/src/runtime/libmemplan_cuda_alloc.so
 say "building libmemplan_cuda_alloc.so in $build (minimal configure, $jobs jobs)"
-if configure "$build" -DMEMPLAN_WITH_CUDA=ON && cmake --build "$build" --target memplan_cuda_alloc -j"$jobs" >>"$log" 2>&1; then
+if configure "$build" "${cuda_args[@]}" && cmake --build "$build" --target memplan_cuda_alloc -j"$jobs" >>"$log" 2>&1; then
   say "built $lib ($(( $(date +%s) - start )) s)"
 else
   say "the build failed ($(tail -3 "$log" | tr '\n' ' ')); the memplan rows will say so"
   lib=
 fi
+if ! "$python" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  say "PyTorch ($python) sees no GPU: nothing to measure (--dry-run does the rest without one)"
+  exit 1
+fi
 left=$(( budget - ($(date +%s) - start) ))
 say "running the workloads ($left s of the $budget s budget left)"
-"$python" bench/gpu/gpu_check.py --out "$out" --work "$build/runs" --python "$python" ${lib:+--lib "$PWD/$lib"} \
+"$python" bench/gpu/gpu_check.py --out "$out" --work "$build/runs" --python "$python" ${lib:+--lib "$(readlink -f "$lib")"} \
   --workloads "$workloads" --allocators "$allocators" --budget-s "$left"
 say "done in $(( $(date +%s) - start )) s: $out/gpu-check.md"

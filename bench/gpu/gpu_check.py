@@ -204,7 +204,7 @@ def main():
     parser.add_argument("--lib", help="libmemplan_cuda_alloc.so")
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--allocators", default=",".join(ALLOCATORS))
-    parser.add_argument("--budget-s", type=float, default=420)
+    parser.add_argument("--budget-s", type=float, default=480)
     parser.add_argument("--run-timeout-s", type=float, default=90)
     parser.add_argument("--compile-timeout-s", type=float, default=150)
     parser.add_argument("--max-entries", type=int, default=8000)

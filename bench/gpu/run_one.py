@@ -140,6 +140,7 @@ def set_up_allocator(name, lib, device):
         if not (hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool")):
             raise Unsupported(f"torch.cuda.MemPool needs PyTorch >= 2.5 (this is {torch.__version__})")
         memplan = Memplan(lib)
+        torch.cuda.init()  # the pool lives in PyTorch's caching allocator, which must exist first
         pool = torch.cuda.MemPool(memplan.allocator.allocator())
         return memplan, torch.cuda.use_mem_pool(pool), "torch.cuda.MemPool (this thread's allocations)"
     raise ValueError(f"unknown allocator {name!r}; known: {', '.join(ALLOCATORS)}")
