@@ -29,5 +29,6 @@ void register_trace_command(CLI::App& app);
 void register_trace_info_command(CLI::App& app);
 void register_extract_command(CLI::App& app);
 void register_run_command(CLI::App& app);
+void register_snapshot_command(CLI::App& app);
 
 }  // namespace memplan::cli

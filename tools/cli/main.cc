@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
       "  memplan bench bench/data/dsa --planners portfolio,naive\n"
       "  memplan render model.csv plan.csv --svg heap.svg\n"
       "  memplan report model.csv plan.csv --html report.html\n"
+      "  memplan snapshot snapshot.pickle --json\n"
       "Run `memplan COMMAND --help` for a command's options.\n"
       "\n"
       "Exit status: 0 success; 1 bad input or failure (including an invalid plan given to\n"
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   memplan::cli::register_trace_info_command(app);
   memplan::cli::register_extract_command(app);
   memplan::cli::register_run_command(app);
+  memplan::cli::register_snapshot_command(app);
 
   app.set_version_flag("--version", std::string("memplan ") + MEMPLAN_VERSION);
 

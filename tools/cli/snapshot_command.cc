@@ -1,0 +1,400 @@
+// snapshot_command.cc — `memplan snapshot`: what a PyTorch CUDA memory
+// snapshot says (recorded peaks and when, what was live at the peak and who
+// allocated it, fragmentation, out-of-memory events) and what a plan of its
+// window would need (load, planned arena, saving against what was reserved),
+// per device; as text, JSON, or the interactive HTML report.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "inputs.h"
+#include "memplan/bounds.h"
+#include "memplan/planning.h"
+#include "memplan/render.h"
+#include "memplan/snapshot.h"
+#include "memplan/units.h"
+#include "text_table.h"
+
+namespace memplan::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct SnapshotArguments {
+  std::string path;
+  int device = -1;  // -1: every device
+  bool json = false;
+  std::string html_path;
+  bool iterations = false;
+  std::string planner{kDefaultPlanner};
+  int top = 10;
+};
+
+// One device, explained and planned.
+struct DeviceReport {
+  const snapshot::Device* device = nullptr;
+  snapshot::Window window;
+  Problem problem;
+  int64_t load = 0;
+  PlanningResult planned;
+  snapshot::Iterations iterations;
+  struct IterationPlan {
+    size_t index = 0;
+    size_t buffers = 0;
+    int64_t load = 0;
+    int64_t arena = 0;
+  };
+  std::vector<IterationPlan> iteration_plans;  // every iteration's load; arena of the worst
+  std::optional<IterationPlan> worst;
+};
+
+std::string bytes_text(uint64_t bytes) { return bytes_with_units(static_cast<int64_t>(bytes)); }
+
+std::string hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+// "after event 759 (+0.171 s)" relative to the window's first event.
+std::string when(const snapshot::Device& device, const snapshot::Peak& peak) {
+  if (peak.event < 0) return "at the start of the window";
+  std::string text = "after event " + std::to_string(peak.event);
+  const int64_t first = device.events.empty() ? 0 : device.events.front().time_us;
+  if (peak.time_us != 0 && first != 0) {
+    char t[48];
+    std::snprintf(t, sizeof t, " (+%.3f s)", static_cast<double>(peak.time_us - first) / 1e6);
+    text += t;
+  }
+  return text;
+}
+
+PlanningResult plan_or_throw(const std::string& planner, const Problem& problem, const std::string& what) {
+  StatusOr<PlanningResult> result = run_planner(planner, problem);
+  throw_if_error(result.status(), "planning " + what);
+  if (!result->plan) throw CommandError("planning " + what + ": no plan (" + result->reason + ")", kExitFailure);
+  return std::move(result).value();
+}
+
+DeviceReport explain(const snapshot::Snapshot& s, const snapshot::Device& device, const SnapshotArguments& args) {
+  DeviceReport r;
+  r.device = &device;
+  r.window = snapshot::reconstruct_window(s, device);
+  r.problem = snapshot::window_problem(r.window);
+  r.load = load(r.problem);
+  const std::string name = "device " + std::to_string(device.device);
+  r.planned = plan_or_throw(args.planner, r.problem, "the window of " + name);
+  r.iterations = snapshot::find_iterations(s, device, r.window);
+  // Every iteration's load; the worst (largest load) is planned.
+  std::vector<Problem> problems;
+  for (size_t k = 0; k < r.iterations.spans.size(); ++k) {
+    Problem p = snapshot::iteration_problem(r.window, r.iterations.spans[k]);
+    r.iteration_plans.push_back({.index = k, .buffers = p.size(), .load = load(p)});
+    if (!r.worst || r.iteration_plans.back().load > r.worst->load) {
+      r.worst = r.iteration_plans.back();
+      problems.clear();
+      problems.push_back(std::move(p));
+    }
+  }
+  if (r.worst) {
+    const PlanningResult worst = plan_or_throw(args.planner, problems.front(),
+                                               "iteration " + std::to_string(r.worst->index) + " of " + name);
+    r.worst->arena = worst.plan->arena;
+    r.iteration_plans[r.worst->index].arena = worst.plan->arena;
+  }
+  return r;
+}
+
+std::string saving(uint64_t recorded, int64_t arena) {
+  if (recorded == 0) return "n/a";
+  char text[96];
+  const double share = 100.0 * (static_cast<double>(recorded) - static_cast<double>(arena)) / static_cast<double>(recorded);
+  std::snprintf(text, sizeof text, "%s (%.1f%% of the recorded peak reserved)",
+                format_bytes(static_cast<int64_t>(recorded) - arena).c_str(), share);
+  return text;
+}
+
+void print_text(const snapshot::Snapshot& s, const DeviceReport& r, const SnapshotArguments& args) {
+  const snapshot::Window& w = r.window;
+  const snapshot::Device& d = *r.device;
+  std::printf("\ndevice %d\n", d.device);
+  std::printf("  events          %zu (%zu alloc, %zu free, %zu segment), %zu blocks\n", d.events.size(), w.alloc_events,
+              w.free_events, w.segment_events, w.blocks.size());
+  std::printf("  start           allocated %s, reserved %s\n", format_bytes(static_cast<int64_t>(w.start_allocated)).c_str(),
+              format_bytes(static_cast<int64_t>(w.start_reserved)).c_str());
+  std::printf("  peak allocated  %s %s\n", bytes_text(w.peak_allocated.bytes).c_str(), when(d, w.peak_allocated).c_str());
+  std::printf("  peak reserved   %s %s\n", bytes_text(w.peak_reserved.bytes).c_str(), when(d, w.peak_reserved).c_str());
+  std::printf("  end             allocated %s, reserved %s\n", format_bytes(static_cast<int64_t>(w.end_allocated)).c_str(),
+              format_bytes(static_cast<int64_t>(w.end_reserved)).c_str());
+
+  // Fragmentation at the peak of reserved bytes, by pool, then the segments
+  // with the most free bytes.
+  uint64_t reserved[2] = {0, 0}, allocated[2] = {0, 0}, count[2] = {0, 0};
+  for (const snapshot::SegmentUse& u : w.segments_at_peak) {
+    reserved[u.small_pool] += u.size;
+    allocated[u.small_pool] += std::min(u.allocated, u.size);
+    ++count[u.small_pool];
+  }
+  std::printf("\n  at the peak reserved: reserved - allocated (free in segments) by pool\n");
+  TextTable pools({{"pool", false}, {"segments", true}, {"reserved", true}, {"allocated", true}, {"free", true}});
+  for (int small = 1; small >= 0; --small) {
+    pools.add_row({small ? "small (<= 1 MiB)" : "large", std::to_string(count[small]),
+                   format_bytes(static_cast<int64_t>(reserved[small])), format_bytes(static_cast<int64_t>(allocated[small])),
+                   format_bytes(static_cast<int64_t>(reserved[small] - allocated[small]))});
+  }
+  pools.print(stdout);
+  std::vector<snapshot::SegmentUse> segments = w.segments_at_peak;
+  std::stable_sort(segments.begin(), segments.end(), [](const auto& a, const auto& b) {
+    return a.size - std::min(a.allocated, a.size) > b.size - std::min(b.allocated, b.size);
+  });
+  if (!segments.empty() && args.top > 0) {
+    std::printf("  segments with the most free bytes then\n");
+    TextTable table({{"segment", false}, {"pool", false}, {"stream", true}, {"size", true}, {"allocated", true}, {"free", true}});
+    for (size_t i = 0; i < segments.size() && i < static_cast<size_t>(args.top); ++i) {
+      const auto& u = segments[i];
+      table.add_row({hex(u.address), u.small_pool ? "small" : "large", std::to_string(u.stream),
+                     format_bytes(static_cast<int64_t>(u.size)), format_bytes(static_cast<int64_t>(std::min(u.allocated, u.size))),
+                     format_bytes(static_cast<int64_t>(u.size - std::min(u.allocated, u.size)))});
+    }
+    table.print(stdout);
+  }
+
+  std::printf("\n  live at the peak allocated: %zu blocks, largest first\n", w.live_at_peak.size());
+  TextTable live({{"size", true}, {"class", false}, {"address", false}, {"stream", true}, {"allocated by", false}});
+  for (size_t i = 0; i < w.live_at_peak.size() && i < static_cast<size_t>(args.top); ++i) {
+    const snapshot::WindowBlock& b = w.blocks[w.live_at_peak[i]];
+    std::string by = s.describe_stack(b.stack);
+    if (by.empty()) by = b.alloc_event < 0 ? "(before the window)" : "(no Python frame)";
+    live.add_row({format_bytes(static_cast<int64_t>(b.size)), b.size <= (1u << 20) ? "small" : "large", hex(b.address),
+                  std::to_string(b.stream), by});
+  }
+  live.print(stdout);
+
+  if (w.ooms.empty()) {
+    std::printf("\n  out-of-memory events: none\n");
+  } else {
+    std::printf("\n  out-of-memory events: %zu\n", w.ooms.size());
+    for (const snapshot::OomEvent& o : w.ooms) {
+      std::printf("    event %lld: request %s; device free %s; allocated %s, reserved %s\n", static_cast<long long>(o.event),
+                  format_bytes(static_cast<int64_t>(o.requested)).c_str(), format_bytes(static_cast<int64_t>(o.device_free)).c_str(),
+                  format_bytes(static_cast<int64_t>(o.allocated)).c_str(), format_bytes(static_cast<int64_t>(o.reserved)).c_str());
+      for (size_t k = 0; k < o.largest_live.size() && k < 3; ++k) {
+        const snapshot::WindowBlock& b = w.blocks[o.largest_live[k]];
+        std::printf("      live %s %s\n", format_bytes(static_cast<int64_t>(b.size)).c_str(), s.describe_stack(b.stack).c_str());
+      }
+    }
+  }
+
+  std::printf("\n  plan of the window (%zu buffers, %s)\n", r.problem.size(), r.planned.planner.c_str());
+  std::printf("    load          %s\n", bytes_text(static_cast<uint64_t>(r.load)).c_str());
+  std::printf("    arena         %s, gap %s\n", bytes_text(static_cast<uint64_t>(r.planned.plan->arena)).c_str(),
+              percent_gap(r.planned.plan->arena, r.load).c_str());
+  std::printf("    saving        %s\n", saving(w.peak_reserved.bytes, r.planned.plan->arena).c_str());
+  if (r.iterations.spans.empty()) {
+    std::printf("  iterations: none found (no snapshot markers, ProfilerStep annotations or repeating allocs)\n");
+  } else {
+    std::printf("  iterations: %zu, found by %s", r.iterations.spans.size(), r.iterations.found_by.c_str());
+    if (r.iterations.period_allocs) std::printf(" (%zu allocs each)", r.iterations.period_allocs);
+    std::printf("\n");
+    const auto& worst = *r.worst;
+    const snapshot::Iteration& span = r.iterations.spans[worst.index];
+    std::printf("    worst         #%zu, events [%zu, %zu): %zu buffers, load %s, arena %s, gap %s\n", worst.index,
+                span.first_event, span.end_event, worst.buffers, format_bytes(worst.load).c_str(),
+                format_bytes(worst.arena).c_str(), percent_gap(worst.arena, worst.load).c_str());
+    if (args.iterations) {
+      TextTable table({{"iteration", true}, {"events", false}, {"buffers", true}, {"load", true}, {"arena", true}});
+      for (const auto& it : r.iteration_plans) {
+        const snapshot::Iteration& sp = r.iterations.spans[it.index];
+        table.add_row({std::to_string(it.index), "[" + std::to_string(sp.first_event) + ", " + std::to_string(sp.end_event) + ")",
+                       std::to_string(it.buffers), format_bytes(it.load), it.arena ? format_bytes(it.arena) : ""});
+      }
+      table.print(stdout);
+    }
+  }
+  for (const std::string& warning : w.warnings) std::printf("  warning: %s\n", warning.c_str());
+}
+
+Json device_json(const snapshot::Snapshot& s, const DeviceReport& r) {
+  const snapshot::Window& w = r.window;
+  Json d;
+  d["device"] = r.device->device;
+  d["events"] = r.device->events.size();
+  d["blocks"] = w.blocks.size();
+  d["recorded"] = {{"peak_reserved_bytes", w.peak_reserved.bytes},
+                   {"peak_allocated_bytes", w.peak_allocated.bytes},
+                   {"peak_reserved_event", w.peak_reserved.event},
+                   {"peak_allocated_event", w.peak_allocated.event},
+                   {"start_reserved_bytes", w.start_reserved},
+                   {"start_allocated_bytes", w.start_allocated},
+                   {"end_reserved_bytes", w.end_reserved},
+                   {"end_allocated_bytes", w.end_allocated}};
+  d["load_bytes"] = r.load;
+  d["planned"] = {{"arena_bytes", r.planned.plan->arena},
+                  {"planner", r.planned.planner},
+                  {"buffers", r.problem.size()},
+                  {"saving_bytes", static_cast<int64_t>(w.peak_reserved.bytes) - r.planned.plan->arena}};
+  Json iterations = {{"count", r.iterations.spans.size()}, {"found_by", r.iterations.found_by}};
+  if (r.worst) {
+    const snapshot::Iteration& span = r.iterations.spans[r.worst->index];
+    iterations["worst"] = {{"index", r.worst->index}, {"first_event", span.first_event}, {"end_event", span.end_event},
+                           {"buffers", r.worst->buffers}, {"load_bytes", r.worst->load}, {"arena_bytes", r.worst->arena}};
+  }
+  d["iterations"] = iterations;
+  Json live = Json::array();
+  for (size_t i = 0; i < w.live_at_peak.size() && i < 25; ++i) {
+    const snapshot::WindowBlock& b = w.blocks[w.live_at_peak[i]];
+    live.push_back({{"size_bytes", b.size}, {"address", b.address}, {"stream", b.stream},
+                    {"small_pool", b.size <= (1u << 20)}, {"allocated_by", s.describe_stack(b.stack)},
+                    {"alloc_event", b.alloc_event}});
+  }
+  d["live_at_peak"] = live;
+  Json ooms = Json::array();
+  for (const snapshot::OomEvent& o : w.ooms) {
+    ooms.push_back({{"event", o.event}, {"requested_bytes", o.requested}, {"device_free_bytes", o.device_free},
+                    {"allocated_bytes", o.allocated}, {"reserved_bytes", o.reserved}});
+  }
+  d["ooms"] = ooms;
+  d["warnings"] = w.warnings;
+  return d;
+}
+
+void write_html(const snapshot::Snapshot& s, const DeviceReport& r, const SnapshotArguments& args) {
+  HtmlReportOptions options;
+  options.title = std::filesystem::path(args.path).stem().string() + ", device " + std::to_string(r.device->device) +
+                  ": recorded peak reserved " + format_bytes(static_cast<int64_t>(r.window.peak_reserved.bytes)) +
+                  ", allocated " + format_bytes(static_cast<int64_t>(r.window.peak_allocated.bytes));
+  options.operators.reserve(r.window.blocks.size());
+  for (const snapshot::WindowBlock& b : r.window.blocks) {
+    std::string by = s.describe_stack(b.stack);
+    options.operators.push_back(by.empty() && b.alloc_event < 0 ? "(before the window)" : by);
+  }
+  const std::vector<NamedPlan> plans = {{.name = r.planned.planner, .plan = *r.planned.plan}};
+  const std::string html = render_html_report(r.problem, plans, options);
+  write_file_or_throw(args.html_path, html);
+  if (args.html_path != "-" && !args.json) {
+    std::printf("\nwrote %s (device %d, %zu buffers, %zu bytes)\n", args.html_path.c_str(), r.device->device,
+                r.problem.size(), html.size());
+  }
+}
+
+void run_snapshot(const SnapshotArguments& args) {
+  check_output_path_or_throw(args.html_path, "--html");
+  std::error_code error;
+  if (std::filesystem::is_directory(args.path, error)) throw CommandError(args.path + ": is a directory, not a snapshot", kExitFailure);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<snapshot::Snapshot> read = snapshot::read_snapshot(args.path);
+  throw_if_error(read.status());
+  const snapshot::Snapshot s = std::move(read).value();
+  const double read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::vector<const snapshot::Device*> devices;
+  for (const snapshot::Device& d : s.devices) {
+    if (args.device < 0 || d.device == args.device) devices.push_back(&d);
+  }
+  if (devices.empty()) {
+    std::string known;
+    for (const snapshot::Device& d : s.devices) known += (known.empty() ? "" : ", ") + std::to_string(d.device);
+    throw CommandError(args.path + ": " + (args.device < 0 ? std::string("no device has segments or events")
+                                                           : "no device " + std::to_string(args.device) +
+                                                                 " (devices: " + (known.empty() ? "none" : known) + ")"),
+                       kExitFailure);
+  }
+  if (!args.html_path.empty() && devices.size() > 1) {
+    throw CommandError("--html draws one device; name it with --device (devices here: " +
+                           std::to_string(devices.size()) + ")",
+                       kExitFailure);
+  }
+
+  std::vector<DeviceReport> reports;
+  for (const snapshot::Device* d : devices) reports.push_back(explain(s, *d, args));
+  const double total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (args.json) {
+    Json doc;
+    doc["snapshot"] = args.path;
+    doc["format"] = s.newer_format ? "newer" : "older";
+    doc["file_bytes"] = s.file_bytes;
+    doc["read_seconds"] = read_seconds;
+    doc["seconds"] = total_seconds;
+    Json list = Json::array();
+    for (const DeviceReport& r : reports) list.push_back(device_json(s, r));
+    doc["devices"] = list;
+    doc["warnings"] = s.warnings;
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else {
+    std::printf("snapshot  %s (%s, %s format, %zu device%s)\n", args.path.c_str(),
+                format_bytes(static_cast<int64_t>(s.file_bytes)).c_str(), s.newer_format ? "newer" : "older",
+                s.devices.size(), s.devices.size() == 1 ? "" : "s");
+    std::printf("read in   %.3f s; explained and planned in %.3f s\n", read_seconds, total_seconds);
+    if (!s.alloc_conf.empty()) std::printf("PYTORCH_CUDA_ALLOC_CONF  %s\n", s.alloc_conf.c_str());
+    for (const std::string& warning : s.warnings) std::printf("warning: %s\n", warning.c_str());
+    for (const DeviceReport& r : reports) print_text(s, r, args);
+  }
+  if (!args.html_path.empty()) write_html(s, reports.front(), args);
+}
+
+}  // namespace
+
+void register_snapshot_command(CLI::App& app) {
+  auto args = std::make_shared<SnapshotArguments>();
+  CLI::App* command = app.add_subcommand(
+      "snapshot", "Explain a PyTorch CUDA memory snapshot and plan its window (peaks, live blocks, fragmentation, plan)");
+  command->add_option("snapshot", args->path, "A pickle written by torch.cuda.memory._dump_snapshot()")
+      ->required()
+      ->type_name("FILE.pickle");
+  command->add_option("--device", args->device, "Only this device (default: every device in the file)")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 20));
+  command->add_flag("--json", args->json, "Print one JSON object instead of the text report");
+  command->add_option("--html", args->html_path, "Write the interactive heap map of the window's plan ('-' for stdout)")
+      ->type_name("OUT.html");
+  command->add_flag("--iterations", args->iterations, "List every iteration's load (and the worst one's arena)");
+  command->add_option("-p,--planner", args->planner, "Planner for the window and the worst iteration")
+      ->type_name("NAME")
+      ->capture_default_str();
+  command->add_option("--top", args->top, "Rows of the live-at-peak and segment tables")
+      ->type_name("N")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  command->footer(
+      "Reads the snapshot as plain data (a pickle that would import or call code is refused,\n"
+      "naming the opcode and its offset; nothing in the file is run). For each device:\n"
+      "  - the window's start state: the dump-time segments with the window's events undone;\n"
+      "  - peak allocated (bytes the program requested and held) and peak reserved (bytes the\n"
+      "    caching allocator held in segments), and after which event;\n"
+      "  - at the peak reserved: reserved minus allocated by pool and the segments with the most\n"
+      "    free bytes (fragmentation and cache);\n"
+      "  - the blocks live at the peak allocated, largest first, with the Python frame\n"
+      "    (file:line function) that allocated them and their pool (small: <= 1 MiB);\n"
+      "  - out-of-memory events with what was allocated and reserved then;\n"
+      "  - the window as a planning problem (each block a buffer from its alloc to its\n"
+      "    free_completed, rounded up to 512 B; blocks from before the window live from its start,\n"
+      "    blocks still allocated live to its end): its load (a lower bound on any allocator's\n"
+      "    reserved bytes) and the planned arena, and the saving against the recorded peak reserved;\n"
+      "  - iterations (snapshot markers, ProfilerStep annotations, or a repeating alloc sequence):\n"
+      "    the worst one's load and arena.\n"
+      "\n"
+      "--json prints {\"snapshot\", \"format\", \"devices\": [{\"device\", \"recorded\": {\"peak_reserved_bytes\",\n"
+      "\"peak_allocated_bytes\", ...}, \"load_bytes\", \"planned\": {\"arena_bytes\", ...}, \"iterations\",\n"
+      "\"live_at_peak\", \"ooms\", \"warnings\"}]} (docs/snapshots.md has every field).\n"
+      "\n"
+      "Record one with PyTorch:\n"
+      "  torch.cuda.memory._record_memory_history(max_entries=100000)\n"
+      "  ... run a few steps ...\n"
+      "  torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")\n"
+      "\n"
+      "Examples:\n"
+      "  memplan snapshot snapshot.pickle\n"
+      "  memplan snapshot snapshot.pickle --device 0 --iterations\n"
+      "  memplan snapshot snapshot.pickle --json\n"
+      "  memplan snapshot snapshot.pickle --device 0 --html window.html");
+  command->callback([args] { run_snapshot(*args); });
+}
+
+}  // namespace memplan::cli
