@@ -38,4 +38,13 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
   set_tests_properties(scripts.gpu_check_dry_run PROPERTIES LABELS scripts TIMEOUT 120
     PASS_REGULAR_EXPRESSION "gpu-check: dry run passed"
     ENVIRONMENT "PYTHON=${Python_EXECUTABLE};PYTHONDONTWRITEBYTECODE=1")
+  # What decides the table's words (the comparison, the served fraction, the
+  # library's statistics line, the snapshot's trimming), case by case.
+  if(Python_EXECUTABLE)
+    add_test(NAME scripts.gpu_check_parts
+      COMMAND ${Python_EXECUTABLE} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR}/test_gpu_check.py
+      WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+    set_tests_properties(scripts.gpu_check_parts PROPERTIES LABELS scripts TIMEOUT 60
+      ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;MEMPLAN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  endif()
 endif()
