@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "simulate/caching_model.h"
+
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -297,6 +299,24 @@ TEST(ExpandableSegmentsModel, EmptyCacheUnmapsFreePages) {
   EXPECT_EQ(r.segment_events[2].bytes, 20 * MiB);
 }
 
+TEST(ExpandableSegmentsModel, RecordedExpandableStartSegmentsGrow) {
+  const uint64_t base = uint64_t{1} << 45;
+  const std::vector<StartSegment> start = {
+      {.address = base,
+       .size = 20 * MiB,
+       .expandable = true,
+       .blocks = {{.offset = 0, .size = 5 * MiB, .allocated = true}, {.offset = 5 * MiB, .size = 15 * MiB}}}};
+  const DeviceTrace trace = trace_of({alloc(1, 10 * MiB), alloc(2, 10 * MiB)}, start);
+  // The free 15 MiB serves the first request, the segment grows by a page for the second.
+  const ModelResult grown = expandable(trace);
+  EXPECT_EQ(grown.peak_reserved_bytes, 40 * MiB);
+  ASSERT_EQ(grown.segment_events.size(), 1u);
+  EXPECT_EQ(grown.segment_events[0].kind, SegmentEvent::Kind::kMap);
+  EXPECT_EQ(grown.segment_events[0].address, base + 20 * MiB);
+  // With expandable segments off, its blocks serve nothing new: two 10 MiB segments.
+  EXPECT_EQ(caching(trace).peak_reserved_bytes, 20 * MiB + 10 * MiB + 10 * MiB);
+}
+
 TEST(ExpandableSegmentsModel, StreamsGetTheirOwnSegments) {
   const ModelResult r = expandable(trace_of({alloc(1, 3 * MiB, 1), alloc(2, 3 * MiB, 2)}));
   EXPECT_EQ(r.peak_reserved_bytes, 40 * MiB);
@@ -455,6 +475,47 @@ TEST(AllocatorModels, ReservedCoversAllocatedCoversRequestedOnRandomTraces) {
       const StatusOr<ModelResult> cold = simulate_memplan_cold(trace, options);
       ASSERT_TRUE(cold.ok()) << cold.status().message();
       expect_ordered(*cold, "memplan_cold", seed);
+    }
+  }
+}
+
+// The caching model's structure (blocks tile segments, free neighbours
+// merged, pools hold exactly the free blocks, reserved = mapped bytes) after
+// every request of random traces, in both modes and with the settings that
+// free cached segments (capacity retries, max_split_size, garbage
+// collection, empty cache).
+TEST(CachingModel, InvariantsHoldAfterEveryRequest) {
+  const std::vector<AllocatorSettings> settings = {
+      {},
+      {.max_split_size_mb = 32, .capacity_bytes = 160 * MiB},
+      {.roundup_power2_divisions = {4}, .garbage_collection_threshold = 0.5, .capacity_bytes = 128 * MiB}};
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    for (const bool expandable : {false, true}) {
+      const AllocatorSettings& s = settings[seed % settings.size()];
+      AddressSpace space(uint64_t{1} << 46);
+      CachingModel model(s, expandable, space);
+      std::mt19937_64 rng(seed);
+      std::vector<uint64_t> live;
+      for (int i = 0; i < 600; ++i) {
+        const uint64_t c = rng() % 100;
+        if (c < 3) {
+          model.release_cached();
+        } else if (c < 55 || live.empty()) {
+          const uint64_t size = c % 2 == 0 ? 1 + rng() % (2 * MiB) : 1 + rng() % (40 * MiB);
+          const uint64_t at = model.allocate(size, static_cast<int64_t>(rng() % 2));
+          EXPECT_GE(model.live_size(at), size);
+          live.push_back(at);
+        } else {
+          const size_t k = rng() % live.size();
+          EXPECT_TRUE(model.free(live[k]));
+          live[k] = live.back();
+          live.pop_back();
+        }
+        const Status ok = model.check_invariants();
+        ASSERT_TRUE(ok.ok()) << ok.message() << " (seed " << seed << ", expandable " << expandable << ", step " << i
+                             << ")";
+        ASSERT_GE(model.reserved(), model.allocated());
+      }
     }
   }
 }
