@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "inputs.h"
+#include "memplan/allocator_model.h"
 #include "memplan/bounds.h"
 #include "memplan/planning.h"
 #include "memplan/render.h"
@@ -34,6 +35,14 @@ struct SnapshotArguments {
   bool iterations = false;
   std::string planner{kDefaultPlanner};
   int top = 10;
+  bool simulate = true;
+};
+
+// One allocator model's answer, or why it has none.
+struct Simulated {
+  std::string name;
+  std::optional<simulate::ModelResult> result;
+  std::string error;
 };
 
 // One device, explained and planned.
@@ -52,6 +61,7 @@ struct DeviceReport {
   };
   std::vector<IterationPlan> iteration_plans;  // every iteration's load; arena of the worst
   std::optional<IterationPlan> worst;
+  std::vector<Simulated> simulated;  // caching, expandable_segments, memplan, memplan_cold
 };
 
 std::string bytes_text(uint64_t bytes) { return bytes_with_units(static_cast<int64_t>(bytes)); }
@@ -101,6 +111,20 @@ DeviceReport explain(const snapshot::Snapshot& s, const snapshot::Device& device
       problems.clear();
       problems.push_back(std::move(p));
     }
+  }
+  if (args.simulate) {
+    const simulate::DeviceTrace trace = snapshot::device_trace(r.window, device);
+    const simulate::MemplanModelOptions memplan_options{.settings = s.settings};
+    auto add = [&](std::string model, StatusOr<simulate::ModelResult> result) {
+      Simulated sim{.name = std::move(model)};
+      if (result.ok()) sim.result = std::move(result).value();
+      else sim.error = result.status().message();
+      r.simulated.push_back(std::move(sim));
+    };
+    add("caching", simulate::simulate_caching(trace, s.settings));
+    add("expandable_segments", simulate::simulate_expandable_segments(trace, s.settings));
+    add("memplan", simulate::simulate_memplan(trace, memplan_options));
+    add("memplan_cold", simulate::simulate_memplan_cold(trace, memplan_options));
   }
   if (r.worst) {
     const PlanningResult worst = plan_or_throw(args.planner, problems.front(),
@@ -217,6 +241,27 @@ void print_text(const snapshot::Snapshot& s, const DeviceReport& r, const Snapsh
       table.print(stdout);
     }
   }
+  if (!r.simulated.empty()) {
+    std::printf("\n  allocator models replaying the window from its start state (peak reserved)\n");
+    TextTable table({{"model", false}, {"peak reserved", true}, {"vs recorded", true}, {"note", false}});
+    table.add_row({"recorded", format_bytes(static_cast<int64_t>(w.peak_reserved.bytes)), "", ""});
+    for (const Simulated& sim : r.simulated) {
+      if (!sim.result) {
+        table.add_row({sim.name, "", "", "failed: " + sim.error});
+        continue;
+      }
+      char ratio[32] = "";
+      if (w.peak_reserved.bytes > 0) {
+        std::snprintf(ratio, sizeof ratio, "%.3fx",
+                      static_cast<double>(sim.result->peak_reserved_bytes) / static_cast<double>(w.peak_reserved.bytes));
+      }
+      std::string note;
+      if (sim.name == "memplan") note = "steady state (the window after an identical one)";
+      if (sim.name == "memplan_cold") note = "the window alone";
+      table.add_row({sim.name, format_bytes(static_cast<int64_t>(sim.result->peak_reserved_bytes)), ratio, note});
+    }
+    table.print(stdout);
+  }
   for (const std::string& warning : w.warnings) std::printf("  warning: %s\n", warning.c_str());
 }
 
@@ -246,6 +291,32 @@ Json device_json(const snapshot::Snapshot& s, const DeviceReport& r) {
                            {"buffers", r.worst->buffers}, {"load_bytes", r.worst->load}, {"arena_bytes", r.worst->arena}};
   }
   d["iterations"] = iterations;
+  if (!r.simulated.empty()) {
+    Json simulated = Json::object();
+    for (const Simulated& sim : r.simulated) {
+      if (!sim.result) {
+        simulated[sim.name] = {{"error", sim.error}};
+        continue;
+      }
+      const simulate::ModelResult& m = *sim.result;
+      Json model = {{"peak_reserved_bytes", m.peak_reserved_bytes},
+                    {"peak_allocated_bytes", m.peak_allocated_bytes},
+                    {"peak_request_index", m.peak_request_index},
+                    {"start_reserved_bytes", m.start_reserved_bytes},
+                    {"final_reserved_bytes", m.final_reserved_bytes},
+                    {"device_allocations", m.device_allocations},
+                    {"device_frees", m.device_frees}};
+      if (sim.name.starts_with("memplan")) {
+        model["served"] = m.served;
+        model["fallback"] = m.fallback;
+        model["plans"] = m.plans;
+        model["arena_bytes"] = m.arena_bytes;
+        model["slab_bytes"] = m.slab_bytes;
+      }
+      simulated[sim.name] = model;
+    }
+    d["simulated"] = simulated;
+  }
   Json live = Json::array();
   for (size_t i = 0; i < w.live_at_peak.size() && i < 25; ++i) {
     const snapshot::WindowBlock& b = w.blocks[w.live_at_peak[i]];
@@ -358,6 +429,7 @@ void register_snapshot_command(CLI::App& app) {
   command->add_option("-p,--planner", args->planner, "Planner for the window and the worst iteration")
       ->type_name("NAME")
       ->capture_default_str();
+  command->add_flag("!--no-simulate", args->simulate, "Skip the allocator models (caching, expandable segments, memplan)");
   command->add_option("--top", args->top, "Rows of the live-at-peak and segment tables")
       ->type_name("N")
       ->check(CLI::Range(0, 100000))
@@ -378,11 +450,15 @@ void register_snapshot_command(CLI::App& app) {
       "    blocks still allocated live to its end): its load (a lower bound on any allocator's\n"
       "    reserved bytes) and the planned arena, and the saving against the recorded peak reserved;\n"
       "  - iterations (snapshot markers, ProfilerStep annotations, or a repeating alloc sequence):\n"
-      "    the worst one's load and arena.\n"
+      "    the worst one's load and arena;\n"
+      "  - the allocator models replaying the window from its start state with the recorded\n"
+      "    allocator settings: PyTorch's caching allocator, expandable segments, and memplan's\n"
+      "    device allocator (steady state: after an identical window; cold: the window alone).\n"
       "\n"
       "--json prints {\"snapshot\", \"format\", \"devices\": [{\"device\", \"recorded\": {\"peak_reserved_bytes\",\n"
-      "\"peak_allocated_bytes\", ...}, \"load_bytes\", \"planned\": {\"arena_bytes\", ...}, \"iterations\",\n"
-      "\"live_at_peak\", \"ooms\", \"warnings\"}]} (docs/snapshots.md has every field).\n"
+      "\"peak_allocated_bytes\", ...}, \"load_bytes\", \"planned\": {\"arena_bytes\", ...}, \"simulated\":\n"
+      "{\"caching\", \"expandable_segments\", \"memplan\", \"memplan_cold\": {\"peak_reserved_bytes\", ...}},\n"
+      "\"iterations\", \"live_at_peak\", \"ooms\", \"warnings\"}]} (docs/snapshots.md has every field).\n"
       "\n"
       "Record one with PyTorch:\n"
       "  torch.cuda.memory._record_memory_history(max_entries=100000)\n"
