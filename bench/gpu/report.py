@@ -99,6 +99,9 @@ def _notes(row):
             notes.append("cudnn.benchmark ok")
     if row.get("nondeterminism_warnings"):
         notes.append("nondeterministic ops warned")
+    left = (row.get("memplan_memory_at_end") or {}).get("allocated_bytes")
+    if left:
+        notes.append(f"{left / MIB:,.1f} MiB still allocated in memplan after the workload was released")
     return "; ".join(notes).replace("|", "/")
 
 
@@ -119,6 +122,58 @@ def table(rows):
     return "\n".join(lines) + "\n"
 
 
+# The targets a training row of memplan is held to: peak reserved at most
+# RESERVED_VS_DEFAULT x the default allocator's and no more than expandable
+# segments'; median step within STEP_SLACK of the fastest allocator's; losses
+# identical to the default's.
+RESERVED_VS_DEFAULT = 0.85
+STEP_SLACK = 1.02
+
+
+def targets(rows):
+    """One verdict per (training workload, memplan allocator) that ran."""
+    ran = [r for r in rows if r.get("status") == "ok" and r.get("run", "main") == "main"]
+    verdicts = []
+    for row in ran:
+        if not row["allocator"].startswith("memplan") or row.get("kind") != "train":
+            continue
+        same = {r["allocator"]: r for r in ran if r["workload"] == row["workload"]}
+        default, expandable = same.get("default"), same.get("expandable")
+        reserved = row.get("peak_reserved_bytes")
+        fastest = min(r["step_ms_median"] for r in same.values())
+        verdict = {"workload": row["workload"], "allocator": row["allocator"]}
+        if default and reserved is not None and default.get("peak_reserved_bytes"):
+            verdict["reserved_vs_default"] = reserved / default["peak_reserved_bytes"]
+            verdict["reserved_target_met"] = verdict["reserved_vs_default"] <= RESERVED_VS_DEFAULT
+        if expandable and reserved is not None and expandable.get("peak_reserved_bytes") is not None:
+            verdict["reserved_vs_expandable"] = reserved / expandable["peak_reserved_bytes"]
+            verdict["not_above_expandable"] = reserved <= expandable["peak_reserved_bytes"]
+        verdict["step_vs_fastest"] = row["step_ms_median"] / fastest
+        verdict["step_target_met"] = verdict["step_vs_fastest"] <= STEP_SLACK
+        verdict["losses_identical"] = row.get("compare") == "identical"
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _yes(value):
+    return "–" if value is None else ("yes" if value else "**no**")
+
+
+def targets_table(verdicts):
+    if not verdicts:
+        return ""
+    lines = ["", f"Targets (training rows of memplan): peak reserved ≤ {RESERVED_VS_DEFAULT}x the default's and ≤ "
+             f"expandable segments'; median step ≤ {STEP_SLACK}x the fastest allocator's; losses identical.", "",
+             "| workload | allocator | reserved vs default | ≤ 0.85x | vs expandable | ≤ expandable | step vs fastest "
+             "| ≤ 1.02x | losses identical |", "|" + "---|" * 9]
+    for v in verdicts:
+        lines.append(f"| {v['workload']} | {v['allocator']} | {_ratio(v.get('reserved_vs_default'))} | "
+                     f"{_yes(v.get('reserved_target_met'))} | {_ratio(v.get('reserved_vs_expandable'))} | "
+                     f"{_yes(v.get('not_above_expandable'))} | {_ratio(v.get('step_vs_fastest'))} | "
+                     f"{_yes(v.get('step_target_met'))} | {_yes(v.get('losses_identical'))} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(rows, meta):
     env = meta.get("environment") or {}
     head = [f"# memplan GPU check{' (dry run)' if meta.get('dry_run') else ''}", ""]
@@ -127,14 +182,14 @@ def markdown(rows, meta):
         head += [f"Measured on: {where}.", ""]
     head += [f"Started {meta.get('started', '?')}; {meta.get('finished_runs', 0)} of {meta.get('planned_runs', 0)} runs "
              f"done{' (partial)' if meta.get('partial') else ''}. Columns: docs/gpu.md.", "", ""]
-    return "\n".join(head) + table(rows)
+    return "\n".join(head) + table(rows) + targets_table(targets(rows))
 
 
 def write(out_dir, rows, meta):
     """Writes gpu-check.json and gpu-check.md into out_dir (each replaced
     whole, so a reader never sees half a file). Returns their paths."""
     rows = derive(rows)
-    document = dict(meta, schema=SCHEMA, rows=rows)
+    document = dict(meta, schema=SCHEMA, rows=rows, targets=targets(rows))
     paths = []
     for name, text in (("gpu-check.json", json.dumps(document, indent=1) + "\n"), ("gpu-check.md", markdown(rows, meta))):
         path = os.path.join(out_dir, name)

@@ -190,7 +190,7 @@ def run_workload(args, name, device, memplan, context):
     with warnings.catch_warnings(record=True) as caught, context:
         warnings.simplefilter("always")
         work = Workload(name, device, tiny=args.tiny, seed=args.seed, probe=driver.probe)
-        row["model"] = work.model_name
+        row["model"], row["kind"] = work.model_name, work.kind
         if memplan is not None:
             memplan.mark()  # the set-up (weights, inputs' generator) is a span of its own, not the first step's
         step_ms, values = [], []
@@ -223,6 +223,10 @@ def run_workload(args, name, device, memplan, context):
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
     row["held_at_end_bytes"] = driver.held()
+    if memplan is not None:
+        # Every tensor of the workload is gone: what memplan still counts as
+        # allocated is a leak (or a block PyTorch keeps, as the MemPool's).
+        row["memplan_memory_at_end"] = memplan.memory_stats()
     notes = sorted({str(w.message).splitlines()[0] for w in caught if "determinis" in str(w.message)})
     if notes:
         row["nondeterminism_warnings"] = notes[:5]

@@ -67,6 +67,29 @@ def test_nearest_rank_percentile_and_the_first_step_left_out():
     assert summary == {"step_ms_median": 20.0, "step_ms_p99": 30.0, "timed_steps": 3}
 
 
+def timed(workload, allocator, reserved, median, values=("0x1p+0",), kind="train"):
+    r = row(workload, allocator, list(values), reserved=reserved)
+    r.update(kind=kind, step_ms_median=median)
+    return r
+
+
+def test_targets_hold_memplan_to_the_default_expandable_and_the_fastest():
+    rows = report.derive([timed("lm_train_fixed", "default", 1000, 100.0),
+                          timed("lm_train_fixed", "expandable", 900, 101.0),
+                          timed("lm_train_fixed", "memplan_pluggable", 850, 101.5),
+                          timed("lm_train_fixed", "memplan_mempool", 950, 103.0, values=("0x1p-1",)),
+                          timed("bert_infer", "memplan_pluggable", 10, 1.0, kind="infer")])
+    verdicts = {v["allocator"]: v for v in report.targets(rows)}
+    assert set(verdicts) == {"memplan_pluggable", "memplan_mempool"}  # training rows of memplan only
+    met = verdicts["memplan_pluggable"]
+    assert met["reserved_vs_default"] == 0.85 and met["reserved_target_met"] and met["not_above_expandable"]
+    assert met["step_target_met"] and met["losses_identical"]
+    missed = verdicts["memplan_mempool"]
+    assert not missed["reserved_target_met"] and not missed["not_above_expandable"]
+    assert not missed["step_target_met"] and not missed["losses_identical"]
+    assert "**no**" in report.targets_table(report.targets(rows))
+
+
 def test_a_snapshot_over_the_limit_keeps_the_latest_half_of_its_window_until_it_fits(tmp_path):
     path = tmp_path / "snapshot.pickle"
     events = [{"action": "alloc", "addr": i, "size": 512, "frames": [{"filename": "x" * 200}]} for i in range(1000)]
