@@ -203,6 +203,14 @@ bool CachingModel::fits(uint64_t bytes) const {
 }
 
 Status CachingModel::load_start(const std::vector<StartSegment>& start) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // (address, end)
+  for (const StartSegment& s : start) ranges.emplace_back(s.address, s.address + s.size);
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i].first < ranges[i - 1].second) {
+      return InvalidArgument("start segments overlap at address " + std::to_string(ranges[i].first));
+    }
+  }
   for (size_t i = 0; i < start.size(); ++i) {
     const StartSegment& s = start[i];
     const std::string where = "start segment " + std::to_string(i) + " (address " + std::to_string(s.address) + ")";

@@ -38,7 +38,9 @@ class SimulatedDevice final : public runtime::DeviceMemory, public runtime::Devi
         caching_(options.settings, options.settings.expandable_segments, space_) {}
 
   Status load_start(const DeviceTrace& trace) {
-    if (options_.fallback == FallbackModel::kCaching) return caching_.load_start(trace.start);
+    // The caching model also checks the start state (for kExact it serves nothing).
+    MEMPLAN_RETURN_IF_ERROR(caching_.load_start(trace.start));
+    if (options_.fallback == FallbackModel::kCaching) return Status::Ok();
     for (const StartSegment& s : trace.start) {
       for (const StartBlock& b : s.blocks) {
         if (!b.allocated) continue;

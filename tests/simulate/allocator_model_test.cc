@@ -212,6 +212,13 @@ TEST(CachingModel, RefusesTracesThatContradictThemselves) {
   const StatusOr<ModelResult> r = simulate_caching(trace_of({}, gap), {});
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("start segment 0"), std::string::npos) << r.status().message();
+  const std::vector<StartSegment> overlapping = {{.address = 1 << 30, .size = 2 * MiB, .small_pool = true},
+                                                 {.address = (1 << 30) + MiB, .size = 2 * MiB, .small_pool = true}};
+  EXPECT_EQ(simulate_caching(trace_of({}, overlapping), {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(simulate_memplan(trace_of({}, overlapping)).status().code(), StatusCode::kInvalidArgument);
+  MemplanModelOptions exact;
+  exact.fallback = FallbackModel::kExact;
+  EXPECT_EQ(simulate_memplan_cold(trace_of({}, overlapping), exact).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(simulate_caching(trace_of({}), {.max_split_size_mb = 8}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(simulate_caching(trace_of({}), {.roundup_power2_divisions = {3}}).status().code(),
             StatusCode::kInvalidArgument);
