@@ -50,7 +50,9 @@ namespace memplan::merge_alloc {
 struct MergeAllocOptions {
   // Any name of memplan's planner registry (`memplan planners`).
   std::string planner = "portfolio";
-  // Alignment in bytes of every merged buffer and of the merged allocation (power of two).
+  // Least alignment in bytes of every merged buffer (power of two). A buffer
+  // whose element type or alignment attribute asks for more gets that; the
+  // merged allocation is aligned to the largest of its buffers' alignments.
   int64_t alignment = 64;
   // Print, per scope, the buffers, load, arena, gap and bytes saved (to stderr).
   bool report = false;
@@ -86,7 +88,10 @@ struct MergeableAlloc {
   int64_t first_use = 0;  // tick, inclusive
   int64_t last_use = 0;   // tick, inclusive
   int64_t size = 0;       // bytes
-  int64_t alignment = 1;  // the alloc's own alignment attribute (the scope's is applied on top)
+  // The larger of the alloc's alignment attribute and its element type's
+  // preferred alignment (Note [Element alignment] in merge_alloc_analysis.cc);
+  // the `alignment` option is applied on top.
+  int64_t alignment = 1;
   mlir::Attribute memory_space;  // the alloc's memory space; null for the default one
   std::vector<mlir::Operation*> deallocs;  // memref.dealloc of the alloc or an alias; removed by the pass
 };
@@ -131,6 +136,7 @@ enum class AnalysisMutation {
   kNone,
   kSelectIsPlainUse,        // arith.select's result is not followed
   kAffineParallelIsTransparent,  // affine.parallel allocs hoisted into the enclosing scope
+  kElementAlignmentIgnored,      // a buffer's alignment ignores its element type
 };
 void set_analysis_mutation_for_testing(AnalysisMutation mutation);
 
@@ -142,7 +148,7 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function);
 
 // The scope's planning problem: buffer i is scope.mergeable[i], id "b<i>@<line>"
 // (the alloc's source line when known), with the half-open lifetime, the size,
-// and alignment max(alloc alignment, options alignment); then one buffer per
+// and alignment max(MergeableAlloc::alignment, `alignment`); then one buffer per
 // scope.hoisted block, live over its parallel op.
 Problem to_problem(const AllocScope& scope, int64_t alignment);
 

@@ -11,7 +11,8 @@
 //      (then it is kept).
 //   3. For each memref.alloc, check its type: static shape, identity layout,
 //      default memory space, an element type of known byte size; and that its
-//      alignment attribute, if any, is a power of two.
+//      alignment attribute, if any, is a power of two. Its alignment is the
+//      larger of that attribute and its element's (Note [Element alignment]).
 //   4. Follow its aliases (results of view-like ops: subview, view, cast,
 //      reinterpret_cast, expand_shape, collapse_shape, transpose, reshape) with
 //      a worklist, and its joins: values that may hold it or another buffer
@@ -41,13 +42,20 @@
 #include <optional>
 
 #include "merge_alloc.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
 #include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Target/LLVMIR/TypeToLLVM.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/Support/Error.h"
+#include "llvm/IR/LLVMContext.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -147,6 +155,62 @@ std::optional<int64_t> element_bytes(mlir::Type type) {
   if (!is_power_of_two(bytes)) return std::nullopt;
   return bytes;
 }
+
+// Note [Element alignment]. The LLVM lowering addresses a memref's elements
+// at the alignment it assumes for the element type: memref.load and
+// memref.store become llvm.load/store without an alignment, which LLVM takes
+// as the type's ABI alignment, and vector.load/store and vector transfers
+// carry the element's preferred alignment. An x86 `vector<8xf32>` load is
+// then a 32-byte-aligned vmovaps, which faults at an address that is only
+// 16-byte aligned. A merged buffer's offset is therefore a multiple of the
+// preferred alignment (never below the ABI one) of its element type as the
+// lowering sees it: converted by LLVMTypeConverter (index at the data
+// layout's index width) and measured by that converter's llvm::DataLayout
+// (LLVM's default, the lowering's default) and by the module's
+// `llvm.data_layout`, when it has one (the LLVM IR translation uses it).
+// MLIR's own DataLayout is not used: it gives sub-byte vectors a byte per
+// element (vector<8xi1>: 8 bytes, alignment 8), where LLVM packs them into
+// one. The pass's `alignment` option and the alloc's attribute only raise it.
+class ElementAlignment {
+ public:
+  explicit ElementAlignment(mlir::func::FuncOp function)
+      : converter_(function.getContext(),
+                   mlir::LowerToLLVMOptions(function.getContext(), mlir::DataLayout::closest(function))),
+        to_llvm_(llvm_context_) {
+    auto module = function->getParentOfType<mlir::ModuleOp>();
+    if (!module) return;
+    auto layout = module->getAttrOfType<mlir::StringAttr>(mlir::LLVM::LLVMDialect::getDataLayoutAttrName());
+    if (!layout) return;
+    // One the translation cannot parse fails there; it adds nothing here.
+    llvm::Expected<llvm::DataLayout> parsed = llvm::DataLayout::parse(layout.getValue());
+    if (parsed)
+      module_layout_.emplace(std::move(*parsed));
+    else
+      llvm::consumeError(parsed.takeError());
+  }
+
+  // In bytes; 1 for a type the lowering cannot convert (the type rules have
+  // kept such an alloc already).
+  int64_t of(mlir::Type element) {
+    if (g_mutation == AnalysisMutation::kElementAlignmentIgnored) return 1;
+    auto [it, inserted] = cache_.try_emplace(element, 1);
+    if (!inserted) return it->second;
+    mlir::Type converted = converter_.convertType(element);
+    llvm::Type* lowered = converted ? to_llvm_.translateType(converted) : nullptr;
+    if (lowered == nullptr || !lowered->isSized()) return 1;
+    uint64_t alignment = converter_.getDataLayout().getPrefTypeAlign(lowered).value();
+    if (module_layout_) alignment = std::max<uint64_t>(alignment, module_layout_->getPrefTypeAlign(lowered).value());
+    it->second = static_cast<int64_t>(alignment);
+    return it->second;
+  }
+
+ private:
+  mlir::LLVMTypeConverter converter_;
+  llvm::LLVMContext llvm_context_;
+  mlir::LLVM::TypeToLLVMIRTranslator to_llvm_;
+  std::optional<llvm::DataLayout> module_layout_;
+  llvm::DenseMap<mlir::Type, int64_t> cache_;
+};
 
 // Step 3: the reason the type rules the alloc out, or nullopt.
 std::optional<std::string> type_reason(mlir::MemRefType type, int64_t* bytes) {
@@ -256,7 +320,8 @@ struct AllocVerdict {
 };
 
 // Steps 3-5 for one alloc.
-AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const Ticks& ticks) {
+AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const Ticks& ticks,
+                           ElementAlignment& element_alignment) {
   AllocVerdict verdict;
   MergeableAlloc& m = verdict.mergeable;
   m.alloc = alloc;
@@ -277,6 +342,7 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
     }
     m.alignment = align.getInt();
   }
+  m.alignment = std::max(m.alignment, element_alignment.of(alloc.getType().getElementType()));
 
   const int64_t alloc_tick = ticks.tick.lookup(alloc);
   int64_t first = INT64_MAX;
@@ -441,6 +507,7 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
   ticks.end.reserve(op_count);
   int64_t next = 0;
   number_ops(function, next, ticks);
+  ElementAlignment element_alignment(function);
 
   llvm::DenseMap<Operation*, size_t> scope_index;
   size_t nested = 0;
@@ -474,7 +541,7 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
                                        "', a region op the pass does not hoist across"});
       return;
     }
-    AllocVerdict verdict = analyze_alloc(alloc, owner, ticks);
+    AllocVerdict verdict = analyze_alloc(alloc, owner, ticks, element_alignment);
     if (verdict.kept_reason) {
       scope.kept.push_back({alloc, std::move(*verdict.kept_reason)});
     } else if (!owner->getRegion(0).hasOneBlock()) {

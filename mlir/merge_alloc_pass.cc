@@ -5,14 +5,16 @@
 //   1. Analyse every function (merge_alloc_analysis.cc); collect the scopes of
 //      the whole module in order, so that extracted files are numbered stably.
 //   2. Per scope, innermost first (reverse module order): build the Problem
-//      (half-open lifetimes, alignment max(alloc's, option)), run the chosen
+//      (half-open lifetimes; alignment the largest of the option, the alloc's
+//      attribute and its element type's, Note [Element alignment]), run the chosen
 //      memplan planner, and check its plan with memplan::validate — the pass
 //      never rewrites IR from a plan the oracle rejects. With hoist-parallel,
 //      a parallel body with a constant iteration space then becomes one
 //      buffer of its parent's problem: arena (rounded up to its alignment)
 //      times the trip count, live over the parallel op.
 //   3. In module order (parents first): insert `memref.alloc() {alignment = A}
-//      : memref<ARENAxi8>` at the start of the scope body (or, for a hoisted
+//      : memref<ARENAxi8>`, A the largest of its buffers' alignments, at the
+//      start of the scope body (or, for a hoisted
 //      body, compute its slice's offset in the parent's buffer from the
 //      iteration's linear index). Replace each mergeable alloc by
 //      `memref.view %merged[%offset][]` (same result type, so every user and
@@ -154,7 +156,8 @@ void rewrite_scope(AllocScope& scope, ScopeResult& result, const ScopeResult* pa
     auto merged_type = mlir::MemRefType::get({plan.arena}, builder.getI8Type(), mlir::MemRefLayoutAttrInterface{},
                                              scope.memory_space);
     // Offsets are multiples of each buffer's alignment, so the base must be
-    // aligned to the largest of them (an alloc may ask for more than the option).
+    // aligned to the largest of them (an element type or an alloc's attribute
+    // may ask for more than the option).
     int64_t alignment = 1;
     for (size_t i = 0; i < problem.size(); ++i) alignment = std::max(alignment, problem.alignment_of(i));
     auto merged = builder.create<mlir::memref::AllocOp>(loc, merged_type, builder.getI64IntegerAttr(alignment));
@@ -195,7 +198,8 @@ void print_report(llvm::raw_ostream& os, const AllocScope& scope, const ScopeRes
         i < scope.mergeable.size()
             ? type_string(mlir::memref::AllocOp(scope.mergeable[i].alloc).getType())
             : "hoisted '" + scope.hoisted[i - scope.mergeable.size()].parallel->getName().getStringRef().str() + "' body";
-    os << "  " << b.id << "  " << what << "  size " << b.size << "  live [" << b.lower << ", " << b.upper
+    os << "  " << b.id << "  " << what << "  size " << b.size << "  align " << result.problem.alignment_of(i)
+       << "  live [" << b.lower << ", " << b.upper
        << ")  offset " << result.plan.offsets[i] << "\n";
   }
   for (const KeptAlloc& k : scope.kept)
@@ -270,7 +274,8 @@ class MergeAllocPass : public mlir::PassWrapper<MergeAllocPass, mlir::OperationP
     return "Merge each alloc scope's mergeable memref.alloc ops into one planned i8 buffer (memplan)";
   }
   void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    registry.insert<mlir::memref::MemRefDialect, mlir::arith::ArithmeticDialect>();
+    // The LLVM dialect for the analysis's element alignment (LLVMTypeConverter).
+    registry.insert<mlir::memref::MemRefDialect, mlir::arith::ArithmeticDialect, mlir::LLVM::LLVMDialect>();
   }
 
   void runOnOperation() override {
@@ -371,7 +376,8 @@ class MergeAllocPass : public mlir::PassWrapper<MergeAllocPass, mlir::OperationP
   Option<std::string> planner_{*this, "planner",
                                llvm::cl::desc("memplan planner (`memplan planners`)"),
                                llvm::cl::init(std::string(kDefaultPlanner))};
-  Option<int64_t> alignment_{*this, "alignment", llvm::cl::desc("alignment of merged buffers in bytes"),
+  Option<int64_t> alignment_{*this, "alignment",
+                             llvm::cl::desc("least alignment of merged buffers in bytes (element types may raise it)"),
                              llvm::cl::init(64)};
   Option<bool> report_{*this, "report", llvm::cl::desc("print a per-scope report to stderr"),
                        llvm::cl::init(false)};

@@ -24,9 +24,9 @@
 // CHECK-NOT:   memref.alloc
 
 // REPORT:      memplan-merge-alloc @mlp: 3 merged, 1 kept; planner portfolio, alignment 64
-// REPORT-NEXT:   b0@L{{[0-9]+}}  memref<128x128xf32>  size 65536  live [{{[0-9]+}}, {{[0-9]+}})  offset 0
-// REPORT-NEXT:   b1@L{{[0-9]+}}  memref<128x128xf32>  size 65536  live [{{[0-9]+}}, {{[0-9]+}})  offset 65536
-// REPORT-NEXT:   b2@L{{[0-9]+}}  memref<128x128xf32>  size 65536  live [{{[0-9]+}}, {{[0-9]+}})  offset 0
+// REPORT-NEXT:   b0@L{{[0-9]+}}  memref<128x128xf32>  size 65536  align 64  live [{{[0-9]+}}, {{[0-9]+}})  offset 0
+// REPORT-NEXT:   b1@L{{[0-9]+}}  memref<128x128xf32>  size 65536  align 64  live [{{[0-9]+}}, {{[0-9]+}})  offset 65536
+// REPORT-NEXT:   b2@L{{[0-9]+}}  memref<128x128xf32>  size 65536  align 64  live [{{[0-9]+}}, {{[0-9]+}})  offset 0
 // REPORT-NEXT:   kept @L{{[0-9]+}}  memref<128x128xf32>: returned
 // REPORT-NEXT:   load 131072 B, arena 131072 B, gap 0.00%, separate 196608 B, saved 65536 B (33.3%)
 

@@ -7,8 +7,11 @@
 //      whose generator-side use intervals intersect (the analysis neither
 //      misses a use nor invents one);
 //   2. the offsets the pass wrote into the IR (memref.view operands) form a
-//      plan that memplan::validate accepts for the extracted problem;
-//   3. the merged allocation is exactly the planner's arena for that problem.
+//      plan that memplan::validate accepts for the extracted problem, and
+//      each is a multiple of its element type's alignment (a generator-side
+//      table) and of the option;
+//   3. the merged allocation is exactly the planner's arena for that problem,
+//      aligned to the largest of its buffers' alignments.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,11 +24,16 @@
 #include "memplan/planner.h"
 #include "memplan/validate.h"
 #include "merge_alloc.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/LLVMContext.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/TypeToLLVM.h"
 
 namespace memplan::merge_alloc {
 namespace {
@@ -98,6 +106,73 @@ TEST_F(MergeAllocTest, ExtractsTheProposalExampleAsAChainOfConflicts) {
   EXPECT_FALSE(problem.buffers[0].overlaps_in_time(problem.buffers[2]));
 }
 
+// Note [Element alignment]: every element type the pass merges gets at least
+// the alignment that its LLVM lowering assumes, in the lowering's default data
+// layout (convert-memref-to-llvm, convert-vector-to-llvm) and in x86-64's,
+// which mlir-cpu-runner's JIT uses here: the ABI alignment (memref.load and
+// memref.store of the element, at translation) and the preferred alignment
+// (vector.load, vector.store, vector transfers on the memref).
+TEST_F(MergeAllocTest, EveryMergedElementTypeGetsTheAlignmentItsLoweringAssumes) {
+  const std::vector<std::string> types = {
+      "i1", "i4", "i8", "i16", "i32", "i64", "i128", "index", "f16", "bf16", "f32", "f64", "f128",
+      "vector<8xi1>", "vector<2xi4>", "vector<16xi8>", "vector<4xf16>", "vector<2xf32>", "vector<4xf32>",
+      "vector<8xf32>", "vector<16xf32>", "vector<2xf64>", "vector<4xf64>", "vector<2x4xf32>", "vector<4xi64>"};
+  std::string text = "func.func @types() {\n";
+  for (const std::string& type : types) text += "  memref.alloc() : memref<3x" + type + ">\n";
+  text += "  return\n}\n";
+  auto module = parse(text);
+  ASSERT_TRUE(module);
+  std::vector<AllocScope> scopes = analyze_function(*module->getOps<mlir::func::FuncOp>().begin());
+  ASSERT_EQ(scopes.size(), 1u);
+  ASSERT_TRUE(scopes[0].kept.empty()) << scopes[0].kept[0].reason;
+  ASSERT_EQ(scopes[0].mergeable.size(), types.size());
+  mlir::LLVMTypeConverter converter(&context_);
+  llvm::LLVMContext llvm_context;
+  mlir::LLVM::TypeToLLVMIRTranslator to_llvm(llvm_context);
+  const llvm::DataLayout x86_64("e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128");
+  for (size_t i = 0; i < types.size(); ++i) {
+    llvm::Type* lowered = to_llvm.translateType(converter.convertType(mlir::parseType(types[i], &context_)));
+    ASSERT_NE(lowered, nullptr) << types[i];
+    const int64_t alignment = scopes[0].mergeable[i].alignment;
+    for (const llvm::DataLayout* layout : {&converter.getDataLayout(), &x86_64}) {
+      EXPECT_GE(alignment, static_cast<int64_t>(layout->getABITypeAlign(lowered).value())) << types[i];
+      EXPECT_GE(alignment, static_cast<int64_t>(layout->getPrefTypeAlign(lowered).value())) << types[i];
+    }
+  }
+  // With alignment=1 a buffer has exactly its element's alignment; a larger
+  // option raises it.
+  auto planned = [&](const std::string& type, int64_t option) {
+    const size_t i = std::find(types.begin(), types.end(), type) - types.begin();
+    return to_problem(scopes[0], option).buffers.at(i).alignment;
+  };
+  EXPECT_EQ(planned("vector<8xf32>", 1), 32);
+  EXPECT_EQ(planned("vector<8xf32>", 16), 32);
+  EXPECT_EQ(planned("vector<8xf32>", 64), 64);
+  EXPECT_EQ(planned("vector<2xi4>", 1), 1);  // LLVM packs sub-byte vectors into bytes
+  EXPECT_EQ(planned("vector<8xi1>", 1), 1);
+  EXPECT_EQ(planned("i1", 1), 1);
+  EXPECT_EQ(planned("i4", 1), 1);
+  EXPECT_EQ(planned("f16", 1), 2);
+  EXPECT_EQ(planned("f64", 1), 8);
+  EXPECT_EQ(planned("f64", 4), 8);
+  EXPECT_EQ(planned("index", 1), 8);
+}
+
+// An alignment attribute on the alloc raises the element's alignment, never lowers it.
+TEST_F(MergeAllocTest, AnAllocsAlignmentAttributeOnlyRaisesItsElementsAlignment) {
+  auto module = parse(
+      "func.func @attrs() {\n"
+      "  memref.alloc() {alignment = 4 : i64} : memref<2xvector<8xf32>>\n"
+      "  memref.alloc() {alignment = 128 : i64} : memref<2xf16>\n"
+      "  return\n}\n");
+  ASSERT_TRUE(module);
+  std::vector<AllocScope> scopes = analyze_function(*module->getOps<mlir::func::FuncOp>().begin());
+  ASSERT_EQ(scopes.size(), 1u);
+  ASSERT_EQ(scopes[0].mergeable.size(), 2u);
+  EXPECT_EQ(scopes[0].mergeable[0].alignment, 32);
+  EXPECT_EQ(scopes[0].mergeable[1].alignment, 128);
+}
+
 TEST(ExtractPath, NumbersFilesOnlyWhenThereAreSeveralScopes) {
   EXPECT_EQ(extract_path_for_scope("out/p.csv", 0, 1), "out/p.csv");
   EXPECT_EQ(extract_path_for_scope("out/p.csv", 2, 3), "out/p.2.csv");
@@ -126,6 +201,57 @@ struct RandomProgram {
   int opaque_allocs = 0;            // allocations inside the unregistered op (kept)
 };
 
+// The generator's element types, with the alignment that their LLVM lowering
+// assumes on x86-64 (written out here, independently of the pass) and a
+// constant of the type to write. Half the buffers are f32, so that joins of
+// two handles of one type stay common.
+struct ElementKind {
+  const char* type;
+  int64_t alignment;
+  const char* constant;  // an SSA value defined at the top of the function
+};
+constexpr ElementKind kElementKinds[] = {
+    {"f32", 4, "%one"},
+    {"f16", 2, "%k_f16"},
+    {"f64", 8, "%k_f64"},
+    {"i1", 1, "%k_i1"},
+    {"i4", 1, "%k_i4"},
+    {"vector<4xf32>", 16, "%k_v4f32"},
+    {"vector<8xf32>", 32, "%k_v8f32"},
+    {"vector<2xf64>", 16, "%k_v2f64"},
+    {"vector<4xf16>", 8, "%k_v4f16"},
+    {"vector<8xi1>", 1, "%k_v8i1"},
+};
+constexpr const char* kElementConstants =
+    "  %one = arith.constant 1.0 : f32\n"
+    "  %k_f16 = arith.constant 1.0 : f16\n"
+    "  %k_f64 = arith.constant 1.0 : f64\n"
+    "  %k_i1 = arith.constant true\n"
+    "  %k_i4 = arith.constant 3 : i4\n"
+    "  %k_v4f32 = arith.constant dense<1.0> : vector<4xf32>\n"
+    "  %k_v8f32 = arith.constant dense<1.0> : vector<8xf32>\n"
+    "  %k_v2f64 = arith.constant dense<1.0> : vector<2xf64>\n"
+    "  %k_v4f16 = arith.constant dense<1.0> : vector<4xf16>\n"
+    "  %k_v8i1 = arith.constant dense<true> : vector<8xi1>\n";
+
+const ElementKind* element_kind(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  for (const ElementKind& kind : kElementKinds)
+    if (os.str() == kind.type) return &kind;
+  return nullptr;
+}
+
+// Writes the buffer: linalg.fill for a scalar element, a store of element 0
+// for a vector element.
+std::string write_op(const std::string& name, const std::string& type, const ElementKind& element) {
+  if (std::string_view(element.type).starts_with("vector"))
+    return std::string("memref.store ") + element.constant + ", " + name + "[%c0] : " + type + "\n";
+  return std::string("linalg.fill ins(") + element.constant + " : " + element.type + ") outs(" + name + " : " + type +
+         ")\n";
+}
+
 RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich) {
   RandomProgram p;
   std::string body;
@@ -134,6 +260,7 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
     std::string name;
     std::string type;
     std::vector<size_t> buffers;
+    const ElementKind* element = &kElementKinds[0];
   };
   std::vector<Handle> handles;
   std::vector<bool> live;
@@ -150,15 +277,22 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
     if (static_cast<int>(live.size()) < buffer_count && (handles.empty() || roll < 30)) {
       // Allocate and immediately write: the write is the buffer's first use.
       const size_t b = live.size();
-      const int64_t n = int64_t{1} << std::uniform_int_distribution<int>(0, 8)(rng);
+      // Element counts 1..256, odd ones too, so that sizes do not keep
+      // offsets aligned by themselves.
+      const int64_t n = std::uniform_int_distribution<int64_t>(1, int64_t{1} << std::uniform_int_distribution<int>(0, 8)(rng))(rng);
+      const ElementKind& element =
+          coin(rng) < 50 ? kElementKinds[0] : kElementKinds[1 + pick(std::size(kElementKinds) - 1)];
       live.push_back(true);
       p.escaped.push_back(false);
-      Handle h{.name = "%b" + std::to_string(b), .type = "memref<" + std::to_string(n) + "xf32>", .buffers = {b}};
+      Handle h{.name = "%b" + std::to_string(b),
+               .type = "memref<" + std::to_string(n) + "x" + element.type + ">",
+               .buffers = {b},
+               .element = &element};
       p.first_step.push_back(0);
       p.last_step.push_back(0);
       body += "  " + h.name + " = memref.alloc() : " + h.type + "\n";
       ++step;  // the alloc is an op (a tick) but not a use
-      body += "  linalg.fill ins(%one : f32) outs(" + h.name + " : " + h.type + ")\n";
+      body += "  " + write_op(h.name, h.type, element);
       p.first_step[b] = step;
       touch(h);
       handles.push_back(std::move(h));
@@ -175,7 +309,7 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
         if (k != hi && handles[k].type == h.type) same.push_back(k);
       if (same.empty()) continue;
       const Handle& other = handles[same[pick(same.size())]];
-      Handle joined{.name = fresh("%j"), .type = h.type, .buffers = h.buffers};
+      Handle joined{.name = fresh("%j"), .type = h.type, .buffers = h.buffers, .element = h.element};
       joined.buffers.insert(joined.buffers.end(), other.buffers.begin(), other.buffers.end());
       if (kind < 4) {
         body += "  " + joined.name + " = arith.select %cond, " + h.name + ", " + other.name + " : " + h.type + "\n";
@@ -195,12 +329,14 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
       touch(h);
     } else if (kind < 18) {
       // A parallel op with a buffer of its own, reading `h`.
+      // The body's buffer has h's element type: it stores what it reads.
       const std::string x = fresh("%x");
       const std::string inner = fresh("%p");
-      const std::string inside = "    " + inner + " = memref.alloc() : memref<8xf32>\n" +
-                                 "    linalg.fill ins(%one : f32) outs(" + inner + " : memref<8xf32>)\n" + "    " + x +
-                                 " = memref.load " + h.name + "[%c0] : " + h.type + "\n" + "    memref.store " + x +
-                                 ", " + inner + "[%c0] : memref<8xf32>\n";
+      const std::string inner_type = std::string("memref<8x") + h.element->type + ">";
+      const std::string inside = "    " + inner + " = memref.alloc() : " + inner_type + "\n" + "    " +
+                                 write_op(inner, inner_type, *h.element) + "    " + x + " = memref.load " + h.name +
+                                 "[%c0] : " + h.type + "\n" + "    memref.store " + x + ", " + inner + "[%c0] : " +
+                                 inner_type + "\n";
       if (kind < 15)
         body += "  scf.parallel (" + fresh("%i") + ") = (%c0) to (%c4) step (%c1) {\n" + inside + "    scf.yield\n  }\n";
       else
@@ -228,15 +364,21 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
       size_t ci = hi;
       while (ci == hi) ci = pick(handles.size());
       const Handle& c = handles[ci];
+      const std::string in = h.element->type;
+      const std::string out = c.element->type;
       body += "  linalg.generic {indexing_maps = [affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], "
               "iterator_types = [\"parallel\"]} ins(" + h.name + " : " + h.type + ") outs(" + c.name +
-              " : " + c.type + ") {\n  ^bb0(%in: f32, %out: f32):\n    linalg.yield %in : f32\n  }\n";
+              " : " + c.type + ") {\n  ^bb0(%in: " + in + ", %out: " + out + "):\n    linalg.yield " +
+              (in == out ? "%in" : "%out") + " : " + out + "\n  }\n";
       touch(h);
       touch(c);
     } else if (roll < 80) {
       // An alias: later uses go through it and must still count.
-      Handle alias{.name = fresh("%a"), .type = "memref<?xf32>", .buffers = h.buffers};
-      body += "  " + alias.name + " = memref.cast " + h.name + " : " + h.type + " to memref<?xf32>\n";
+      Handle alias{.name = fresh("%a"),
+                   .type = std::string("memref<?x") + h.element->type + ">",
+                   .buffers = h.buffers,
+                   .element = h.element};
+      body += "  " + alias.name + " = memref.cast " + h.name + " : " + h.type + " to " + alias.type + "\n";
       touch(h);
       handles[hi] = std::move(alias);
     } else {
@@ -252,9 +394,9 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
   }
   // Ops with regions stay one step: their nested ops take ticks, but
   // lifetimes are compared by order only, which nesting does not change.
-  p.text = "func.func @random(%cond: i1) {\n  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
-           "  %c4 = arith.constant 4 : index\n  %one = arith.constant 1.0 : f32\n" +
-           body + "  return\n}\n";
+  p.text = std::string("func.func @random(%cond: i1) {\n  %c0 = arith.constant 0 : index\n") +
+           "  %c1 = arith.constant 1 : index\n  %c4 = arith.constant 4 : index\n" + kElementConstants + body +
+           "  return\n}\n";
   return p;
 }
 
@@ -355,7 +497,32 @@ std::vector<std::string> check_program(mlir::MLIRContext& context, const RandomP
     }
   if (!merged || merged.getType().getElementType() != mlir::IntegerType::get(&context, 8))
     return violations.push_back("no merged allocation at the start of the function"), violations;
-  if (merged.getAlignmentAttr().getInt() != options.alignment) violations.push_back("merged alignment differs");
+  // Property 2's alignment half, for every merged buffer of the function
+  // (parallel bodies' too): each view's offset is a multiple of its element's
+  // alignment and of the option, and each merged allocation is aligned to the
+  // largest of those among its views.
+  llvm::DenseMap<mlir::Operation*, int64_t> needed;  // merged alloc -> largest alignment of its views
+  function.walk([&](mlir::memref::ViewOp view) {
+    const ElementKind* element = element_kind(view.getType().getElementType());
+    auto source = view.getSource().getDefiningOp<mlir::memref::AllocOp>();
+    auto constant = view.getByteShift().getDefiningOp<mlir::arith::ConstantIndexOp>();
+    if (element == nullptr || !source || !constant) {
+      violations.push_back("a view that is not of a generator element, of a merged allocation, at a constant");
+      return;
+    }
+    const int64_t alignment = std::max(element->alignment, options.alignment);
+    if (constant.value() % alignment != 0)
+      violations.push_back("a view of " + std::string(element->type) + " at offset " +
+                           std::to_string(constant.value()) + ", not a multiple of " + std::to_string(alignment));
+    int64_t& largest = needed[source.getOperation()];
+    largest = std::max(largest, alignment);
+  });
+  for (const auto& [alloc, alignment] : needed) {
+    auto attr = mlir::cast<mlir::memref::AllocOp>(alloc).getAlignmentAttr();
+    if (!attr || attr.getInt() != alignment)
+      violations.push_back("merged allocation aligned to " + std::to_string(attr ? attr.getInt() : 0) +
+                           ", its views need " + std::to_string(alignment));
+  }
   std::vector<int64_t> offsets;  // in program order, which is the order of the mergeable allocs
   bool constant_offsets = true;
   function.walk<mlir::WalkOrder::PreOrder>([&](mlir::memref::ViewOp view) {
@@ -395,8 +562,10 @@ std::vector<std::string> first_violations(mlir::MLIRContext& context, bool rich,
   for (int round = 0; round < rounds; ++round) {
     const int buffers = std::uniform_int_distribution<int>(1, 24)(rng);
     const RandomProgram program = generate_program(rng, buffers, rich);
+    // Every planner meets every alignment from 1 to 128, the small ones below
+    // most element types' included.
     const MergeAllocOptions options{.planner = std::string(fast[round % fast.size()]),
-                                    .alignment = int64_t{1} << (round % 8)};
+                                    .alignment = int64_t{1} << (round / fast.size() % 8)};
     std::vector<std::string> violations = check_program(context, program, options);
     if (!violations.empty()) {
       violations.push_back("round " + std::to_string(round) + ", planner " + options.planner + ":\n" + program.text);
@@ -430,6 +599,9 @@ TEST_F(MergeAllocTest, RandomProgramsWithJoinsParallelOpsAndEscapesKeepTheSafety
   for (const char* kind : {"arith.select", "scf.if", "builtin.unrealized_conversion_cast", "scf.parallel",
                            "affine.parallel", "\"test.region\""})
     EXPECT_NE(all.find(kind), std::string::npos) << kind;
+  for (const ElementKind& element : kElementKinds)
+    EXPECT_NE(all.find(std::string("memref.alloc() : memref<8x") + element.type + ">"), std::string::npos)
+        << element.type;
   const std::vector<std::string> violations = first_violations(context_, /*rich=*/true, 300, 20261123);
   EXPECT_TRUE(violations.empty()) << joined(violations);
 }
@@ -450,6 +622,17 @@ TEST_F(AnalysisMutationTest, NotFollowingSelectIsCaught) {
   // in the problem, or its address escapes through the select unseen.
   EXPECT_TRUE(violations[0].find("overlap in steps, not in the problem") != std::string::npos ||
               violations[0].find("escapes but was merged") != std::string::npos)
+      << joined(violations);
+}
+
+TEST_F(AnalysisMutationTest, IgnoringTheElementAlignmentIsCaught) {
+  set_analysis_mutation_for_testing(AnalysisMutation::kElementAlignmentIgnored);
+  const std::vector<std::string> violations = first_violations(context_, /*rich=*/false, 200, 20261122);
+  ASSERT_FALSE(violations.empty());
+  // A buffer of vectors or doubles lands at an offset that only the option
+  // aligns, and the merged allocation is aligned to the option alone.
+  EXPECT_TRUE(violations[0].find("not a multiple of") != std::string::npos ||
+              violations[0].find("its views need") != std::string::npos)
       << joined(violations);
 }
 

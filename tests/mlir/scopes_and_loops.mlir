@@ -21,8 +21,8 @@
 // CHECK:         memref.dealloc %[[FM]] : memref<64xi8>
 // CHECK-NEXT:    return
 // REPORT-LABEL: memplan-merge-alloc @parallel_scope: 2 merged, 0 kept
-// REPORT-NEXT:    b0@L{{[0-9]+}}  memref<16xf32>  size 64  live [{{[0-9]+}}, {{[0-9]+}})  offset 0
-// REPORT-NEXT:    b1@L{{[0-9]+}}  memref<16xf32>  size 64  live [{{[0-9]+}}, {{[0-9]+}})  offset 0
+// REPORT-NEXT:    b0@L{{[0-9]+}}  memref<16xf32>  size 64  align 64  live [{{[0-9]+}}, {{[0-9]+}})  offset 0
+// REPORT-NEXT:    b1@L{{[0-9]+}}  memref<16xf32>  size 64  align 64  live [{{[0-9]+}}, {{[0-9]+}})  offset 0
 // REPORT-NEXT:    load 64 B, arena 64 B
 // REPORT-LABEL: memplan-merge-alloc @parallel_scope/scf.parallel#0: 2 merged, 0 kept
 // REPORT:         load 64 B, arena 64 B
