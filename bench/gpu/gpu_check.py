@@ -36,6 +36,11 @@ import report  # noqa: E402
 WORKLOADS = ("lm_train_fixed", "resnet50_train", "lm_train_varlen", "bert_infer", "lm_train_compiled")
 ALLOCATORS = ("default", "expandable", "async", "memplan_pluggable", "memplan_mempool")
 ALLOCATOR_CONF = {"expandable": "expandable_segments:True", "async": "backend:cudaMallocAsync"}
+# memplan's knobs for these runs (an environment that sets one keeps its own):
+# the defaults (1 GiB of slab and of plans per stream) are sized for host
+# threads, and a training step of these workloads needs several GiB. The
+# slab's size is address space reserved, not memory.
+MEMPLAN_ENV = {"MEMPLAN_MAX_SLAB_BYTES": str(32 << 30), "MEMPLAN_MAX_PLAN_BYTES": str(32 << 30)}
 COMPILED = "lm_train_compiled"
 MIN_RUN_S = 20  # a run is not started with less of the budget left
 LOG_TAIL_LINES = 60
@@ -60,6 +65,9 @@ class Runner:
         self.meta = {"dry_run": args.dry_run, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(
             timespec="seconds"), "budget_s": args.budget_s, "run_timeout_s": args.run_timeout_s,
             "compile_timeout_s": args.compile_timeout_s, "environment": None, "planned_runs": 0, "finished_runs": 0}
+        # What the memplan runs get: MEMPLAN_ENV under this environment's own MEMPLAN_* settings.
+        self.memplan_env = dict(MEMPLAN_ENV, **{k: v for k, v in os.environ.items() if k.startswith("MEMPLAN_")})
+        self.meta["memplan_environment"] = self.memplan_env
         self.log = open(os.path.join(args.out, "gpu-check.log"), "a")
 
     def say(self, text):
@@ -106,6 +114,8 @@ class Runner:
         env.pop("PYTORCH_ALLOC_CONF", None)
         if allocator in ALLOCATOR_CONF:
             env["PYTORCH_CUDA_ALLOC_CONF"] = ALLOCATOR_CONF[allocator]
+        if allocator.startswith("memplan"):
+            env.update(self.memplan_env)
         self.say(f"gpu-check: {tag}: starting (limit {timeout_s:.0f} s, {self.left_s():.0f} s of the budget left)")
         log_path = os.path.join(self.args.work, f"{tag}.log")
         start = time.monotonic()
