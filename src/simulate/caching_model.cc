@@ -25,7 +25,8 @@ namespace {
 constexpr uint64_t kMinBlockSize = 512;                // every block is a multiple of it
 constexpr uint64_t kSmallSize = uint64_t{1} << 20;     // largest request of the small pool
 constexpr uint64_t kSmallBuffer = uint64_t{2} << 20;   // a small pool segment (and its expandable page)
-constexpr uint64_t kLargeBuffer = uint64_t{20} << 20;  // a segment for requests below kMinLargeAlloc (and the large expandable page)
+// A segment for large requests below kMinLargeAlloc, and the large pool's expandable page.
+constexpr uint64_t kLargeBuffer = uint64_t{20} << 20;
 constexpr uint64_t kMinLargeAlloc = uint64_t{10} << 20;
 constexpr uint64_t kRoundLarge = uint64_t{2} << 20;    // larger segments are multiples of it
 // c10/core/AllocatorConfig.cpp: the power-of-two intervals of roundup_power2_divisions.
