@@ -458,6 +458,17 @@ StatusOr<Snapshot> snapshot_from_pickle(const pickle::Document& document, std::s
 }
 
 StatusOr<Snapshot> read_snapshot(const std::string& path) {
+  // _dump_snapshot writes protocol 2 or later, which opens with PROTO: say
+  // "not a snapshot" of anything else (a CSV would otherwise be read as
+  // protocol 0 opcodes and refused for the first letter that is one).
+  if (std::FILE* file = std::fopen(path.c_str(), "rb")) {
+    const int first = std::fgetc(file);
+    std::fclose(file);
+    if (first != 0x80) {
+      return InvalidArgument(path + ": offset 0: not a pickle of protocol 2 or later (snapshots begin with the PROTO opcode 0x80; this file " +
+                             (first == EOF ? std::string("is empty)") : "begins with byte " + hex(static_cast<uint64_t>(first)) + ")"));
+    }
+  }
   MEMPLAN_ASSIGN_OR_RETURN(pickle::Document document, pickle::read_pickle_file(path));
   MEMPLAN_ASSIGN_OR_RETURN(Snapshot snapshot, snapshot_from_pickle(document, path));
   std::FILE* file = std::fopen(path.c_str(), "rb");

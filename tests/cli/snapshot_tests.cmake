@@ -1,0 +1,53 @@
+# snapshot_tests.cmake — `memplan snapshot` on the small snapshots in
+# tests/cli/data (written by data/make_snapshot_fixtures.py with pickle.dumps
+# of plain dicts): the report, the JSON contract, the HTML page, and one test
+# per error. Included by tests/CMakeLists.txt with the other tests/cli/*.cmake.
+
+set(snapshot_training ${MEMPLAN_CLI_DATA}/snapshot_training.pickle)
+set(snapshot_oom ${MEMPLAN_CLI_DATA}/snapshot_newer_oom.pickle)
+
+memplan_cli_test(snapshot_help EXIT 0 ARGS snapshot --help
+  STDOUT "Usage: .*snapshot.*plain data.*_dump_snapshot.*Examples:")
+
+# The report: peaks and when, live at the peak with the user's frame, the plan,
+# the iterations found by repetition, the models.
+memplan_cli_test(snapshot_reports_peaks_live_blocks_and_plan EXIT 0 ARGS snapshot ${snapshot_training} --device 0
+  STDOUT "older format.*device 0.*start +allocated 4.00 MiB, reserved 20.00 MiB.*peak allocated +9437484 B \\(9.00 MiB\\) after event 6.*peak reserved +23068672 B \\(22.00 MiB\\) after event 0.*small \\(<= 1 MiB\\) +1 +2.00 MiB.*live at the peak allocated: 4 blocks.*4.00 MiB +large .*me/train.py:7 forward.*300 B +small .*me/train.py:22 forward.*out-of-memory events: none.*load +9437696 B.*arena +9437696 B \\(9.00 MiB\\), gap 0.00%.*saving +13.00 MiB.*iterations: 3, found by repetition \\(4 allocs each\\).*caching +22.00 MiB +1.000x")
+memplan_cli_test(snapshot_reports_every_device EXIT 0 ARGS snapshot ${snapshot_training} --no-simulate
+  STDOUT "2 devices.*device 0.*device 1.*me/train.py:40 forward")
+memplan_cli_test(snapshot_lists_iterations EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --iterations --no-simulate
+  STDOUT "iteration +events +buffers +load +arena.*0 +\\[1, 13\\).*2 +\\[25, 37\\)")
+memplan_cli_test(snapshot_reports_oom_and_settings EXIT 0 ARGS snapshot ${snapshot_oom}
+  STDOUT "newer format.*PYTORCH_CUDA_ALLOC_CONF +max_split_size_mb:128.*out-of-memory events: 1.*request 64.00 MiB; device free 1.00 MiB; allocated 12.00 MiB, reserved 20.00 MiB.*live 12.00 MiB me/train.py:30 forward")
+
+# The JSON contract.
+memplan_cli_test(snapshot_json_contract EXIT 0 ARGS snapshot ${snapshot_training} --json
+  STDOUT "\"format\": \"older\".*\"devices\": \\[.*\"device\": 0,.*\"recorded\": {.*\"peak_reserved_bytes\": 23068672,.*\"peak_allocated_bytes\": 9437484,.*\"load_bytes\": 9437696,.*\"planned\": {.*\"arena_bytes\": 9437696,.*\"iterations\": {.*\"count\": 3,.*\"found_by\": \"repetition\".*\"simulated\": {.*\"caching\": {.*\"peak_reserved_bytes\": 23068672.*\"expandable_segments\": {.*\"memplan\": {.*\"memplan_cold\": {.*\"live_at_peak\": \\[.*\"allocated_by\": \"me/train.py:7 forward\".*\"device\": 1,")
+memplan_cli_test(snapshot_json_without_models EXIT 0 ARGS snapshot ${snapshot_oom} --json --no-simulate
+  STDOUT "\"format\": \"newer\".*\"ooms\": \\[.*\"requested_bytes\": 67108864")
+
+# The HTML page: the window's plan with each buffer's frame as its operator.
+memplan_cli_test(snapshot_writes_html EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --html window.html
+  STDOUT "wrote window.html \\(device 0, 13 buffers" FILE window.html FILE_REGEX "memplan-report.*me/train.py:21 forward")
+
+# Errors: each named, exit 1, nothing run.
+memplan_cli_test(snapshot_refuses_code EXIT 1 ARGS snapshot ${MEMPLAN_CLI_DATA}/snapshot_global.pickle
+  STDERR "snapshot_global.pickle: offset 2: GLOBAL: refused opcode GLOBAL \\(0x63\\): it would import or call code")
+memplan_cli_test(snapshot_truncated_is_an_error EXIT 1 ARGS snapshot ${MEMPLAN_CLI_DATA}/snapshot_truncated.pickle
+  STDERR "snapshot_truncated.pickle: offset 2139: the pickle ends before its STOP opcode \\(truncated\\?\\)")
+memplan_cli_test(snapshot_not_a_snapshot EXIT 1 ARGS snapshot ${MEMPLAN_CLI_DATA}/snapshot_not_a_snapshot.pickle
+  STDERR "the top level is a list, not a dict with 'segments' and 'device_traces'")
+memplan_cli_test(snapshot_csv_is_not_a_pickle EXIT 1 ARGS snapshot ${MEMPLAN_CLI_DATA}/small.csv
+  STDERR "small.csv: offset 0: not a pickle of protocol 2 or later \\(snapshots begin with the PROTO opcode 0x80; this file begins with byte 0x69\\)")
+memplan_cli_test(snapshot_missing_file EXIT 1 ARGS snapshot no_such_snapshot.pickle
+  STDERR "no_such_snapshot.pickle: cannot open")
+memplan_cli_test(snapshot_directory EXIT 1 ARGS snapshot ${MEMPLAN_CLI_DATA}
+  STDERR "is a directory, not a snapshot")
+memplan_cli_test(snapshot_unknown_device EXIT 1 ARGS snapshot ${snapshot_training} --device 5
+  STDERR "no device 5 \\(devices: 0, 1\\)")
+memplan_cli_test(snapshot_html_needs_one_device EXIT 1 ARGS snapshot ${snapshot_training} --html out.html
+  STDERR "--html draws one device; name it with --device")
+memplan_cli_test(snapshot_html_folder_must_exist EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --html no/such/out.html
+  STDERR "--html no/such/out.html: folder no/such does not exist")
+memplan_cli_test(snapshot_unknown_planner EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --planner nope
+  STDERR "planner")
