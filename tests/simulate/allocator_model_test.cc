@@ -482,6 +482,10 @@ TEST(AllocatorModels, ReservedCoversAllocatedCoversRequestedOnRandomTraces) {
       const StatusOr<ModelResult> cold = simulate_memplan_cold(trace, options);
       ASSERT_TRUE(cold.ok()) << cold.status().message();
       expect_ordered(*cold, "memplan_cold", seed);
+      options.fallback = FallbackModel::kExact;
+      const StatusOr<ModelResult> exact = simulate_memplan(trace, options);
+      ASSERT_TRUE(exact.ok()) << exact.status().message();
+      expect_ordered(*exact, "memplan, exact fallback", seed);
     }
   }
 }
