@@ -33,9 +33,12 @@
 // Contracts: every function returns InvalidArgument (naming the request
 // index or segment) for a trace that contradicts itself: a free of an id that
 // is not live, an alloc of an id that is, a start segment whose blocks do not
-// tile it. Results are deterministic for a given trace and settings, except
-// simulate_memplan* with a time-limited planner (MemplanModelOptions).
-// Thread-safety: the functions share no state; call them from any threads.
+// tile it, start segments that overlap. Results are deterministic for a given
+// trace and settings, except simulate_memplan* with a time-limited planner
+// (MemplanModelOptions).
+// Thread-safety: the functions may run on several threads at once; the
+// memplan models share only the runtime's process-wide planning account
+// (atomic; memplan_model_config() gives them no share of it to spend).
 #pragma once
 
 #include <cstdint>
