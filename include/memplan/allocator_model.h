@@ -38,7 +38,8 @@
 // (MemplanModelOptions).
 // Thread-safety: the functions may run on several threads at once; the
 // memplan models share only the runtime's process-wide planning account
-// (atomic; memplan_model_config() gives them no share of it to spend).
+// (atomic): with memplan_model_config()'s plan_time_share = 1 it does not
+// limit them, but their planning time is added to it.
 #pragma once
 
 #include <cstdint>
