@@ -20,6 +20,8 @@ runner_libs = ','.join(os.path.join(llvm_lib, lib) for lib in
 lower = ('-convert-linalg-to-loops -lower-affine -convert-scf-to-cf -convert-math-to-llvm '
          '-convert-arith-to-llvm -convert-memref-to-llvm -convert-func-to-llvm -convert-cf-to-llvm '
          '-reconcile-unrealized-casts')
+# The same, after lowering the vector dialect first (vector.reduction, vector.print).
+lower_vector = '-convert-vector-to-llvm ' + lower
 # The same with scf.parallel (and affine.parallel, through -lower-affine) run as
 # concurrent async tasks, one per iteration, on a pool of 8 workers.
 lower_async = ('-convert-linalg-to-loops -lower-affine '
@@ -40,8 +42,10 @@ run_async = ('%s -O0 -e main -entry-point-result=void -shared-libs=%s,%s | sed -
 config.substitutions.append(('%memplan-opt', lit_config.params['memplan_opt']))
 config.substitutions.append(('%memplan-cli', lit_config.params['memplan_cli']))
 config.substitutions.append(('%mlir-opt', os.path.join(llvm_bin, 'mlir-opt')))
-# Longest first: lit substitutes in order, and %lower is a prefix of %lower-async.
+# Longest first: lit substitutes in order, and %lower is a prefix of %lower-async
+# and %lower-vector.
 config.substitutions.append(('%lower-async', lower_async))
+config.substitutions.append(('%lower-vector', lower_vector))
 config.substitutions.append(('%run-async', run_async))
 config.substitutions.append(('%lower', lower))
 config.substitutions.append(('%run', run))
