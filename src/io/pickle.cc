@@ -80,7 +80,7 @@ struct Document::Storage {
   uint32_t intern(std::string_view text) {
     auto found = string_index.find(text);
     if (found != string_index.end()) return found->second;
-    if (text.size() > text_capacity - text_used) {
+    if (text_blocks.empty() || text.size() > text_capacity - text_used) {
       const size_t size = std::max<size_t>(text.size(), size_t{1} << 20);
       text_blocks.push_back(std::make_unique<char[]>(size));
       text_used = 0;

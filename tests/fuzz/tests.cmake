@@ -38,6 +38,7 @@ memplan_fuzz_target(csv_reader_fuzz fuzz.csv_reader csv csv.dict)
 memplan_fuzz_target(trace_reader_fuzz fuzz.trace_reader trace "" memplan::trace)
 memplan_fuzz_target(replay_fuzz fuzz.replay replay "" memplan::runtime)
 memplan_fuzz_target(torch_profile_fuzz fuzz.torch_profile torch_profile torch_profile.dict)
+memplan_fuzz_target(snapshot_reader_fuzz fuzz.snapshot_reader snapshot "")
 # The ONNX front end, when it is built (see onnx_model_fuzz.cc for why it must be asked for).
 if(MEMPLAN_WITH_ONNX)
   memplan_fuzz_target(onnx_model_fuzz fuzz.onnx_model onnx "" memplan::onnx)

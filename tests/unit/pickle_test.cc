@@ -98,6 +98,11 @@ TEST(PickleReader, ReadsShortBinUnicode) {
   Document d = parse_ok(pickled(short_str("segments")));
   EXPECT_EQ(d.text(d.root()), "segments");
 }
+TEST(PickleReader, ReadsAnEmptyStringAsTheFirstString) {
+  // Found by the fuzz target: the string table had no block yet.
+  Document d = parse_ok(pickled(std::string("\x8c\x00", 2)));
+  EXPECT_EQ(d.text(d.root()), "");
+}
 TEST(PickleReader, ReadsBinUnicode) {
   Document d = parse_ok(pickled("X" + le32(3) + "abc"));
   EXPECT_EQ(d.text(d.root()), "abc");
