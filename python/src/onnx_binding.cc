@@ -65,6 +65,11 @@ void bind_onnx(py::module_& m) {
       .def_readonly("constant_bytes", &OnnxExtraction::constant_bytes)
       .def_readonly("graph_outputs", &OnnxExtraction::graph_outputs)
       .def_readonly("unread", &OnnxExtraction::unread, "Node outputs no node reads (each lives one tick).")
+      .def_readonly("operators", &OnnxExtraction::operators,
+                    "One per buffer: the operator and name of the node that writes it ('MatMul /layers.0/MatMul').")
+      .def_readonly("evaluated", &OnnxExtraction::evaluated,
+                    "Tensors of shape computations whose values were computed before the run.")
+      .def_readonly("inference_rounds", &OnnxExtraction::inference_rounds, "Runs of ONNX's shape inference.")
       .def("__repr__", [](const OnnxExtraction& x) {
         return "<memplan.OnnxExtraction: " + std::to_string(x.nodes) + " nodes, " + std::to_string(x.problem.size()) +
                " buffers, " + std::to_string(x.initializers) + " initializers>";

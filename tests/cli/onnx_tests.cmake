@@ -13,18 +13,18 @@ endif()
 # tiny.onnx: x[batch,4] @ w[4,8] -> mm; relu(mm) -> r; r + mm -> y (a graph output).
 memplan_cli_test(extract_onnx_tiny EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --output tiny.csv
   STDOUT "3 nodes.*buffers +3 intermediate tensors, 192 B in all, load 192 B.*left out +1 initializers \\(128 B\\), 1 graph inputs \\(32 B\\), 0 constants"
-  FILE tiny.csv FILE_REGEX "mm,0,3,64,64\nr,1,3,64,64\ny,2,3,64,64")
+  FILE tiny.csv FILE_REGEX "mm,0,3,64,64,MatMul matmul\nr,1,3,64,64,Relu relu\ny,2,3,64,64,Add add")
 memplan_cli_test(extract_onnx_recognised_by_content EXIT 0 ARGS extract ${onnx_data}/tiny.model --input x=2x4 --output -
-  STDOUT "mm,0,3,64,64" STDERR "model +.*tiny.model: ONNX IR 8")
+  STDOUT "mm,0,3,64,64,MatMul matmul" STDERR "model +.*tiny.model: ONNX IR 8")
 # constant.onnx: Constant -> c; x + c -> y. The constant is left out unless asked for.
 memplan_cli_test(extract_onnx_folds_constants EXIT 0 ARGS extract ${onnx_data}/constant.onnx --input x=2x4 --output -
-  STDOUT "^id,lower,upper,size,alignment\ny,1,2,32,64\n$" STDERR "1 constants \\(16 B\\)")
+  STDOUT "^id,lower,upper,size,alignment,operator\ny,1,2,32,64,Add add\n$" STDERR "1 constants \\(16 B\\)")
 memplan_cli_test(extract_onnx_keep_constants EXIT 0 ARGS extract ${onnx_data}/constant.onnx --input x=2x4 --keep-constants --output -
-  STDOUT "^id,lower,upper,size,alignment\nc,0,2,16,64\ny,1,2,32,64\n$" STDERR "0 constants")
+  STDOUT "^id,lower,upper,size,alignment,operator\nc,0,2,16,64,Constant const\ny,1,2,32,64,Add add\n$" STDERR "0 constants")
 memplan_cli_test(extract_onnx_to_stdout EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=1x4 --output -
-  STDOUT "^id,lower,upper,size,alignment\nmm,0,3,32,64" STDERR "wrote +-")
+  STDOUT "^id,lower,upper,size,alignment,operator\nmm,0,3,32,64,MatMul matmul" STDERR "wrote +-")
 memplan_cli_test(extract_onnx_alignment EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=1x4 -a 256 --output -
-  STDOUT "mm,0,3,32,256")
+  STDOUT "mm,0,3,32,256,MatMul matmul")
 memplan_cli_test(extract_onnx_symbolic_dimension_is_named EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --output out.csv
   STDERR "symbolic dimensions left open: batch \\(input 'x' dim 0.*--input NAME=DIMS")
 memplan_cli_test(extract_onnx_unknown_input EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input image=1x4 --output out.csv
@@ -47,11 +47,37 @@ memplan_cli_test(extract_onnx_string_tensor EXIT 1 ARGS extract ${onnx_data}/str
   STDERR "tensor 's' .*element type STRING has no fixed size")
 memplan_cli_test(extract_onnx_unknown_element_type EXIT 1 ARGS extract ${onnx_data}/unknown_type.onnx --input x=1x4 --output out.csv
   STDERR "input .x.: unknown element type 99 \\(not an ONNX TensorProto data type\\)")
-memplan_cli_test(extract_onnx_subgraph EXIT 1 ARGS extract ${onnx_data}/subgraph.onnx --input x=1x4 --output out.csv
-  STDERR "node 0 \\(If 'branch'\\) has a subgraph.*not handled")
+# An If on a constant condition: replaced by the branch it takes (then: Relu).
+memplan_cli_test(extract_onnx_if_on_a_constant_takes_its_branch EXIT 0 ARGS extract ${onnx_data}/subgraph.onnx --input x=1x4 --output -
+  STDOUT "^id,lower,upper,size,alignment,operator\ny,0,1,16,64,Relu\n$")
 memplan_cli_test(extract_onnx_unsorted EXIT 1 ARGS extract ${onnx_data}/unsorted.onnx --input x=1x4 --output out.csv
   STDERR "node 0 \\(Relu 'relu'\\) reads 'mm'.*not topologically sorted")
 memplan_cli_test(extract_onnx_scan_without_body EXIT 1 ARGS extract ${onnx_data}/scan_without_body.onnx --input x=1x4 --output out.csv
-  STDERR "node 1 \\(Scan 'scan'\\): If, Loop and Scan are not handled")
+  STDERR "node 1 \\(Scan 'scan'\\): Loop and Scan are not handled")
 memplan_cli_test(extract_onnx_missing_required_attribute EXIT 1 ARGS extract ${onnx_data}/missing_attribute.onnx --input x=1x4 --output out.csv
   STDERR "node 0 \\(Cast 'cast'\\) does not match the Cast operator of opset 13: .*to")
+
+# Shape computations evaluated before the run, one model per operator family
+# (tests/cli/data/onnx/make_models.py): each output's size follows x's shape.
+# Shape -> Gather -> Unsqueeze -> Concat -> Reshape: x[3,4] reshaped to [3,2,2].
+memplan_cli_test(extract_onnx_evaluates_gather_concat EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=3x4 --output -
+  STDOUT "new_shape,6,8,24,64,Concat concat\ny,7,8,48,64,Reshape reshape\n$" STDERR "7 values of shape computations evaluated")
+# Shape start/end, Slice, Mul, Div, Sub, Cast, Min, Max, Squeeze, Unsqueeze, Expand: x[5,4] as [10,2].
+memplan_cli_test(extract_onnx_evaluates_arithmetic EXIT 0 ARGS extract ${onnx_data}/fold_arithmetic.onnx --input x=5x4 --output -
+  STDOUT "n,5,8,8,64,Mul mul\nh,7,9,8,64,Div div.*new_shape,14,18,16,64,Concat concat\nr,17,19,80,64,Reshape reshape\ny,18,19,80,64,Expand expand\n$")
+# Range -> Expand (position ids): range(0, 4) as int64, expanded to [3,4]: 96 B.
+memplan_cli_test(extract_onnx_evaluates_range_expand EXIT 0 ARGS extract ${onnx_data}/fold_range_expand.onnx --input x=3x4 --output -
+  STDOUT "positions,5,7,32,64,Range range\ne,6,8,96,64,Expand expand\n")
+# ConstantOfShape, Equal, Where -> Expand: x[6,4] expanded to its own shape.
+memplan_cli_test(extract_onnx_evaluates_where EXIT 0 ARGS extract ${onnx_data}/fold_where.onnx --input x=6x4 --output -
+  STDOUT "target,5,7,16,64,Where where\ny,6,7,96,64,Expand expand\n$")
+
+# What still stops extraction: each names the one node and why.
+memplan_cli_test(extract_onnx_reshape_by_data EXIT 1 ARGS extract ${onnx_data}/reshape_by_data.onnx --input x=1x4 --output out.csv
+  STDERR "node 1 \\(Reshape 'reshape'\\) writes 'y' with no concrete shape.*value of input 1 \\('target'\\).*graph input 'shape_in', which are data")
+memplan_cli_test(extract_onnx_data_dependent EXIT 1 ARGS extract ${onnx_data}/nonzero.onnx --input x=1x4 --output out.csv
+  STDERR "node 0 \\(NonZero 'nonzero'\\) writes 'nz' with no concrete shape.*depends on the values of its input")
+memplan_cli_test(extract_onnx_if_on_data EXIT 1 ARGS extract ${onnx_data}/if_on_input.onnx --input x=1x4 --output out.csv
+  STDERR "node 0 \\(If 'branch'\\): its condition 'flag' is not known before the model runs")
+memplan_cli_test(extract_onnx_operator_not_evaluated EXIT 1 ARGS extract ${onnx_data}/not_evaluated.onnx --input x=1x4 --output out.csv
+  STDERR "node 2 \\(Reshape 'reshape'\\).*computed by node 1 \\(ReduceProd 'reduce_prod'\\), which is not evaluated: memplan does not evaluate ReduceProd")

@@ -12,8 +12,11 @@
 // Properties checked on every input:
 //   - an error has a message;
 //   - an accepted model gives a problem that passes check_problem, whose
-//     lifetimes lie inside [0, nodes], and a naive plan of it passes the
-//     validator.
+//     lifetimes lie inside [0, nodes], with one operator name per buffer, and
+//     a naive plan of it passes the validator.
+// The shape computations the front end evaluates (shape_values.cc) run on
+// every accepted graph, with the values the fuzzer writes into Constant nodes
+// and initializers.
 #include <cstdint>
 #include <cstdlib>
 #include <span>
@@ -44,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   require(check_problem(x->problem).ok());
+  require(x->operators.size() == x->problem.size());
   for (const Buffer& b : x->problem.buffers) {
     require(b.lower >= 0 && b.upper <= static_cast<int64_t>(x->nodes) && b.lower < b.upper);
   }

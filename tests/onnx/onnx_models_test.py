@@ -3,14 +3,19 @@
 
 For one model (the first argument): exports it with Debian's torch
 (torch.onnx.export, weights=None: nothing is downloaded), runs
-`memplan extract MODEL.onnx --input input=...`, and checks the problem it
-writes against ONNX's own shape inference in Python: the same buffers (one
-per tensor a node writes), the same sizes (product of the inferred shape x
-element size) and the lifetimes the front end promises (from the writing
-node to the last reader, half-open; graph outputs to the end). Then plans
-the problem (every registered planner for the small torch.nn models, the
-default portfolio for the torchvision ones) and prints one summary line,
-`row: model nodes buffers load arena ms`, for docs/benchmarks.md.
+`memplan extract MODEL.onnx --input NAME=...` for each input, and checks the
+problem it writes against an oracle: the same buffers (one per tensor a node
+writes), the same sizes (product of the shape x element size) and the
+lifetimes the front end promises (from the writing node to the last reader,
+half-open; graph outputs to the end). The oracle is ONNX's own shape
+inference in Python where it sizes every tensor (the CNNs), and otherwise a
+run of the graph with torch on random inputs (onnx_reference.py): the
+transformers compute their reshapes from Shape -> Gather -> Concat chains,
+which ONNX's inference leaves open and memplan evaluates. Models exported with
+dynamic axes are first refused without --input. Then plans the problem
+(every registered planner for the small torch.nn models, the default
+portfolio for the others), checks the arena is within 1% of the load, and
+prints one summary line, `row: model nodes buffers load arena ms`.
 
 Usage: onnx_models_test.py MODEL MEMPLAN WORKDIR
 Exit 77 (skipped) when torch, torchvision or onnx cannot be imported.
@@ -31,8 +36,11 @@ except ImportError as e:  # pragma: no cover - depends on the machine
     print(f"SKIP: {e} (install python3-torch python3-torchvision python3-onnx)")
     sys.exit(77)
 
+import onnx_reference
+
 SIZE = 64  # px, as in bench/data/torch, so that the arenas compare
 ALIGNMENT = 64
+D_MODEL = 32  # small transformers: 2 layers of width 32, 4 heads
 
 
 class Residual(torch.nn.Module):
@@ -48,6 +56,87 @@ class Residual(torch.nn.Module):
         a = torch.relu(self.conv1(x))
         b = torch.relu(self.conv2(a)) + a
         return self.head(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(b, 1), 1))
+
+
+class Decoder(torch.nn.Module):
+    """torch.nn.TransformerDecoder with its memory as a second input."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerDecoderLayer(D_MODEL, 4, 2 * D_MODEL, dropout=0.0)
+        self.decoder = torch.nn.TransformerDecoder(layer, 2)
+
+    def forward(self, tgt, memory):
+        return self.decoder(tgt, memory)
+
+
+class GPT(torch.nn.Module):
+    """GPT-style: token and position embeddings, pre-norm causal self-attention, a head."""
+
+    def __init__(self, vocab=50):
+        super().__init__()
+        self.tok, self.pos = torch.nn.Embedding(vocab, D_MODEL), torch.nn.Embedding(64, D_MODEL)
+        layer = torch.nn.TransformerEncoderLayer(D_MODEL, 4, 2 * D_MODEL, dropout=0.0, batch_first=True,
+                                                 norm_first=True)
+        self.blocks, self.head = torch.nn.TransformerEncoder(layer, 2), torch.nn.Linear(D_MODEL, vocab)
+
+    def forward(self, ids):
+        n = ids.shape[1]
+        i = torch.arange(n)
+        causal = torch.zeros(n, n).masked_fill(i.unsqueeze(0) > i.unsqueeze(1), float("-inf"))
+        return self.head(self.blocks(self.tok(ids) + self.pos(i.unsqueeze(0).expand_as(ids)), mask=causal))
+
+
+class BERT(torch.nn.Module):
+    """BERT-style: token, position and type embeddings, a padding mask, a pooled head."""
+
+    def __init__(self, vocab=50):
+        super().__init__()
+        self.tok, self.pos = torch.nn.Embedding(vocab, D_MODEL), torch.nn.Embedding(64, D_MODEL)
+        self.typ, self.norm = torch.nn.Embedding(2, D_MODEL), torch.nn.LayerNorm(D_MODEL)
+        layer = torch.nn.TransformerEncoderLayer(D_MODEL, 4, 2 * D_MODEL, dropout=0.0, batch_first=True,
+                                                 activation="gelu")
+        self.encoder, self.pool = torch.nn.TransformerEncoder(layer, 2), torch.nn.Linear(D_MODEL, D_MODEL)
+
+    def forward(self, ids, attention_mask):
+        pos = torch.arange(ids.size(1)).unsqueeze(0).expand(ids.size(0), -1)
+        x = self.norm(self.tok(ids) + self.pos(pos) + self.typ(torch.zeros_like(ids)))
+        return torch.tanh(self.pool(self.encoder(x, src_key_padding_mask=attention_mask == 0)[:, 0]))
+
+
+def transformer(name):
+    """(module, {input: example tensor}, {input: {axis: name}} or None, opset) for a transformer test name,
+    e.g. encoder_dynamic_opset14; None for other names."""
+    parts = name.split("_")
+    if len(parts) != 3 or parts[1] not in ("fixed", "dynamic") or not parts[2].startswith("opset"):
+        return None
+    kind, dynamic, opset = parts[0], parts[1] == "dynamic", int(parts[2][5:])
+    tokens = lambda: torch.randint(0, 50, (2, 16))  # noqa: E731
+    if kind == "encoder":
+        layer = torch.nn.TransformerEncoderLayer(D_MODEL, 4, 2 * D_MODEL, dropout=0.0)
+        module, feeds, axes = torch.nn.TransformerEncoder(layer, 2), {"src": torch.randn(12, 2, D_MODEL)}, \
+            {"src": {0: "seq", 1: "batch"}}
+    elif kind == "decoder":
+        module, feeds = Decoder(), {"tgt": torch.randn(10, 2, D_MODEL), "memory": torch.randn(12, 2, D_MODEL)}
+        axes = {"tgt": {0: "target", 1: "batch"}, "memory": {0: "source", 1: "batch"}}
+    elif kind == "gpt":
+        module, feeds, axes = GPT(), {"ids": tokens()}, {"ids": {0: "batch", 1: "seq"}}
+    elif kind == "bert":
+        mask = torch.ones(2, 16, dtype=torch.int64)
+        mask[1, 10:] = 0
+        module, feeds = BERT(), {"ids": tokens(), "attention_mask": mask}
+        axes = {"ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    elif kind == "vit":  # torchvision's VisionTransformer, small: 2 layers, 32 px, 8 px patches
+        module = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
+                                                      hidden_dim=D_MODEL, mlp_dim=2 * D_MODEL)
+        feeds, axes = {"input": torch.randn(2, 3, 32, 32)}, {"input": {0: "batch"}}
+    elif kind == "swin":  # torchvision's SwinTransformer, small: 2 stages of 2 blocks, 4x4 windows
+        module = torchvision.models.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2],
+                                                    window_size=[4, 4])
+        feeds, axes = {"input": torch.randn(2, 3, 32, 32)}, {"input": {0: "batch"}}
+    else:
+        return None
+    return module, feeds, axes if dynamic else None, opset
 
 
 def build(name):
@@ -69,19 +158,29 @@ def csv_id(name):
     return re.sub(r"[,\x00-\x20\x7f]", "_", name) or "_"
 
 
-def expected_buffers(path, shape):
-    """id -> (lower, upper, size) from ONNX's shape inference in Python."""
-    model = onnx.load(path)
-    inits = {t.name for t in model.graph.initializer}
-    feeds = [i for i in model.graph.input if i.name not in inits]
-    dims = feeds[0].type.tensor_type.shape.dim
-    for d, v in zip(dims, shape):
-        d.Clear()
-        d.dim_value = v
+def inferred_sizes(model, shapes):
+    """{tensor: (element size, shape)} from ONNX's shape inference in Python, or None where it leaves one open."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for i in model.graph.input:
+        if i.name in shapes:
+            for d, v in zip(i.type.tensor_type.shape.dim, shapes[i.name]):
+                d.Clear()
+                d.dim_value = v
     inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
-    types = {v.name: v.type for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
-    nodes = list(inferred.graph.node)
-    outputs = {o.name for o in inferred.graph.output}
+    sizes = {}
+    for v in list(inferred.graph.value_info) + list(inferred.graph.output):
+        t = v.type.tensor_type
+        if not t.HasField("shape") or any(not d.HasField("dim_value") for d in t.shape.dim):
+            return None
+        sizes[v.name] = (element_size(t.elem_type), tuple(d.dim_value for d in t.shape.dim))
+    return sizes
+
+
+def expected_buffers(model, sizes):
+    """id -> (lower, upper, size) for the tensors of `model` with the sizes given."""
+    inits = {t.name for t in model.graph.initializer}
+    nodes = list(model.graph.node)
+    outputs = {o.name for o in model.graph.output}
     writer, last, constant = {}, {}, set()
     random = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli"}
     for k, node in enumerate(nodes):
@@ -99,22 +198,11 @@ def expected_buffers(path, shape):
     for name, k in writer.items():
         if name in constant:
             continue  # computed once at load, outside the arena
-        t = types[name].tensor_type
-        size = element_size(t.elem_type)
-        for d in t.shape.dim:
-            assert d.HasField("dim_value"), f"{name}: dimension left open by ONNX's inference"
-            size *= d.dim_value
+        element, dims = sizes[name]
+        size = element * int(np.prod(dims, dtype=np.int64))
         upper = len(nodes) if name in outputs else last[name] + 1
         buffers[csv_id(name)] = (k, upper, size)
     return buffers, len(nodes)
-
-
-def open_in_python(path):
-    """Names of tensors ONNX's Python inference leaves without a full shape."""
-    inferred = onnx.shape_inference.infer_shapes(onnx.load(path), strict_mode=True, data_prop=True)
-    return [v.name for v in inferred.graph.value_info
-            if not v.type.tensor_type.HasField("shape")
-            or any(not d.HasField("dim_value") for d in v.type.tensor_type.shape.dim)]
 
 
 def read_problem(path):
@@ -136,52 +224,53 @@ def run(*args):
     return result.stdout
 
 
+def export(name, work):
+    """Exports the model; (path, {input: example tensor}, dynamic) ."""
+    spec = transformer(name)
+    if spec is not None:
+        module, feeds, axes, opset = spec
+    else:
+        module, shape = build(name)
+        feeds, opset = {"input": torch.randn(*shape)}, 13
+        # The batch as a symbolic dimension, which the extract must be told.
+        axes = {"input": {0: "batch"}, "output": {0: "batch"}}
+    module.eval()
+    path = os.path.join(work, f"{name}.onnx")
+    # Not under no_grad: in eval mode with grad off, torch 1.13's attention
+    # takes a fused fast path that has no ONNX export.
+    torch.onnx.export(module, tuple(feeds.values()), path, input_names=list(feeds), output_names=["output"],
+                      opset_version=opset, dynamic_axes=axes)
+    return path, feeds, axes is not None
+
+
 def main():
     name, memplan, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    module, shape = build(name)
-    module.eval()
-    onnx_path = os.path.join(work, f"{name}.onnx")
-    # The batch is exported as a symbolic dimension, which the extract must be
-    # told, except for the models that compute shapes from tensors at run time
-    # (shufflenet's channel shuffle reads x.size(); vit reshapes by it): ONNX
-    # 1.12's shape inference does not follow Shape -> Gather -> Concat ->
-    # Reshape, so those are exported with fixed shapes (torch folds them).
-    dynamic = name not in ("shufflenet_v2_x1_0", "vit_b_16")
-    axes = {"input": {0: "batch"}, "output": {0: "batch"}} if dynamic else None
-    # Not under no_grad: in eval mode with grad off, torch 1.13's attention
-    # takes a fused fast path that has no ONNX export.
-    torch.onnx.export(module, torch.randn(*shape), onnx_path, input_names=["input"], output_names=["output"],
-                      opset_version=13, dynamic_axes=axes)
+    onnx_path, feeds, dynamic = export(name, work)
     csv_path = os.path.join(work, f"{name}.csv")
 
     if dynamic:
         left_open = subprocess.run([memplan, "extract", onnx_path, "--output", csv_path], capture_output=True, text=True)
-        assert left_open.returncode == 1 and "symbolic dimensions left open: batch" in left_open.stderr, left_open
+        assert left_open.returncode == 1 and "symbolic dimensions left open: " in left_open.stderr, left_open
 
-    dims = "x".join(str(d) for d in shape)
-    if not dynamic:
-        # Even with fixed input shapes these graphs compute shapes at run time
-        # (Shape -> Gather -> Div -> Slice; Expand by a computed shape) that
-        # ONNX 1.12's inference leaves open, in Python as in C++. memplan must
-        # refuse them with a message naming a tensor, not plan a guess.
-        refused = subprocess.run([memplan, "extract", onnx_path, "--input", f"input={dims}", "--output", csv_path],
-                                 capture_output=True, text=True)
-        assert refused.returncode == 1, refused
-        assert re.search(r"tensor '[^']+' \(written by node \d+", refused.stderr), refused.stderr
-        assert open_in_python(onnx_path), "ONNX's Python inference sizes every tensor; memplan should too"
-        print(f"row: {name} refused: {refused.stderr.strip()[:300]}")
-        print(f"OK: {name}: refused with a clear error, as ONNX's own inference leaves tensors open")
-        return
-    report = run(memplan, "extract", onnx_path, "--input", f"input={dims}", "--output", csv_path)
+    inputs = []
+    for key, value in feeds.items():
+        inputs += ["--input", f"{key}=" + "x".join(str(d) for d in value.shape)]
+    report = run(memplan, "extract", onnx_path, *inputs, "--output", csv_path)
     print(report, end="")
     got = read_problem(csv_path)
-    want, nodes = expected_buffers(onnx_path, shape)
-    assert len(got) == len(want), f"{len(got)} buffers, ONNX's inference has {len(want)}"
+    model = onnx.load(onnx_path)
+    sizes = inferred_sizes(model, {k: tuple(v.shape) for k, v in feeds.items()})
+    oracle = "ONNX's shape inference"
+    if sizes is None:
+        sizes = onnx_reference.run(model, {k: v.numpy() for k, v in feeds.items()})
+        oracle = "a reference run of the graph"
+    want, nodes = expected_buffers(model, sizes)
+    assert len(got) == len(want), f"{len(got)} buffers, {oracle} has {len(want)}"
     for key, value in want.items():
-        assert got.get(key) == value, f"{key}: memplan {got.get(key)}, ONNX's inference {value}"
+        assert got.get(key) == value, f"{key}: memplan {got.get(key)}, {oracle} {value}"
     assert f"{nodes} nodes" in report, report
 
     planners = ["portfolio"]
@@ -189,11 +278,12 @@ def main():
         lines = run(memplan, "planners").splitlines()[2:]  # below the header and its rule
         planners = [line.split()[0] for line in lines if line.strip()]
     for planner in planners:
-        plan = json.loads(run(memplan, "plan", csv_path, "--planner", planner, "--time-limit", "5", "--json"))
+        plan = json.loads(run(memplan, "plan", csv_path, "--planner", planner, "--time-limit", "2", "--json"))
         seconds = plan["seconds"]  # measured by memplan: planning only
         arena, load = plan["arena"], plan["load"]
         assert arena >= load > 0, (planner, arena, load)
         if planner == "portfolio":
+            assert arena <= load * 1.01, f"portfolio's arena {arena} B is more than 1% above the load {load} B"
             print(f"row: {name} nodes={nodes} buffers={len(got)} load={load} arena={arena} "
                   f"ms={seconds * 1000:.2f}")
         else:
@@ -203,8 +293,10 @@ def main():
         run(memplan, "render", csv_path, "--svg", svg)
         run(memplan, "report", csv_path, "--html", html)
         assert open(svg).read().lstrip().startswith("<"), svg
-        assert "<html" in open(html).read(1000).lower(), html
-    print(f"OK: {name}: {len(got)} buffers match ONNX's shape inference; planned by {len(planners)} planner(s)")
+        page = open(html).read()
+        assert "<html" in page[:1000].lower(), html
+        assert "Conv /conv1/Conv" in page, "the report names the ONNX node that writes each buffer"
+    print(f"OK: {name}: {len(got)} buffers match {oracle}; planned by {len(planners)} planner(s)")
 
 
 if __name__ == "__main__":

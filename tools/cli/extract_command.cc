@@ -66,7 +66,7 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
       {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
   throw_if_error(extraction.status());
   const OnnxExtraction& x = *extraction;
-  write_file_or_throw(args.output_path, format_problem_csv(x.problem));
+  write_file_or_throw(args.output_path, format_problem_csv(x.problem, x.operators));
   std::FILE* report = args.output_path == "-" ? stderr : stdout;
   int64_t total = 0;
   for (const Buffer& b : x.problem.buffers) total += b.size;
@@ -78,6 +78,8 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
   std::fprintf(report, "left out     %zu initializers (%s), %zu graph inputs (%s), %zu constants (%s)\n",
                x.initializers, format_bytes(x.initializer_bytes).c_str(), x.graph_inputs,
                format_bytes(x.graph_input_bytes).c_str(), x.constants, format_bytes(x.constant_bytes).c_str());
+  std::fprintf(report, "shapes       %zu values of shape computations evaluated, %zu shape inference rounds\n",
+               x.evaluated, x.inference_rounds);
   if (x.unread > 0) std::fprintf(report, "unread       %zu node outputs no node reads (each lives one tick)\n", x.unread);
   std::fprintf(report, "wrote        %s\n", args.output_path.c_str());
 #else

@@ -1,5 +1,6 @@
 // onnx_frontend.cc — ONNX model + input shapes -> Problem (see onnx_frontend.h).
-// The only file that includes ONNX's and protobuf's headers.
+// With shape_values.cc, the only files that include ONNX's and protobuf's
+// headers.
 #include "onnx_frontend.h"
 
 #include <onnx/defs/schema.h>
@@ -14,8 +15,12 @@
 #include <set>
 #include <unordered_map>
 
+#include "shape_values.h"
+
 namespace memplan {
 namespace {
+
+using onnx_values::KnownTensor;
 
 // Bytes per element of an ONNX TensorProto data type; nullopt for types
 // without a fixed size (STRING) and for values this version does not know.
@@ -103,25 +108,32 @@ StatusOr<int64_t> value_bytes(const onnx::TypeProto& type, const std::string& wh
   return tensor_bytes(dims, *element, what);
 }
 
-// If, Loop and Scan: refused whether or not their subgraph attributes are
-// there (without them libonnx 1.12's Scan inference reads through a null
-// body, found by tests/fuzz/onnx_model_fuzz.cc).
-bool is_control_flow(const onnx::NodeProto& node) {
-  const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
-  return default_domain && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan");
+// Loop and Scan: refused whether or not their subgraph attributes are there
+// (without them libonnx 1.12's Scan inference reads through a null body,
+// found by tests/fuzz/onnx_model_fuzz.cc). If is taken when its condition is
+// known before the model runs (resolve_shapes inlines the branch taken).
+bool is_default_domain(const onnx::NodeProto& node) { return node.domain().empty() || node.domain() == "ai.onnx"; }
+
+bool is_loop(const onnx::NodeProto& node) {
+  return is_default_domain(node) && (node.op_type() == "Loop" || node.op_type() == "Scan");
 }
 
+bool is_if(const onnx::NodeProto& node) { return is_default_domain(node) && node.op_type() == "If"; }
+
 Status check_no_subgraphs(const onnx::GraphProto& graph) {
-  constexpr const char* kNotHandled = "If, Loop and Scan are not handled; their tensors would be sized and timed wrongly";
+  constexpr const char* kNotHandled = "Loop and Scan are not handled; their tensors would be sized and timed wrongly";
   for (int k = 0; k < graph.node_size(); ++k) {
     const onnx::NodeProto& node = graph.node(k);
+    if (is_loop(node)) return Unimplemented(node_label(node, k) + ": " + kNotHandled);
     for (const onnx::AttributeProto& a : node.attribute()) {
-      if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS || a.has_g() ||
-          a.graphs_size() > 0) {
-        return Unimplemented(node_label(node, k) + " has a subgraph (attribute '" + a.name() + "'): " + kNotHandled);
+      const bool branch = is_if(node) && (a.name() == "then_branch" || a.name() == "else_branch") &&
+                          a.type() == onnx::AttributeProto::GRAPH;
+      if (!branch && (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS ||
+                      a.has_g() || a.graphs_size() > 0)) {
+        return Unimplemented(node_label(node, k) + " has a subgraph (attribute '" + a.name() +
+                             "'), which only If's branches may have: " + kNotHandled);
       }
     }
-    if (is_control_flow(node)) return Unimplemented(node_label(node, k) + ": " + kNotHandled);
   }
   return Status::Ok();
 }
@@ -233,6 +245,310 @@ std::string csv_id(const std::string& name, std::set<std::string>* taken) {
   return unique;
 }
 
+// ---- Shapes of every tensor ----------------------------------------------
+//
+// resolve_shapes alternates ONNX's shape inference with the evaluation of
+// shape computations (shape_values.h) until neither learns anything new:
+//
+//   1. Shape inference runs on a light copy of the model: large initializers
+//      become typed graph inputs (their values are never needed), and every
+//      tensor whose value is known becomes an initializer in place of the
+//      node that writes it, so that Reshape, Expand, Range, ConstantOfShape,
+//      Slice, ... read their shape inputs as constants.
+//   2. The nodes are walked in order; each node not yet evaluated whose
+//      inputs' values (or, for Shape and Size, whose input's shape) are known
+//      is evaluated. Values flow forward within one walk, so a whole
+//      Shape -> Gather -> Unsqueeze -> Concat chain is learnt at once; a round
+//      is needed only where a chain reads the shape of a tensor that shape
+//      inference must first size (a MatMul's output, say).
+//   3. An If whose condition became known is replaced by the nodes of the
+//      branch it takes; the walk starts again with them.
+//
+// Each round learns at least one value or inlines one If, so there are at
+// most as many rounds as nodes; transformer exports take a handful.
+
+struct ShapeResolution {
+  std::unordered_map<std::string, onnx::TypeProto> types;  // every typed tensor
+  std::unordered_map<std::string, KnownTensor> known;      // tensors whose values are known
+  size_t rounds = 0;                                       // shape inference runs
+  size_t evaluated = 0;                                    // node outputs evaluated
+};
+
+// The concrete dims of a tensor type, or nullopt if any is missing.
+std::optional<std::vector<int64_t>> concrete_dims(const onnx::TypeProto& type) {
+  if (type.value_case() != onnx::TypeProto::kTensorType || !type.tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const onnx::TensorShapeProto_Dimension& d : type.tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+onnx::TypeProto type_of(const KnownTensor& value) {
+  onnx::TypeProto type;
+  type.mutable_tensor_type()->set_elem_type(value.type);
+  onnx::TensorShapeProto* shape = type.mutable_tensor_type()->mutable_shape();
+  for (int64_t d : value.dims) shape->add_dim()->set_dim_value(d);
+  return type;
+}
+
+// "2x?x32" (or "no shape") for messages.
+std::string shape_text(const onnx::TypeProto* type) {
+  if (type == nullptr || type->value_case() != onnx::TypeProto::kTensorType || !type->tensor_type().has_shape()) {
+    return "no shape";
+  }
+  std::string s;
+  for (const onnx::TensorShapeProto_Dimension& d : type->tensor_type().shape().dim()) {
+    if (!s.empty()) s += 'x';
+    s += d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : "?";
+  }
+  return s.empty() ? "scalar" : s;
+}
+
+// Replaces node `k`, an If, by the nodes of `branch`: the branch's outputs are
+// renamed to the If's outputs (or copied to them by an Identity when the
+// branch passes a tensor through), its initializers join the graph's under
+// fresh names when theirs are taken.
+void inline_branch(onnx::GraphProto* graph, int k, const onnx::GraphProto& branch) {
+  const onnx::NodeProto node = graph->node(k);
+  std::set<std::string> names;
+  for (const onnx::TensorProto& t : graph->initializer()) names.insert(t.name());
+  for (const onnx::ValueInfoProto& v : graph->input()) names.insert(v.name());
+  for (const onnx::NodeProto& n : graph->node()) names.insert(n.output().begin(), n.output().end());
+  std::map<std::string, std::string> rename;
+  for (const onnx::TensorProto& t : branch.initializer()) {
+    std::string fresh = t.name();
+    for (int n = 2; names.count(fresh); ++n) fresh = node.name() + "/" + t.name() + "~" + std::to_string(n);
+    names.insert(fresh);
+    rename[t.name()] = fresh;
+    onnx::TensorProto* copy = graph->add_initializer();
+    *copy = t;
+    copy->set_name(fresh);
+  }
+  std::set<std::string> written;
+  for (const onnx::NodeProto& n : branch.node()) written.insert(n.output().begin(), n.output().end());
+  std::vector<onnx::NodeProto> passthrough;
+  for (int i = 0; i < branch.output_size() && i < node.output_size(); ++i) {
+    const std::string& from = branch.output(i).name();
+    if (written.count(from) && !rename.count(from)) {
+      rename[from] = node.output(i);
+    } else {
+      onnx::NodeProto copy;
+      copy.set_op_type("Identity");
+      copy.set_name(node.name() + "/output_" + std::to_string(i));
+      copy.add_input(rename.count(from) ? rename[from] : from);
+      copy.add_output(node.output(i));
+      passthrough.push_back(copy);
+    }
+  }
+  auto renamed = [&](const std::string& name) { return rename.count(name) ? rename[name] : name; };
+  std::vector<onnx::NodeProto> nodes(graph->node().begin(), graph->node().begin() + k);
+  for (const onnx::NodeProto& n : branch.node()) {
+    onnx::NodeProto copy = n;
+    for (std::string& in : *copy.mutable_input()) in = renamed(in);
+    for (std::string& out : *copy.mutable_output()) out = renamed(out);
+    nodes.push_back(copy);
+  }
+  nodes.insert(nodes.end(), passthrough.begin(), passthrough.end());
+  nodes.insert(nodes.end(), graph->node().begin() + k + 1, graph->node().end());
+  graph->clear_node();
+  for (onnx::NodeProto& n : nodes) *graph->add_node() = std::move(n);
+}
+
+// Step 1: the light copy shape inference runs on.
+onnx::ModelProto inference_copy(onnx::ModelProto* model, const ShapeResolution& r) {
+  onnx::GraphProto* graph = model->mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+  initializers.Swap(graph->mutable_initializer());
+  onnx::ModelProto copy = *model;
+  initializers.Swap(graph->mutable_initializer());
+  onnx::GraphProto* g = copy.mutable_graph();
+  g->clear_value_info();
+  std::set<std::string> inputs;
+  for (const onnx::ValueInfoProto& v : g->input()) inputs.insert(v.name());
+  for (const onnx::TensorProto& t : graph->initializer()) {
+    if (r.known.count(t.name())) {
+      *g->add_initializer() = onnx_values::write_tensor(r.known.at(t.name()), t.name());
+    } else if (!inputs.count(t.name())) {  // typed, with no data
+      onnx::ValueInfoProto* v = g->add_input();
+      v->set_name(t.name());
+      onnx::TypeProto_Tensor* type = v->mutable_type()->mutable_tensor_type();
+      type->set_elem_type(t.data_type());
+      onnx::TensorShapeProto* shape = type->mutable_shape();
+      for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+    }
+  }
+  // Nodes whose every output is known become initializers.
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (onnx::NodeProto& n : *g->mutable_node()) {
+    bool all = n.output_size() > 0;
+    for (const std::string& out : n.output()) all = all && (out.empty() || r.known.count(out));
+    if (!all) {
+      *kept.Add() = std::move(n);
+      continue;
+    }
+    for (const std::string& out : n.output()) {
+      if (!out.empty()) *g->add_initializer() = onnx_values::write_tensor(r.known.at(out), out);
+    }
+  }
+  g->mutable_node()->Swap(&kept);
+  // The names exporters give output dimensions are not facts to merge with.
+  for (onnx::ValueInfoProto& v : *g->mutable_output()) {
+    if (v.type().value_case() != onnx::TypeProto::kTensorType || !v.type().tensor_type().has_shape()) continue;
+    for (onnx::TensorShapeProto_Dimension& d : *v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (!d.has_dim_value()) d.clear_dim_param();
+    }
+  }
+  return copy;
+}
+
+// Steps 1 to 3 until nothing changes. Errors: shape inference failing.
+Status resolve_shapes(onnx::ModelProto* model, int64_t opset, ShapeResolution* r) {
+  onnx::GraphProto* graph = model->mutable_graph();
+  for (const onnx::TensorProto& t : graph->initializer()) {
+    if (std::optional<KnownTensor> v = onnx_values::read_tensor(t)) r->known.emplace(t.name(), std::move(*v));
+  }
+  std::set<std::string> inputs;
+  for (const onnx::ValueInfoProto& v : graph->input()) inputs.insert(v.name());
+  for (;;) {
+    onnx::ModelProto copy = inference_copy(model, *r);
+    ++r->rounds;
+    try {
+      onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/1, /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), inference);
+    } catch (const std::exception& e) {
+      return InvalidArgument(std::string("ONNX shape inference failed: ") + e.what());
+    }
+    r->types.clear();
+    const onnx::GraphProto& g = copy.graph();
+    for (const onnx::ValueInfoProto& v : g.input()) r->types[v.name()] = v.type();
+    for (const onnx::ValueInfoProto& v : g.value_info()) r->types[v.name()] = v.type();
+    for (const onnx::ValueInfoProto& v : g.output()) {
+      if (v.type().value_case() != onnx::TypeProto::VALUE_NOT_SET && !r->known.count(v.name())) r->types[v.name()] = v.type();
+    }
+    for (const auto& [name, value] : r->known) {
+      if (!inputs.count(name)) r->types[name] = type_of(value);
+    }
+    bool progress = false;
+    for (int k = 0; k < graph->node_size(); ++k) {
+      const onnx::NodeProto& node = graph->node(k);
+      if (is_if(node) && node.input_size() > 0 && r->known.count(node.input(0))) {
+        const KnownTensor& cond = r->known.at(node.input(0));
+        if (cond.elements() != 1) continue;  // left for the error that names it
+        const bool taken = cond.is_real() ? cond.reals[0] != 0 : cond.ints[0] != 0;
+        for (const onnx::AttributeProto& a : node.attribute()) {
+          if (a.name() == (taken ? "then_branch" : "else_branch") && a.has_g()) {
+            const onnx::GraphProto branch = a.g();
+            inline_branch(graph, k, branch);
+            progress = true;
+            break;
+          }
+        }
+        if (progress) break;  // the walk starts again over the inlined nodes
+        continue;
+      }
+      bool all = true;
+      for (const std::string& out : node.output()) all = all && (out.empty() || r->known.count(out));
+      if (all) continue;
+      std::vector<onnx_values::InputFacts> facts;
+      for (const std::string& in : node.input()) {
+        onnx_values::InputFacts f{.present = !in.empty()};
+        if (auto it = r->known.find(in); it != r->known.end()) f.value = &it->second;
+        if (auto it = r->types.find(in); it != r->types.end()) f.shape = concrete_dims(it->second);
+        facts.push_back(f);
+      }
+      onnx_values::Evaluation e = onnx_values::evaluate(node, facts, opset);
+      if (e.outputs.size() != static_cast<size_t>(node.output_size())) continue;
+      for (int i = 0; i < node.output_size(); ++i) {
+        if (node.output(i).empty()) continue;
+        r->types[node.output(i)] = type_of(e.outputs[static_cast<size_t>(i)]);
+        r->known.emplace(node.output(i), std::move(e.outputs[static_cast<size_t>(i)]));
+        ++r->evaluated;
+      }
+      progress = true;
+    }
+    if (!progress) return Status::Ok();
+  }
+}
+
+// Why the value of tensor `name` is not known before the model runs: follows
+// unknown inputs back to where the chain starts.
+std::string why_unknown(const onnx::GraphProto& graph, const std::set<std::string>& initializers,
+                        const ShapeResolution& r, int64_t opset, std::string name) {
+  std::unordered_map<std::string, int> writer;
+  for (int k = 0; k < graph.node_size(); ++k) {
+    for (const std::string& out : graph.node(k).output()) writer[out] = k;
+  }
+  for (int step = 0; step < graph.node_size() + 1; ++step) {
+    if (initializers.count(name)) {
+      return "it is computed from initializer '" + name + "', too large or of a type memplan does not evaluate";
+    }
+    auto w = writer.find(name);
+    if (w == writer.end()) return "it is computed from the values of graph input '" + name + "', which are data";
+    const onnx::NodeProto& node = graph.node(w->second);
+    std::vector<onnx_values::InputFacts> facts;
+    for (const std::string& in : node.input()) {
+      onnx_values::InputFacts f{.present = !in.empty()};
+      if (auto it = r.known.find(in); it != r.known.end()) f.value = &it->second;
+      if (auto it = r.types.find(in); it != r.types.end()) f.shape = concrete_dims(it->second);
+      facts.push_back(f);
+    }
+    onnx_values::Evaluation e = onnx_values::evaluate(node, facts, opset);
+    const std::string prefix = "input ";
+    const std::string suffix = " is not known before the model runs";
+    if (e.why_not.rfind(prefix, 0) == 0 && e.why_not.size() > suffix.size() &&
+        e.why_not.compare(e.why_not.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      name = node.input(std::stoi(e.why_not.substr(prefix.size())));
+      continue;
+    }
+    if (e.why_not.empty()) e.why_not = "its outputs were not all evaluated";
+    return "it is computed by " + node_label(node, static_cast<size_t>(w->second)) + ", which is not evaluated: " +
+           e.why_not;
+  }
+  return "its computation has no start";
+}
+
+// The error for the first node (in order) an output of which has no concrete
+// shape: which node, which output, and why.
+Status unsized_node_error(const onnx::GraphProto& graph, const std::set<std::string>& initializers,
+                          const ShapeResolution& r, int64_t opset) {
+  for (int k = 0; k < graph.node_size(); ++k) {
+    const onnx::NodeProto& node = graph.node(k);
+    for (const std::string& out : node.output()) {
+      if (out.empty()) continue;
+      auto type = r.types.find(out);
+      const onnx::TypeProto* t = type == r.types.end() ? nullptr : &type->second;
+      if (t != nullptr && (t->value_case() != onnx::TypeProto::kTensorType || concrete_dims(*t))) continue;
+      std::string message = node_label(node, static_cast<size_t>(k)) + " writes '" + out +
+                            "' with no concrete shape (shape inference gives " + shape_text(t) + "): ";
+      if (is_if(node)) {
+        const std::string& cond = node.input_size() > 0 ? node.input(0) : "";
+        return InvalidArgument(message + "its condition '" + cond + "' is not known before the model runs, so the branch "
+                               "taken is not either: " + why_unknown(graph, initializers, r, opset, cond));
+      }
+      if (onnx_values::is_data_dependent(node)) {
+        return InvalidArgument(message + "the size of " + node.op_type() +
+                               "'s output depends on the values of its input, not on shapes");
+      }
+      for (int i : onnx_values::shape_inputs(node, opset)) {
+        if (i >= node.input_size() || node.input(i).empty() || r.known.count(node.input(i))) continue;
+        return InvalidArgument(message + "its shape depends on the value of input " + std::to_string(i) + " ('" +
+                               node.input(i) + "'), which is not known before the model runs: " +
+                               why_unknown(graph, initializers, r, opset, node.input(i)));
+      }
+      std::string inputs;
+      for (const std::string& in : node.input()) {
+        auto it = r.types.find(in);
+        inputs += (inputs.empty() ? "" : ", ") + (in.empty() ? std::string("(none)") : shape_text(it == r.types.end() ? nullptr : &it->second));
+      }
+      return InvalidArgument(message + "ONNX's shape inference for " + node.op_type() +
+                             " gives no concrete shape from inputs of shapes " + (inputs.empty() ? "(none)" : inputs));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<OnnxInputShape> parse_onnx_input_shape(const std::string& text) {
@@ -303,45 +619,65 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     if (!element_size(type)) return InvalidArgument(source + ": input '" + v.name() + "': " + element_type_problem(type));
   }
 
-  // Shape inference, strict: a node it cannot type is an error, not a gap.
-  graph->clear_value_info();
-  try {
-    onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*error_mode=*/1, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), inference);
-  } catch (const std::exception& e) {
-    return InvalidArgument(source + ": ONNX shape inference failed: " + e.what());
-  }
-
-  std::unordered_map<std::string, const onnx::TypeProto*> types;
-  for (const onnx::ValueInfoProto& v : graph->input()) types[v.name()] = &v.type();
-  for (const onnx::ValueInfoProto& v : graph->value_info()) types[v.name()] = &v.type();
-  for (const onnx::ValueInfoProto& v : graph->output()) {
-    if (v.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) types[v.name()] = &v.type();
-  }
   std::map<std::string, std::vector<std::string>> open;  // symbolic dimension -> where
   std::string first_error;
   auto note = [&](const Status& s) {
     if (!s.message().empty() && first_error.empty()) first_error = s.message();
   };
+  // Outside the arena: graph inputs, whose shapes must all be given.
+  for (const onnx::ValueInfoProto& v : graph->input()) {
+    if (initializers.count(v.name())) continue;
+    ++out.graph_inputs;
+    StatusOr<int64_t> b = value_bytes(v.type(), "input '" + v.name() + "'", &open);
+    if (!b.ok()) {
+      if (!b.status().message().empty()) return Status(b.status().code(), source + ": " + b.status().message());
+    } else if (!add_bytes(&out.graph_input_bytes, *b)) {
+      return InvalidArgument(source + ": graph inputs overflow 64-bit bytes");
+    }
+  }
+  if (!open.empty()) {
+    std::string message = source + ": symbolic dimensions left open: ";
+    bool first = true;
+    for (const auto& [dim, where] : open) {
+      message += (first ? "" : "; ") + dim + " (" + where.front() +
+                 (where.size() > 1 ? " and " + std::to_string(where.size() - 1) + " more" : "") + ")";
+      first = false;
+    }
+    return InvalidArgument(message + "; give the inputs' shapes with --input NAME=DIMS");
+  }
 
-  // Outside the arena: initializers (sized from their own dims) and inputs.
+  // Shapes of every tensor: shape inference, strict (a node it cannot type is
+  // an error, not a gap), with the shape computations evaluated.
+  graph->clear_value_info();
+  ShapeResolution resolution;
+  if (Status s = resolve_shapes(&model, out.opset, &resolution); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  out.inference_rounds = resolution.rounds;
+  out.evaluated = resolution.evaluated;
+  if (Status s = check_no_subgraphs(*graph); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  if (Status s = unsized_node_error(*graph, initializers, resolution, out.opset); !s.ok()) {
+    return Status(s.code(), source + ": " + s.message());
+  }
+  for (int k = 0; k < graph->node_size(); ++k) {
+    const onnx::NodeProto& node = graph->node(k);
+    if (!is_if(node)) continue;
+    const std::string& cond = node.input_size() > 0 ? node.input(0) : "";
+    return InvalidArgument(source + ": " + node_label(node, static_cast<size_t>(k)) + ": its condition '" + cond +
+                           "' is not known before the model runs, so which branch's tensors to plan is not either: " +
+                           why_unknown(*graph, initializers, resolution, out.opset, cond));
+  }
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  for (const auto& [name, type] : resolution.types) types[name] = &type;
+
+  // Outside the arena: initializers (sized from their own dims), with those
+  // of the If branches taken.
   for (const onnx::TensorProto& t : graph->initializer()) {
+    initializers.insert(t.name());
     ++out.initializers;
     const std::optional<int64_t> element = element_size(t.data_type());
     if (!element) return InvalidArgument(source + ": initializer '" + t.name() + "': " + element_type_problem(t.data_type()));
     StatusOr<int64_t> b = tensor_bytes({t.dims().begin(), t.dims().end()}, *element, source + ": initializer '" + t.name() + "'");
     if (!b.ok()) return b.status();
     if (!add_bytes(&out.initializer_bytes, *b)) return InvalidArgument(source + ": initializers overflow 64-bit bytes");
-  }
-  for (const onnx::ValueInfoProto& v : graph->input()) {
-    if (initializers.count(v.name())) continue;
-    ++out.graph_inputs;
-    StatusOr<int64_t> b = value_bytes(v.type(), "input '" + v.name() + "'", &open);
-    if (!b.ok()) {
-      note(b.status());
-    } else if (!add_bytes(&out.graph_input_bytes, *b)) {
-      return InvalidArgument(source + ": graph inputs overflow 64-bit bytes");
-    }
   }
 
   // The node walk: who writes each tensor, who reads it last.
@@ -415,25 +751,11 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     const int64_t lower = static_cast<int64_t>(t.producer);
     const int64_t upper = is_output ? static_cast<int64_t>(out.nodes) : static_cast<int64_t>(t.last_reader) + 1;
     out.problem.buffers.push_back(Buffer{.id = csv_id(name, &ids), .lower = lower, .upper = upper, .size = *b, .alignment = options.alignment});
+    out.operators.push_back(node.name().empty() ? node.op_type() : node.op_type() + " " + node.name());
   }
-  if (!open.empty()) {
-    std::string message = source + ": symbolic dimensions left open: ";
-    bool first = true;
-    for (const auto& [dim, where] : open) {
-      message += (first ? "" : "; ") + dim + " (" + where.front() +
-                 (where.size() > 1 ? " and " + std::to_string(where.size() - 1) + " more" : "") + ")";
-      first = false;
-    }
-    message += "; give the inputs' shapes with --input NAME=DIMS";
-    for (const auto& [dim, where] : open) {
-      if (dim == "?" || dim.rfind("unk__", 0) == 0) {
-        message += " (dimensions named unk__N or ? are ones ONNX's shape inference could not compute: data-dependent, "
-                   "or computed by a chain of shape operators it does not follow; export the model with fixed "
-                   "input shapes)";
-        break;
-      }
-    }
-    return InvalidArgument(message);
+  if (!open.empty()) {  // unsized_node_error has named every node output without a concrete shape
+    return InvalidArgument(source + ": " + open.begin()->second.front() + ": dimension '" + open.begin()->first +
+                           "' left open");
   }
   if (!first_error.empty()) return InvalidArgument(source + ": " + first_error);
   if (Status s = check_problem(out.problem); !s.ok()) return Status(s.code(), source + ": " + s.message());

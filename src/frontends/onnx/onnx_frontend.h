@@ -83,6 +83,11 @@ struct OnnxExtraction {
   int64_t constant_bytes = 0;
   size_t graph_outputs = 0;      // in the arena when a node writes them, live to the end
   size_t unread = 0;             // node outputs no node reads and that are no graph output
+  // One per buffer: the operator and name of the node that writes it,
+  // "MatMul /layers.0/self_attn/MatMul" (the operator alone for unnamed nodes).
+  std::vector<std::string> operators;
+  size_t evaluated = 0;          // tensors whose values were computed before the run (shape computations)
+  size_t inference_rounds = 0;   // runs of ONNX's shape inference (see resolve_shapes)
 };
 
 // Reads a serialized ModelProto, runs shape inference with `options.inputs`

@@ -1,0 +1,832 @@
+// shape_values.cc — evaluates the small tensors of shape computations (see
+// shape_values.h). One function per operator family; each checks what it
+// reads and says why when it cannot evaluate.
+#include "shape_values.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace memplan::onnx_values {
+namespace {
+
+using T = onnx::TensorProto;
+
+bool is_int_type(int32_t type) {
+  switch (type) {
+    case T::INT64: case T::INT32: case T::INT16: case T::INT8:
+    case T::UINT64: case T::UINT32: case T::UINT16: case T::UINT8: case T::BOOL: return true;
+    default: return false;
+  }
+}
+
+// The range a value of an integer type holds; UINT64 is kept to INT64's.
+std::pair<int64_t, int64_t> int_range(int32_t type) {
+  switch (type) {
+    case T::INT32: return {INT32_MIN, INT32_MAX};
+    case T::INT16: return {INT16_MIN, INT16_MAX};
+    case T::INT8: return {INT8_MIN, INT8_MAX};
+    case T::UINT32: return {0, UINT32_MAX};
+    case T::UINT16: return {0, UINT16_MAX};
+    case T::UINT8: return {0, UINT8_MAX};
+    case T::BOOL: return {0, 1};
+    case T::UINT64: return {0, INT64_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
+
+// product(dims), or nullopt past kMaxKnownElements (or for a negative dim).
+std::optional<int64_t> element_count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return std::nullopt;
+    if (d != 0 && n > kMaxKnownElements / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// An evaluation that did not happen, with its reason.
+Evaluation refuse(std::string why) { return Evaluation{.outputs = {}, .why_not = std::move(why)}; }
+Evaluation one(KnownTensor t) {
+  Evaluation e;
+  e.outputs.push_back(std::move(t));
+  return e;
+}
+
+const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t int_attribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  const onnx::AttributeProto* a = attribute(node, name);
+  return a != nullptr && a->type() == onnx::AttributeProto::INT ? a->i() : fallback;
+}
+
+std::optional<std::vector<int64_t>> ints_attribute(const onnx::NodeProto& node, const std::string& name) {
+  const onnx::AttributeProto* a = attribute(node, name);
+  if (a == nullptr || a->type() != onnx::AttributeProto::INTS) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+// The values of a known tensor as integers (reals truncated).
+std::vector<int64_t> as_ints(const KnownTensor& t) {
+  if (!t.is_real()) return t.ints;
+  std::vector<int64_t> v;
+  for (double r : t.reals) v.push_back(std::isfinite(r) && std::fabs(r) < 9.2e18 ? static_cast<int64_t>(r) : 0);
+  return v;
+}
+
+double real_at(const KnownTensor& t, int64_t i) {
+  return t.is_real() ? t.reals[static_cast<size_t>(i)] : static_cast<double>(t.ints[static_cast<size_t>(i)]);
+}
+
+// An empty tensor of `type` with `dims`, its value vector sized.
+KnownTensor make(int32_t type, std::vector<int64_t> dims, int64_t n) {
+  KnownTensor t{.type = type, .dims = std::move(dims)};
+  if (t.is_real()) t.reals.assign(static_cast<size_t>(n), 0.0);
+  else t.ints.assign(static_cast<size_t>(n), 0);
+  return t;
+}
+
+// Copies element `from` of `src` to element `to` of `dst` (same type class).
+void copy_element(const KnownTensor& src, int64_t from, KnownTensor* dst, int64_t to) {
+  if (dst->is_real()) dst->reals[static_cast<size_t>(to)] = real_at(src, from);
+  else dst->ints[static_cast<size_t>(to)] = src.ints[static_cast<size_t>(from)];
+}
+
+// Row-major strides of `dims`.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// Calls fn(index) for every multi-index of `dims` in row-major order.
+void for_each_index(const std::vector<int64_t>& dims, const std::function<void(const std::vector<int64_t>&)>& fn) {
+  for (int64_t d : dims) {
+    if (d == 0) return;
+  }
+  std::vector<int64_t> index(dims.size(), 0);
+  while (true) {
+    fn(index);
+    size_t k = dims.size();
+    while (k > 0) {
+      --k;
+      if (++index[k] < dims[k]) break;
+      index[k] = 0;
+      if (k == 0) return;
+    }
+    if (dims.empty()) return;
+  }
+}
+
+// Multidirectional (numpy) broadcasting of several shapes.
+std::optional<std::vector<int64_t>> broadcast(const std::vector<std::vector<int64_t>>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<int64_t> out(rank, 1);
+  for (const auto& s : shapes) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[rank - s.size() + i];
+      if (s[i] == o || s[i] == 1) continue;
+      if (o != 1) return std::nullopt;
+      o = s[i];
+    }
+  }
+  return out;
+}
+
+// The flat offset into a tensor of `dims` of output index `index` under
+// broadcasting (dims aligned to the right, size-1 dims repeat).
+int64_t broadcast_offset(const std::vector<int64_t>& dims, const std::vector<int64_t>& index) {
+  int64_t offset = 0;
+  const size_t shift = index.size() - dims.size();
+  for (size_t i = 0; i < dims.size(); ++i) offset = offset * dims[i] + (dims[i] == 1 ? 0 : index[shift + i]);
+  return offset;
+}
+
+// Element-wise over broadcast inputs: fn(values at one index) -> one value.
+// `type` is the output's; reals when it is real or when any input is.
+template <typename Fn>
+std::optional<KnownTensor> elementwise(const std::vector<const KnownTensor*>& in, int32_t type, Fn fn,
+                                       std::string* why) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const KnownTensor* t : in) shapes.push_back(t->dims);
+  std::optional<std::vector<int64_t>> dims = broadcast(shapes);
+  if (!dims) {
+    *why = "its inputs' shapes do not broadcast";
+    return std::nullopt;
+  }
+  std::optional<int64_t> n = element_count(*dims);
+  if (!n) {
+    *why = "its output would have more than " + std::to_string(kMaxKnownElements) + " elements";
+    return std::nullopt;
+  }
+  KnownTensor out = make(type, *dims, *n);
+  int64_t flat = 0;
+  bool ok = true;
+  for_each_index(*dims, [&](const std::vector<int64_t>& index) {
+    std::vector<int64_t> offsets;
+    for (const KnownTensor* t : in) offsets.push_back(broadcast_offset(t->dims, index));
+    if (!fn(offsets, &out, flat)) ok = false;
+    ++flat;
+  });
+  if (!ok) {
+    *why = "an element has no value (division by zero or an integer overflow)";
+    return std::nullopt;
+  }
+  return out;
+}
+
+bool any_real(const std::vector<const KnownTensor*>& in) {
+  for (const KnownTensor* t : in) {
+    if (t->is_real()) return true;
+  }
+  return false;
+}
+
+// Checked integer arithmetic as ONNX defines it for the binary operators.
+std::optional<int64_t> int_binary(const std::string& op, int64_t a, int64_t b, bool fmod) {
+  int64_t r = 0;
+  if (op == "Add") return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (op == "Sub") return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (op == "Mul") return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+  if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+  if (op == "Div") return a / b;  // truncates, as ONNX Runtime's integer Div
+  if (op == "Mod") {
+    r = a % b;
+    if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;  // the sign of the divisor, as Python's %
+    return r;
+  }
+  return std::nullopt;
+}
+
+double real_binary(const std::string& op, double a, double b, bool fmod) {
+  if (op == "Add") return a + b;
+  if (op == "Sub") return a - b;
+  if (op == "Mul") return a * b;
+  if (op == "Div") return a / b;
+  if (op == "Pow") return std::pow(a, b);
+  double r = std::fmod(a, b);
+  if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+// Values of integer type `type` outside its range have no value.
+bool fits(int32_t type, int64_t v) {
+  auto [lo, hi] = int_range(type);
+  return v >= lo && v <= hi;
+}
+
+// Normalises axis `a` against rank `rank`; nullopt when out of range.
+std::optional<int64_t> normalize_axis(int64_t a, int64_t rank) {
+  if (a < -rank || a >= rank) return std::nullopt;
+  return a < 0 ? a + rank : a;
+}
+
+// ---- Operators ------------------------------------------------------------
+
+Evaluation evaluate_constant(const onnx::NodeProto& node) {
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.name() == "value") {
+      std::optional<KnownTensor> t = read_tensor(a.t());
+      if (!t) return refuse("its value is not a small tensor of a numeric type");
+      return one(*t);
+    }
+    if (a.name() == "value_int") return one(KnownTensor{.type = T::INT64, .dims = {}, .ints = {a.i()}});
+    if (a.name() == "value_ints") {
+      return one(KnownTensor{.type = T::INT64, .dims = {a.ints_size()}, .ints = {a.ints().begin(), a.ints().end()}});
+    }
+    if (a.name() == "value_float") return one(KnownTensor{.type = T::FLOAT, .dims = {}, .reals = {a.f()}});
+    if (a.name() == "value_floats") {
+      return one(KnownTensor{.type = T::FLOAT, .dims = {a.floats_size()}, .reals = {a.floats().begin(), a.floats().end()}});
+    }
+  }
+  return refuse("it has no numeric value attribute");
+}
+
+Evaluation evaluate_shape(const onnx::NodeProto& node, const InputFacts& in, int64_t opset) {
+  if (!in.shape) return refuse("its input's shape is not known");
+  const int64_t rank = static_cast<int64_t>(in.shape->size());
+  int64_t start = opset >= 15 ? int_attribute(node, "start", 0) : 0;
+  int64_t end = opset >= 15 ? int_attribute(node, "end", rank) : rank;
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  std::vector<int64_t> dims(in.shape->begin() + start, in.shape->begin() + std::max(start, end));
+  return one(KnownTensor{.type = T::INT64, .dims = {static_cast<int64_t>(dims.size())}, .ints = dims});
+}
+
+Evaluation evaluate_size(const InputFacts& in) {
+  if (!in.shape) return refuse("its input's shape is not known");
+  int64_t n = 1;
+  for (int64_t d : *in.shape) {
+    if (__builtin_mul_overflow(n, d, &n)) return refuse("its input's size overflows 64 bits");
+  }
+  return one(KnownTensor{.type = T::INT64, .dims = {}, .ints = {n}});
+}
+
+Evaluation evaluate_gather(const onnx::NodeProto& node, const KnownTensor& data, const KnownTensor& indices) {
+  const int64_t rank = static_cast<int64_t>(data.dims.size());
+  std::optional<int64_t> axis = normalize_axis(int_attribute(node, "axis", 0), rank);
+  if (!axis) return refuse("axis out of range for data of rank " + std::to_string(rank));
+  std::vector<int64_t> dims(data.dims.begin(), data.dims.begin() + *axis);
+  dims.insert(dims.end(), indices.dims.begin(), indices.dims.end());
+  dims.insert(dims.end(), data.dims.begin() + *axis + 1, data.dims.end());
+  std::optional<int64_t> n = element_count(dims);
+  if (!n) return refuse("its output is too large to evaluate");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < *axis; ++i) outer *= data.dims[static_cast<size_t>(i)];
+  for (int64_t i = *axis + 1; i < rank; ++i) inner *= data.dims[static_cast<size_t>(i)];
+  const int64_t extent = data.dims[static_cast<size_t>(*axis)];
+  const std::vector<int64_t> idx = as_ints(indices);
+  KnownTensor out = make(data.type, dims, *n);
+  int64_t at = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j : idx) {
+      if (j < 0) j += extent;
+      if (j < 0 || j >= extent) return refuse("index out of range [0, " + std::to_string(extent) + ")");
+      for (int64_t k = 0; k < inner; ++k) copy_element(data, (o * extent + j) * inner + k, &out, at++);
+    }
+  }
+  return one(std::move(out));
+}
+
+Evaluation evaluate_slice(const onnx::NodeProto& node, const std::vector<InputFacts>& in, int64_t opset) {
+  const KnownTensor& data = *in[0].value;
+  const int64_t rank = static_cast<int64_t>(data.dims.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (opset < 10) {
+    starts = ints_attribute(node, "starts").value_or(std::vector<int64_t>{});
+    ends = ints_attribute(node, "ends").value_or(std::vector<int64_t>{});
+    axes = ints_attribute(node, "axes").value_or(std::vector<int64_t>{});
+  } else {
+    for (size_t i = 1; i < in.size() && i <= 4; ++i) {
+      if (in[i].present && in[i].value == nullptr) return refuse("input " + std::to_string(i) + " is not known");
+    }
+    if (in.size() < 3) return refuse("it has no starts and ends");
+    starts = as_ints(*in[1].value);
+    ends = as_ints(*in[2].value);
+    if (in.size() > 3 && in[3].present) axes = as_ints(*in[3].value);
+    if (in.size() > 4 && in[4].present) steps = as_ints(*in[4].value);
+  }
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+    return refuse("starts, ends, axes and steps differ in length");
+  }
+  std::vector<int64_t> first(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1), dims = data.dims;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    std::optional<int64_t> axis = normalize_axis(axes[i], rank);
+    if (!axis) return refuse("axis " + std::to_string(axes[i]) + " out of range");
+    const int64_t dim = data.dims[static_cast<size_t>(*axis)];
+    int64_t s = starts[i], e = ends[i], k = steps[i];
+    if (k == 0) return refuse("a step is 0");
+    if (s < 0) s = s < INT64_MIN + dim ? 0 : s + dim;
+    if (e < 0) e = e < INT64_MIN + dim ? -1 : e + dim;
+    int64_t count = 0;
+    if (k > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      count = e > s ? (e - s + k - 1) / k : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      count = s > e ? (s - e + (-k) - 1) / (-k) : 0;
+    }
+    first[static_cast<size_t>(*axis)] = s;
+    step[static_cast<size_t>(*axis)] = k;
+    dims[static_cast<size_t>(*axis)] = count;
+  }
+  std::optional<int64_t> n = element_count(dims);
+  if (!n) return refuse("its output is too large to evaluate");
+  KnownTensor out = make(data.type, dims, *n);
+  const std::vector<int64_t> strides = strides_of(data.dims);
+  int64_t at = 0;
+  for_each_index(dims, [&](const std::vector<int64_t>& index) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < index.size(); ++d) offset += (first[d] + index[d] * step[d]) * strides[d];
+    copy_element(data, offset, &out, at++);
+  });
+  return one(std::move(out));
+}
+
+Evaluation evaluate_concat(const onnx::NodeProto& node, const std::vector<const KnownTensor*>& in) {
+  const int64_t rank = static_cast<int64_t>(in[0]->dims.size());
+  std::optional<int64_t> axis = normalize_axis(int_attribute(node, "axis", 0), rank);
+  if (!axis) return refuse("axis out of range for rank " + std::to_string(rank));
+  std::vector<int64_t> dims = in[0]->dims;
+  dims[static_cast<size_t>(*axis)] = 0;
+  for (const KnownTensor* t : in) {
+    if (t->dims.size() != static_cast<size_t>(rank)) return refuse("its inputs differ in rank");
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != *axis && t->dims[static_cast<size_t>(d)] != in[0]->dims[static_cast<size_t>(d)]) {
+        return refuse("its inputs differ in a dimension other than the axis");
+      }
+    }
+    dims[static_cast<size_t>(*axis)] += t->dims[static_cast<size_t>(*axis)];
+  }
+  std::optional<int64_t> n = element_count(dims);
+  if (!n) return refuse("its output is too large to evaluate");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < *axis; ++d) outer *= dims[static_cast<size_t>(d)];
+  for (int64_t d = *axis + 1; d < rank; ++d) inner *= dims[static_cast<size_t>(d)];
+  KnownTensor out = make(in[0]->type, dims, *n);
+  int64_t at = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const KnownTensor* t : in) {
+      const int64_t chunk = t->dims[static_cast<size_t>(*axis)] * inner;
+      for (int64_t k = 0; k < chunk; ++k) copy_element(*t, o * chunk + k, &out, at++);
+    }
+  }
+  return one(std::move(out));
+}
+
+// Unsqueeze, Squeeze, Reshape, Flatten, Identity: the values unchanged, new dims.
+Evaluation evaluate_reshaping(const onnx::NodeProto& node, const std::vector<InputFacts>& in, int64_t opset) {
+  const std::string& op = node.op_type();
+  const KnownTensor& data = *in[0].value;
+  KnownTensor out = data;
+  const int64_t rank = static_cast<int64_t>(data.dims.size());
+  if (op == "Identity") return one(std::move(out));
+  std::optional<std::vector<int64_t>> axes;
+  if ((op == "Unsqueeze" || op == "Squeeze") && opset >= 13) {
+    if (in.size() > 1 && in[1].present) {
+      if (in[1].value == nullptr) return refuse("input 1 (axes) is not known");
+      axes = as_ints(*in[1].value);
+    }
+  } else if (op == "Unsqueeze" || op == "Squeeze") {
+    axes = ints_attribute(node, "axes");
+  }
+  if (op == "Unsqueeze") {
+    if (!axes) return refuse("it has no axes");
+    const int64_t out_rank = rank + static_cast<int64_t>(axes->size());
+    std::set<int64_t> at;
+    for (int64_t a : *axes) {
+      std::optional<int64_t> n = normalize_axis(a, out_rank);
+      if (!n || !at.insert(*n).second) return refuse("axis " + std::to_string(a) + " is out of range or repeated");
+    }
+    out.dims.clear();
+    size_t next = 0;
+    for (int64_t d = 0; d < out_rank; ++d) out.dims.push_back(at.count(d) ? 1 : data.dims[next++]);
+    return one(std::move(out));
+  }
+  if (op == "Squeeze") {
+    std::set<int64_t> at;
+    if (axes) {
+      for (int64_t a : *axes) {
+        std::optional<int64_t> n = normalize_axis(a, rank);
+        if (!n || data.dims[static_cast<size_t>(*n)] != 1) return refuse("axis " + std::to_string(a) + " is not of size 1");
+        at.insert(*n);
+      }
+    }
+    out.dims.clear();
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t dim = data.dims[static_cast<size_t>(d)];
+      if (axes ? at.count(d) == 0 : dim != 1) out.dims.push_back(dim);
+    }
+    return one(std::move(out));
+  }
+  if (op == "Flatten") {
+    std::optional<int64_t> axis = normalize_axis(int_attribute(node, "axis", 1), rank + 1);
+    if (!axis) return refuse("axis out of range");
+    int64_t a = 1, b = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < *axis ? a : b) *= data.dims[static_cast<size_t>(d)];
+    out.dims = {a, b};
+    return one(std::move(out));
+  }
+  // Reshape: 0 copies the input's dimension (unless allowzero), -1 is inferred.
+  if (in.size() < 2 || in[1].value == nullptr) return refuse("input 1 (shape) is not known");
+  const std::vector<int64_t> shape = as_ints(*in[1].value);
+  const bool allowzero = int_attribute(node, "allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  out.dims.clear();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t d = shape[i];
+    if (d == 0 && !allowzero) {
+      if (i >= data.dims.size()) return refuse("shape copies a dimension the input does not have");
+      d = data.dims[i];
+    }
+    if (d == -1) {
+      if (infer >= 0) return refuse("shape has two -1");
+      infer = static_cast<int64_t>(i);
+      d = 1;
+    } else if (d < 0) {
+      return refuse("shape has a negative dimension");
+    } else {
+      known *= d;
+    }
+    out.dims.push_back(d);
+  }
+  const int64_t total = data.elements();
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) return refuse("shape " + dims_text(shape) + " does not divide the input");
+    out.dims[static_cast<size_t>(infer)] = total / known;
+  } else if (known != total) {
+    return refuse("shape " + dims_text(shape) + " has a different number of elements than the input");
+  }
+  return one(std::move(out));
+}
+
+Evaluation evaluate_expand(const KnownTensor& data, const KnownTensor& shape) {
+  std::optional<std::vector<int64_t>> dims = broadcast({data.dims, as_ints(shape)});
+  if (!dims) return refuse("shape does not broadcast with the input");
+  std::optional<int64_t> n = element_count(*dims);
+  if (!n) return refuse("its output is too large to evaluate");
+  KnownTensor result = make(data.type, *dims, *n);
+  int64_t at = 0;
+  for_each_index(*dims, [&](const std::vector<int64_t>& index) {
+    copy_element(data, broadcast_offset(data.dims, index), &result, at++);
+  });
+  return one(std::move(result));
+}
+
+Evaluation evaluate_range(const KnownTensor& start, const KnownTensor& limit, const KnownTensor& delta) {
+  if (start.elements() != 1 || limit.elements() != 1 || delta.elements() != 1) return refuse("an input is not a scalar");
+  if (start.is_real()) {
+    const double s = start.reals[0], l = real_at(limit, 0), d = real_at(delta, 0);
+    if (d == 0 || !std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d)) return refuse("delta is 0 or a bound is not finite");
+    const double count = std::max(std::ceil((l - s) / d), 0.0);
+    if (count > kMaxKnownElements) return refuse("its output is too large to evaluate");
+    KnownTensor out = make(start.type, {static_cast<int64_t>(count)}, static_cast<int64_t>(count));
+    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) out.reals[static_cast<size_t>(i)] = s + static_cast<double>(i) * d;
+    return one(std::move(out));
+  }
+  const int64_t s = start.ints[0], l = limit.ints[0], d = delta.ints[0];
+  if (d == 0) return refuse("delta is 0");
+  const long double span = static_cast<long double>(l) - static_cast<long double>(s);
+  const long double count = std::max<long double>(std::ceil(span / static_cast<long double>(d)), 0);
+  if (count > kMaxKnownElements) return refuse("its output is too large to evaluate");
+  KnownTensor out = make(start.type, {static_cast<int64_t>(count)}, static_cast<int64_t>(count));
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) out.ints[static_cast<size_t>(i)] = s + i * d;
+  return one(std::move(out));
+}
+
+Evaluation evaluate_constant_of_shape(const onnx::NodeProto& node, const KnownTensor& shape) {
+  const std::vector<int64_t> dims = as_ints(shape);
+  std::optional<int64_t> n = element_count(dims);
+  if (!n) return refuse("its output is too large to evaluate");
+  KnownTensor fill{.type = T::FLOAT, .dims = {1}, .reals = {0.0}};
+  if (const onnx::AttributeProto* a = attribute(node, "value")) {
+    std::optional<KnownTensor> v = read_tensor(a->t());
+    if (!v || v->elements() != 1) return refuse("its value is not one number of a numeric type");
+    fill = *v;
+  }
+  KnownTensor out = make(fill.type, dims, *n);
+  for (int64_t i = 0; i < *n; ++i) copy_element(fill, 0, &out, i);
+  return one(std::move(out));
+}
+
+Evaluation evaluate_transpose(const onnx::NodeProto& node, const KnownTensor& data) {
+  const size_t rank = data.dims.size();
+  std::vector<int64_t> perm = ints_attribute(node, "perm").value_or(std::vector<int64_t>{});
+  if (perm.empty()) {
+    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  }
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] != static_cast<int64_t>(i) || sorted.size() != rank) return refuse("perm is not a permutation of the axes");
+  }
+  std::vector<int64_t> dims;
+  for (int64_t p : perm) dims.push_back(data.dims[static_cast<size_t>(p)]);
+  const std::vector<int64_t> strides = strides_of(data.dims);
+  KnownTensor out = make(data.type, dims, data.elements());
+  int64_t at = 0;
+  for_each_index(dims, [&](const std::vector<int64_t>& index) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += index[d] * strides[static_cast<size_t>(perm[d])];
+    copy_element(data, offset, &out, at++);
+  });
+  return one(std::move(out));
+}
+
+Evaluation evaluate_cast(const onnx::NodeProto& node, const KnownTensor& data) {
+  const int64_t to = int_attribute(node, "to", 0);
+  if (!is_known_type(static_cast<int32_t>(to))) return refuse("it casts to a type memplan does not evaluate");
+  KnownTensor out = make(static_cast<int32_t>(to), data.dims, data.elements());
+  for (int64_t i = 0; i < data.elements(); ++i) {
+    if (out.is_real()) {
+      out.reals[static_cast<size_t>(i)] = to == T::FLOAT ? static_cast<double>(static_cast<float>(real_at(data, i)))
+                                                         : real_at(data, i);
+      continue;
+    }
+    int64_t v = 0;
+    if (data.is_real()) {
+      const double r = data.reals[static_cast<size_t>(i)];
+      if (to == T::BOOL) {
+        v = r != 0;
+      } else {
+        if (!std::isfinite(r) || std::fabs(r) >= 9.2e18) return refuse("a value does not fit the target type");
+        v = static_cast<int64_t>(r);
+      }
+    } else {
+      v = to == T::BOOL ? data.ints[static_cast<size_t>(i)] != 0 : data.ints[static_cast<size_t>(i)];
+    }
+    if (!fits(static_cast<int32_t>(to), v)) return refuse("a value does not fit the target type");
+    out.ints[static_cast<size_t>(i)] = v;
+  }
+  return one(std::move(out));
+}
+
+Evaluation evaluate_arithmetic(const onnx::NodeProto& node, const std::vector<const KnownTensor*>& in) {
+  const std::string& op = node.op_type();
+  std::string why;
+  std::optional<KnownTensor> out;
+  const bool real = any_real(in);
+  const int32_t type = in[0]->type;
+  static const std::set<std::string> comparisons = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
+  if (comparisons.count(op)) {
+    out = elementwise(in, T::BOOL, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+      bool r = false;
+      if (real) {
+        const double a = real_at(*in[0], at[0]), b = real_at(*in[1], at[1]);
+        r = op == "Equal" ? a == b : op == "Less" ? a < b : op == "Greater" ? a > b : op == "LessOrEqual" ? a <= b : a >= b;
+      } else {
+        const int64_t a = in[0]->ints[static_cast<size_t>(at[0])], b = in[1]->ints[static_cast<size_t>(at[1])];
+        r = op == "Equal" ? a == b : op == "Less" ? a < b : op == "Greater" ? a > b : op == "LessOrEqual" ? a <= b : a >= b;
+      }
+      o->ints[static_cast<size_t>(k)] = r;
+      return true;
+    }, &why);
+  } else if (op == "And" || op == "Or" || op == "Xor") {
+    out = elementwise(in, T::BOOL, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+      const bool a = in[0]->ints[static_cast<size_t>(at[0])] != 0, b = in[1]->ints[static_cast<size_t>(at[1])] != 0;
+      o->ints[static_cast<size_t>(k)] = op == "And" ? (a && b) : op == "Or" ? (a || b) : (a != b);
+      return true;
+    }, &why);
+  } else if (op == "Where") {
+    out = elementwise(in, in[1]->type, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+      const KnownTensor* pick = in[0]->ints[static_cast<size_t>(at[0])] != 0 ? in[1] : in[2];
+      copy_element(*pick, pick == in[1] ? at[1] : at[2], o, k);
+      return true;
+    }, &why);
+  } else if (op == "Min" || op == "Max" || op == "Sum") {
+    out = elementwise(in, type, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+      if (real) {
+        double r = real_at(*in[0], at[0]);
+        for (size_t i = 1; i < in.size(); ++i) {
+          const double v = real_at(*in[i], at[i]);
+          r = op == "Min" ? std::min(r, v) : op == "Max" ? std::max(r, v) : r + v;
+        }
+        o->reals[static_cast<size_t>(k)] = r;
+        return true;
+      }
+      int64_t r = in[0]->ints[static_cast<size_t>(at[0])];
+      for (size_t i = 1; i < in.size(); ++i) {
+        const int64_t v = in[i]->ints[static_cast<size_t>(at[i])];
+        if (op == "Sum") {
+          if (__builtin_add_overflow(r, v, &r)) return false;
+        } else {
+          r = op == "Min" ? std::min(r, v) : std::max(r, v);
+        }
+      }
+      o->ints[static_cast<size_t>(k)] = r;
+      return fits(type, r);
+    }, &why);
+  } else if (in.size() == 1) {  // Neg, Abs, Not, Floor, Ceil, Sqrt, Reciprocal
+    out = elementwise(in, type, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+      if (real) {
+        const double a = real_at(*in[0], at[0]);
+        o->reals[static_cast<size_t>(k)] = op == "Neg" ? -a : op == "Abs" ? std::fabs(a) : op == "Floor" ? std::floor(a)
+                                           : op == "Ceil" ? std::ceil(a) : op == "Sqrt" ? std::sqrt(a) : 1.0 / a;
+        return true;
+      }
+      const int64_t a = in[0]->ints[static_cast<size_t>(at[0])];
+      if (a == INT64_MIN && (op == "Neg" || op == "Abs")) return false;
+      int64_t r = a;
+      if (op == "Neg") r = -a;
+      else if (op == "Abs") r = a < 0 ? -a : a;
+      else if (op == "Not") r = a == 0;
+      else if (op != "Floor" && op != "Ceil") return false;  // Sqrt, Reciprocal of integers: not defined
+      o->ints[static_cast<size_t>(k)] = r;
+      return fits(type, r);
+    }, &why);
+  } else {  // Add, Sub, Mul, Div, Mod, Pow
+    const bool fmod = int_attribute(node, "fmod", 0) != 0;
+    out = elementwise(in, type, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+      if (real) {
+        o->reals[static_cast<size_t>(k)] = real_binary(op, real_at(*in[0], at[0]), real_at(*in[1], at[1]), fmod);
+        return true;
+      }
+      if (op == "Pow") return false;
+      std::optional<int64_t> r =
+          int_binary(op, in[0]->ints[static_cast<size_t>(at[0])], in[1]->ints[static_cast<size_t>(at[1])], fmod);
+      if (!r || !fits(type, *r)) return false;
+      o->ints[static_cast<size_t>(k)] = *r;
+      return true;
+    }, &why);
+  }
+  if (!out) return refuse(why);
+  return one(std::move(*out));
+}
+
+}  // namespace
+
+bool KnownTensor::is_real() const { return type == T::FLOAT || type == T::DOUBLE; }
+
+int64_t KnownTensor::elements() const {
+  return is_real() ? static_cast<int64_t>(reals.size()) : static_cast<int64_t>(ints.size());
+}
+
+bool is_known_type(int32_t type) { return is_int_type(type) || type == T::FLOAT || type == T::DOUBLE; }
+
+std::optional<KnownTensor> read_tensor(const onnx::TensorProto& tensor) {
+  const int32_t type = tensor.data_type();
+  if (!is_known_type(type) || tensor.data_location() == T::EXTERNAL || tensor.has_segment()) return std::nullopt;
+  std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+  std::optional<int64_t> n = element_count(dims);
+  if (!n) return std::nullopt;
+  KnownTensor t = make(type, dims, *n);
+  if (tensor.has_raw_data()) {
+    const std::string& raw = tensor.raw_data();
+    size_t width = 8;
+    switch (type) {
+      case T::INT32: case T::UINT32: case T::FLOAT: width = 4; break;
+      case T::INT16: case T::UINT16: width = 2; break;
+      case T::INT8: case T::UINT8: case T::BOOL: width = 1; break;
+      default: break;
+    }
+    if (raw.size() != static_cast<size_t>(*n) * width) return std::nullopt;
+    for (int64_t i = 0; i < *n; ++i) {
+      const char* p = raw.data() + static_cast<size_t>(i) * width;
+      switch (type) {  // little-endian, as ONNX stores raw data
+        case T::INT64: { int64_t v; std::memcpy(&v, p, 8); t.ints[static_cast<size_t>(i)] = v; break; }
+        case T::UINT64: { uint64_t v; std::memcpy(&v, p, 8); if (v > INT64_MAX) return std::nullopt; t.ints[static_cast<size_t>(i)] = static_cast<int64_t>(v); break; }
+        case T::INT32: { int32_t v; std::memcpy(&v, p, 4); t.ints[static_cast<size_t>(i)] = v; break; }
+        case T::UINT32: { uint32_t v; std::memcpy(&v, p, 4); t.ints[static_cast<size_t>(i)] = v; break; }
+        case T::INT16: { int16_t v; std::memcpy(&v, p, 2); t.ints[static_cast<size_t>(i)] = v; break; }
+        case T::UINT16: { uint16_t v; std::memcpy(&v, p, 2); t.ints[static_cast<size_t>(i)] = v; break; }
+        case T::INT8: t.ints[static_cast<size_t>(i)] = static_cast<int8_t>(*p); break;
+        case T::UINT8: t.ints[static_cast<size_t>(i)] = static_cast<uint8_t>(*p); break;
+        case T::BOOL: t.ints[static_cast<size_t>(i)] = *p != 0; break;
+        case T::FLOAT: { float v; std::memcpy(&v, p, 4); t.reals[static_cast<size_t>(i)] = v; break; }
+        case T::DOUBLE: { double v; std::memcpy(&v, p, 8); t.reals[static_cast<size_t>(i)] = v; break; }
+        default: return std::nullopt;
+      }
+    }
+    return t;
+  }
+  auto take = [&](const auto& field) -> bool {
+    if (field.size() != *n) return false;
+    for (int64_t i = 0; i < *n; ++i) {
+      if (t.is_real()) t.reals[static_cast<size_t>(i)] = static_cast<double>(field.Get(static_cast<int>(i)));
+      else t.ints[static_cast<size_t>(i)] = static_cast<int64_t>(field.Get(static_cast<int>(i)));
+    }
+    return true;
+  };
+  bool ok = false;
+  switch (type) {
+    case T::INT64: ok = take(tensor.int64_data()); break;
+    case T::UINT64: case T::UINT32:
+      ok = take(tensor.uint64_data());
+      for (int64_t v : t.ints) ok = ok && v >= 0;
+      break;
+    case T::FLOAT: ok = take(tensor.float_data()); break;
+    case T::DOUBLE: ok = take(tensor.double_data()); break;
+    default: ok = take(tensor.int32_data()); break;  // INT32, INT16, INT8, UINT16, UINT8, BOOL
+  }
+  if (!ok) return std::nullopt;
+  for (int64_t v : t.ints) {
+    if (!fits(type, v)) return std::nullopt;
+  }
+  return t;
+}
+
+onnx::TensorProto write_tensor(const KnownTensor& value, const std::string& name) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(value.type);
+  for (int64_t d : value.dims) t.add_dims(d);
+  switch (value.type) {
+    case T::INT64: for (int64_t v : value.ints) t.add_int64_data(v); break;
+    case T::UINT64: case T::UINT32: for (int64_t v : value.ints) t.add_uint64_data(static_cast<uint64_t>(v)); break;
+    case T::FLOAT: for (double v : value.reals) t.add_float_data(static_cast<float>(v)); break;
+    case T::DOUBLE: for (double v : value.reals) t.add_double_data(v); break;
+    default: for (int64_t v : value.ints) t.add_int32_data(static_cast<int32_t>(v)); break;
+  }
+  return t;
+}
+
+const std::vector<std::string>& evaluated_operators() {
+  static const std::vector<std::string> ops = {
+      "Abs", "Add", "And", "Cast", "Ceil", "Concat", "Constant", "ConstantOfShape", "Div", "Equal", "Expand",
+      "Flatten", "Floor", "Gather", "Greater", "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Max", "Min",
+      "Mod", "Mul", "Neg", "Not", "Or", "Pow", "Range", "Reciprocal", "Reshape", "Shape", "Size", "Slice", "Sqrt",
+      "Squeeze", "Sub", "Sum", "Transpose", "Unsqueeze", "Where", "Xor"};
+  return ops;
+}
+
+Evaluation evaluate(const onnx::NodeProto& node, const std::vector<InputFacts>& inputs, int64_t opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return refuse("it is not of the default ONNX domain");
+  const std::string& op = node.op_type();
+  const std::vector<std::string>& ops = evaluated_operators();
+  if (!std::binary_search(ops.begin(), ops.end(), op)) return refuse("memplan does not evaluate " + op);
+  if (op == "Constant") return evaluate_constant(node);
+  if (inputs.empty() || !inputs[0].present) return refuse("it has no input");
+  if (op == "Shape") return evaluate_shape(node, inputs[0], opset);
+  if (op == "Size") return evaluate_size(inputs[0]);
+  // Every other operator needs the values of its data inputs.
+  std::vector<const KnownTensor*> values;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].present) continue;
+    if (inputs[i].value == nullptr) {
+      return refuse("input " + std::to_string(i) + " is not known before the model runs");
+    }
+    values.push_back(inputs[i].value);
+  }
+  auto need = [&](size_t n) { return inputs.size() >= n && values.size() >= n; };
+  if (op == "Gather") return need(2) ? evaluate_gather(node, *values[0], *values[1]) : refuse("it needs 2 inputs");
+  if (op == "Slice") return evaluate_slice(node, inputs, opset);
+  if (op == "Concat") return evaluate_concat(node, values);
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Flatten" || op == "Identity") {
+    return evaluate_reshaping(node, inputs, opset);
+  }
+  if (op == "Expand") return need(2) ? evaluate_expand(*values[0], *values[1]) : refuse("it needs 2 inputs");
+  if (op == "Range") return need(3) ? evaluate_range(*values[0], *values[1], *values[2]) : refuse("it needs 3 inputs");
+  if (op == "ConstantOfShape") return evaluate_constant_of_shape(node, *values[0]);
+  if (op == "Transpose") return evaluate_transpose(node, *values[0]);
+  if (op == "Cast") return evaluate_cast(node, *values[0]);
+  if (op == "Where" && !need(3)) return refuse("it needs 3 inputs");
+  static const std::set<std::string> unary = {"Abs", "Ceil", "Floor", "Neg", "Not", "Reciprocal", "Sqrt"};
+  if (!unary.count(op) && op != "Min" && op != "Max" && op != "Sum" && !need(2)) return refuse("it needs 2 inputs");
+  return evaluate_arithmetic(node, values);
+}
+
+std::vector<int> shape_inputs(const onnx::NodeProto& node, int64_t opset) {
+  const std::string& op = node.op_type();
+  if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "OneHot") return {1};
+  if (op == "ConstantOfShape") return {0};
+  if (op == "Range") return {0, 1, 2};
+  if (op == "Slice" && opset >= 10) return {1, 2, 3, 4};
+  if ((op == "Pad" && opset >= 11) || (op == "TopK" && opset >= 10)) return {1};
+  if ((op == "Unsqueeze" || op == "Squeeze" || op == "Split") && opset >= 13) return {1};
+  if (op == "ReduceSum" && opset >= 13) return {1};
+  if (op == "Resize") return {1, 2, 3};
+  if (op == "Upsample") return {1};
+  return {};
+}
+
+bool is_data_dependent(const onnx::NodeProto& node) {
+  static const std::set<std::string> ops = {"NonZero", "Unique", "NonMaxSuppression", "Compress", "StringNormalizer"};
+  return ops.count(node.op_type()) > 0;
+}
+
+}  // namespace memplan::onnx_values
