@@ -14,9 +14,9 @@
 //      times the trip count, live over the parallel op.
 //   3. In module order (parents first): insert `memref.alloc() {alignment = A}
 //      : memref<ARENAxi8>`, A the largest of its buffers' alignments, at the
-//      start of the scope body (or, for a hoisted
-//      body, compute its slice's offset in the parent's buffer from the
-//      iteration's linear index). Replace each mergeable alloc by
+//      start of the scope body (or, for a hoisted body, compute its slice's
+//      offset in the parent's buffer from the iteration's linear index).
+//      Replace each mergeable alloc by
 //      `memref.view %merged[%offset][]` (same result type, so every user and
 //      alias keeps working) and erase its deallocs. If any original was
 //      deallocated (here or in a body hoisted here), dealloc the merged
@@ -199,8 +199,7 @@ void print_report(llvm::raw_ostream& os, const AllocScope& scope, const ScopeRes
             ? type_string(mlir::memref::AllocOp(scope.mergeable[i].alloc).getType())
             : "hoisted '" + scope.hoisted[i - scope.mergeable.size()].parallel->getName().getStringRef().str() + "' body";
     os << "  " << b.id << "  " << what << "  size " << b.size << "  align " << result.problem.alignment_of(i)
-       << "  live [" << b.lower << ", " << b.upper
-       << ")  offset " << result.plan.offsets[i] << "\n";
+       << "  live [" << b.lower << ", " << b.upper << ")  offset " << result.plan.offsets[i] << "\n";
   }
   for (const KeptAlloc& k : scope.kept)
     os << "  kept @L" << source_line(k.alloc) << "  " << type_string(mlir::memref::AllocOp(k.alloc).getType()) << ": " << k.reason << "\n";

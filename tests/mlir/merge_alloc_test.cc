@@ -279,7 +279,8 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
       const size_t b = live.size();
       // Element counts 1..256, odd ones too, so that sizes do not keep
       // offsets aligned by themselves.
-      const int64_t n = std::uniform_int_distribution<int64_t>(1, int64_t{1} << std::uniform_int_distribution<int>(0, 8)(rng))(rng);
+      const int64_t most = int64_t{1} << std::uniform_int_distribution<int>(0, 8)(rng);
+      const int64_t n = std::uniform_int_distribution<int64_t>(1, most)(rng);
       const ElementKind& element =
           coin(rng) < 50 ? kElementKinds[0] : kElementKinds[1 + pick(std::size(kElementKinds) - 1)];
       live.push_back(true);
