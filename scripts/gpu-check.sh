@@ -41,7 +41,7 @@ budget=480
 workloads=lm_train_fixed,resnet50_train,lm_train_varlen,bert_infer,lm_train_compiled
 allocators=default,expandable,async,memplan_pluggable,memplan_mempool
 jobs=$(nproc)
-build=build-gpu
+build="build-gpu"
 while [ $# -gt 0 ]; do
   case $1 in
     --dry-run) dry_run=1 ;;
@@ -97,8 +97,9 @@ configure() {
     return 1
   fi
   local looked
-  looked=$(grep -E '^(nlohmann_json_DIR|CLI11_DIR|lemon_DIR|LEMON_LIBRARY|LEMON_INCLUDE_DIR|GTest_DIR|Torch_DIR|ONNX_DIR|MLIR_DIR|pybind11_DIR|CBC_[A-Z_]*):' \
-    "$dir/CMakeCache.txt" || true)
+  local packages='nlohmann_json_DIR|CLI11_DIR|lemon_DIR|LEMON_LIBRARY|LEMON_INCLUDE_DIR|GTest_DIR|Torch_DIR'
+  packages+='|ONNX_DIR|MLIR_DIR|pybind11_DIR|CBC_[A-Z_]*'
+  looked=$(grep -E "^($packages):" "$dir/CMakeCache.txt" || true)
   if [ -n "$looked" ]; then
     say "the minimal configure looked for packages it must not need: $(echo "$looked" | cut -d: -f1 | tr '\n' ' ')"
     return 1
@@ -131,7 +132,8 @@ if [ "$dry_run" = 1 ]; then
 fi
 
 if command -v nvidia-smi >/dev/null; then
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | sed 's/^/gpu-check: gpu: /' | tee -a "$log"
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 |
+    sed 's/^/gpu-check: gpu: /' | tee -a "$log"
 fi
 # The CUDA toolkit: nvcc on PATH, /usr/local/cuda, or the toolkit's Python
 # wheels beside torch (nvidia/*/bin/nvcc); CMake is told its root.
@@ -157,7 +159,8 @@ else
 fi
 lib=$build/src/runtime/libmemplan_cuda_alloc.so
 say "building libmemplan_cuda_alloc.so in $build (minimal configure, $jobs jobs)"
-if configure "$build" "${cuda_args[@]}" && cmake --build "$build" --target memplan_cuda_alloc -j"$jobs" >>"$log" 2>&1; then
+if configure "$build" "${cuda_args[@]}" &&
+    cmake --build "$build" --target memplan_cuda_alloc -j"$jobs" >>"$log" 2>&1; then
   say "built $lib ($(( $(date +%s) - start )) s)"
 else
   say "the build failed ($(tail -3 "$log" | tr '\n' ' ')); the memplan rows will say so"
@@ -169,6 +172,6 @@ if ! "$python" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() el
 fi
 left=$(( budget - ($(date +%s) - start) ))
 say "running the workloads ($left s of the $budget s budget left)"
-"$python" bench/gpu/gpu_check.py --out "$out" --work "$build/runs" --python "$python" ${lib:+--lib "$(readlink -f "$lib")"} \
-  --workloads "$workloads" --allocators "$allocators" --budget-s "$left"
+"$python" bench/gpu/gpu_check.py --out "$out" --work "$build/runs" --python "$python" \
+  ${lib:+--lib "$(readlink -f "$lib")"} --workloads "$workloads" --allocators "$allocators" --budget-s "$left"
 say "done in $(( $(date +%s) - start )) s: $out/gpu-check.md"

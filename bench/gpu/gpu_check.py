@@ -141,7 +141,8 @@ class Runner:
                 with open(path) as f:
                     row = json.load(f)
                 if rc != 0 and row.get("status") == "ok":  # the run finished, its process did not end cleanly
-                    row["exit_note"] = "killed at its time limit" if timed_out else f"its process exited with status {rc}"
+                    row["exit_note"] = ("killed at its time limit" if timed_out
+                                        else f"its process exited with status {rc}")
             else:
                 status = "timed out" if timed_out else "failed"
                 last = next((line for line in reversed(tail) if line.strip()), "")

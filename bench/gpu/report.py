@@ -180,8 +180,9 @@ def markdown(rows, meta):
     where = ", ".join(f"{k} {v}" for k, v in env.items() if v is not None and k != "gpu_memory_bytes")
     if where:
         head += [f"Measured on: {where}.", ""]
-    head += [f"Started {meta.get('started', '?')}; {meta.get('finished_runs', 0)} of {meta.get('planned_runs', 0)} runs "
-             f"done{' (partial)' if meta.get('partial') else ''}. Columns: docs/gpu.md.", "", ""]
+    head += [f"Started {meta.get('started', '?')}; {meta.get('finished_runs', 0)} of "
+             f"{meta.get('planned_runs', 0)} runs done{' (partial)' if meta.get('partial') else ''}. "
+             "Columns: docs/gpu.md.", "", ""]
     return "\n".join(head) + table(rows) + targets_table(targets(rows))
 
 
@@ -191,7 +192,8 @@ def write(out_dir, rows, meta):
     rows = derive(rows)
     document = dict(meta, schema=SCHEMA, rows=rows, targets=targets(rows))
     paths = []
-    for name, text in (("gpu-check.json", json.dumps(document, indent=1) + "\n"), ("gpu-check.md", markdown(rows, meta))):
+    files = (("gpu-check.json", json.dumps(document, indent=1) + "\n"), ("gpu-check.md", markdown(rows, meta)))
+    for name, text in files:
         path = os.path.join(out_dir, name)
         with open(path + ".tmp", "w") as f:
             f.write(text)

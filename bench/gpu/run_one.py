@@ -327,7 +327,8 @@ def main():
             row["allocator_note"] = note
             row["environment"] = environment(device)
         except Unsupported as e:
-            row = {"workload": name, "allocator": args.allocator, "run": args.run, "status": "skipped", "reason": str(e)}
+            row = {"workload": name, "allocator": args.allocator, "run": args.run, "status": "skipped",
+                   "reason": str(e)}
         except Exception as e:  # a failed run is a row of the table, with its reason
             traceback.print_exc()
             failed = True

@@ -8,8 +8,8 @@ import os
 import pickle
 import sys
 
-sys.path.insert(0, os.path.join(os.environ.get("MEMPLAN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
-                                "bench", "gpu"))
+SOURCE = os.environ.get("MEMPLAN_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(SOURCE, "bench", "gpu"))
 
 import gpu_check  # noqa: E402
 import report  # noqa: E402
@@ -51,8 +51,8 @@ def test_served_fraction_prefers_the_memory_statistics():
 
 
 def test_the_statistics_line_is_parsed_field_by_field():
-    text = ("noise\nmemplan cuda: streams 2, iterations 31, profiled 100, served 900, unplanned 3, fallback 5 (busy 2), "
-            "plans 1, growths 0, slab 4194304 bytes, invalid frees 7\n")
+    text = ("noise\nmemplan cuda: streams 2, iterations 31, profiled 100, served 900, unplanned 3, "
+            "fallback 5 (busy 2), plans 1, growths 0, slab 4194304 bytes, invalid frees 7\n")
     stats = gpu_check.parse_memplan_stats(text)
     assert stats == {"streams": 2, "iterations": 31, "profiled": 100, "served": 900, "unplanned": 3, "fallback": 5,
                      "busy": 2, "plans": 1, "growths": 0, "slab": 4194304, "invalid_frees": 7}
