@@ -79,10 +79,18 @@ if [ -z "$python" ]; then
 fi
 
 mkdir -p "$out"
+versions=$("$python" -c 'import platform, torch
+try:
+    import transformers
+    t = "transformers " + transformers.__version__
+except ImportError:
+    t = "no transformers"
+print("Python", platform.python_version(), "torch", torch.__version__, t)' 2>&1 | tail -1)
 rm -f "$out"/gpu-check.md "$out"/gpu-check.json "$out"/snapshot-*.pickle
 log=$out/gpu-check.log
 : >"$log"
 say() { echo "gpu-check: $*" | tee -a "$log"; }
+say "$python: $versions"
 
 # The minimal configure, then a check that it looked for none of the packages a
 # bare GPU machine lacks (their cache entries would name them).

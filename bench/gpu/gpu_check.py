@@ -108,8 +108,11 @@ class Runner:
                         "--max-entries", str(self.args.max_entries)]
         if self.args.lib:
             command += ["--lib", self.args.lib]
+        # Offline: models are built from configurations, and a GPU machine may
+        # have no network, where an attempt to reach a hub would only wait.
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", MEMPLAN_STATS="1",
-                   CUBLAS_WORKSPACE_CONFIG=":4096:8")
+                   CUBLAS_WORKSPACE_CONFIG=":4096:8", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+                   HF_HUB_DISABLE_TELEMETRY="1")
         env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
         env.pop("PYTORCH_ALLOC_CONF", None)
         if allocator in ALLOCATOR_CONF:
