@@ -132,12 +132,15 @@ class Converter {
 
   // A frames list to a stack index; equal lists (the reader stores them
   // once) are converted once.
-  StatusOr<uint32_t> stack_of(Value frames, const std::string& path) {
+  // `path()` names the list in errors (built only for one).
+  template <typename PathFn>
+  StatusOr<uint32_t> stack_of(Value frames, const PathFn& path_of) {
     if (doc_.kind(frames) == Kind::kNone) return 0u;
-    MEMPLAN_RETURN_IF_ERROR(expect(frames, Kind::kList, path));
+    if (doc_.kind(frames) != Kind::kList) return expect(frames, Kind::kList, path_of());
     if (doc_.length(frames) == 0) return 0u;
     const uint64_t content = doc_.content_id(frames);
     if (auto found = stack_ids_.find(content); found != stack_ids_.end()) return found->second;
+    const std::string path = path_of();
     std::vector<uint32_t> stack;
     stack.reserve(doc_.length(frames));
     Status status;
@@ -271,7 +274,7 @@ class Converter {
       return error(path + ".state", "unknown block state '" + std::string(state) + "'");
     }
     if (auto v = doc_.get(b, "frames")) {
-      MEMPLAN_ASSIGN_OR_RETURN(block.stack, stack_of(*v, path + ".frames"));
+      MEMPLAN_ASSIGN_OR_RETURN(block.stack, stack_of(*v, [&] { return path + ".frames"; }));
     }
     return block;
   }
@@ -296,17 +299,19 @@ class Converter {
     Status status;
     size_t index = 0;
     doc_.for_each_item(trace, [&](Value e) {
-      if (status.ok()) status = read_event(e, path + "[" + std::to_string(index) + "]", d);
+      if (status.ok()) status = read_event(e, path, index, d);
       ++index;
     });
     return status;
   }
 
-  Status read_event(Value e, const std::string& path, Device& d) {
-    if (doc_.kind(e) != Kind::kDict) return expect(e, Kind::kDict, path);
+  // The field path of an event is built only for an error: a snapshot has
+  // millions of events.
+  Status read_event(Value e, const std::string& trace_path, size_t index, Device& d) {
+    auto path = [&](const char* field) { return trace_path + "[" + std::to_string(index) + "]" + field; };
+    if (doc_.kind(e) != Kind::kDict) return expect(e, Kind::kDict, path(""));
     Event event;
-    std::optional<Value> action, addr, size, frames;
-    Status status;
+    std::optional<Value> action, addr, size, frames, stream;
     doc_.for_each_pair(e, [&](Value k, Value v) {
       const auto key = doc_.text(k);
       if (!key) return;
@@ -314,36 +319,45 @@ class Converter {
       else if (*key == "addr") addr = v;
       else if (*key == "size") size = v;
       else if (*key == "frames") frames = v;
-      else if (*key == "stream") {
-        if (auto i = doc_.integer(v)) event.stream = *i;
-        else if (status.ok()) status = integer(v, path + ".stream").status();
-      } else if (*key == "time_us") {
+      else if (*key == "stream") stream = v;
+      else if (*key == "time_us") {
         if (auto i = doc_.integer(v)) event.time_us = *i;
         else if (auto n = doc_.number(v)) event.time_us = static_cast<int64_t>(*n);
       }
     });
-    MEMPLAN_RETURN_IF_ERROR(status);
-    if (!action) return error(path, "no 'action'");
-    MEMPLAN_ASSIGN_OR_RETURN(const std::string_view name, text(*action, path + ".action"));
-    if (name == "alloc") event.action = Action::kAlloc;
-    else if (name == "free_requested") event.action = Action::kFreeRequested;
-    else if (name == "free_completed" || name == "free") event.action = Action::kFreeCompleted;
-    else if (name == "segment_alloc") event.action = Action::kSegmentAlloc;
-    else if (name == "segment_free") event.action = Action::kSegmentFree;
-    else if (name == "segment_map") event.action = Action::kSegmentMap;
-    else if (name == "segment_unmap") event.action = Action::kSegmentUnmap;
-    else if (name == "snapshot") event.action = Action::kSnapshot;
-    else if (name == "oom") event.action = Action::kOom;
+    if (!action) return error(path(""), "no 'action'");
+    const auto name = doc_.text(*action);
+    if (!name) return text(*action, path(".action")).status();
+    if (*name == "alloc") event.action = Action::kAlloc;
+    else if (*name == "free_requested") event.action = Action::kFreeRequested;
+    else if (*name == "free_completed" || *name == "free") event.action = Action::kFreeCompleted;
+    else if (*name == "segment_alloc") event.action = Action::kSegmentAlloc;
+    else if (*name == "segment_free") event.action = Action::kSegmentFree;
+    else if (*name == "segment_map") event.action = Action::kSegmentMap;
+    else if (*name == "segment_unmap") event.action = Action::kSegmentUnmap;
+    else if (*name == "snapshot") event.action = Action::kSnapshot;
+    else if (*name == "oom") event.action = Action::kOom;
     else {
-      ++unknown_actions_[std::string(name)];
+      ++unknown_actions_[std::string(*name)];
       return Status::Ok();
     }
-    if (!addr) return error(path, "no 'addr'");
-    if (!size) return error(path, "no 'size'");
-    MEMPLAN_ASSIGN_OR_RETURN(event.address, unsigned_integer(*addr, path + ".addr"));
-    MEMPLAN_ASSIGN_OR_RETURN(event.size, unsigned_integer(*size, path + ".size"));
+    if (!addr) return error(path(""), "no 'addr'");
+    if (!size) return error(path(""), "no 'size'");
+    const auto address = doc_.integer(*addr);
+    if (!address || *address < 0) return unsigned_integer(*addr, path(".addr")).status();
+    event.address = static_cast<uint64_t>(*address);
+    const auto bytes = doc_.integer(*size);
+    if (!bytes || *bytes < 0) return unsigned_integer(*size, path(".size")).status();
+    event.size = static_cast<uint64_t>(*bytes);
+    if (stream) {
+      const auto number = doc_.integer(*stream);
+      if (!number) return integer(*stream, path(".stream")).status();
+      event.stream = *number;
+    }
     if (frames) {
-      MEMPLAN_ASSIGN_OR_RETURN(event.stack, stack_of(*frames, path + ".frames"));
+      StatusOr<uint32_t> stack = stack_of(*frames, [&] { return path(".frames"); });
+      if (!stack.ok()) return stack.status();
+      event.stack = *stack;
     }
     d.events.push_back(event);
     return Status::Ok();
