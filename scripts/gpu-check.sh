@@ -120,6 +120,16 @@ if [ "$dry_run" = 1 ]; then
   trap 'rm -rf "$scratch"' EXIT
   say "dry run: configuring the minimal build in a scratch folder"
   configure "$scratch/build"
+  # What the CUDA library compiles must include none of the packages a bare GPU
+  # machine lacks, beyond the three files the minimal build leaves out.
+  includes=$(grep -rlE '#include [<"](nlohmann|lemon|CLI)/' include src/core src/io src/render src/planners \
+    src/solver src/planning src/runtime | grep -vxE 'src/io/json.cc|src/io/torch_profile.cc|src/planners/min_cost_flow.cc' ||
+    true)
+  if [ -n "$includes" ]; then
+    say "the minimal build would compile files that need nlohmann-json, LEMON or CLI11: $(echo "$includes" | tr '\n' ' ')"
+    say "leave them out under MEMPLAN_MINIMAL (src/CMakeLists.txt) or move the dependency out of them"
+    exit 1
+  fi
   if cuda_configured "$scratch/build"; then
     if ! cmake --build "$scratch/build" --target help 2>/dev/null | grep -q memplan_cuda_alloc; then
       say "the CUDA toolkit was found but the build has no memplan_cuda_alloc target"
