@@ -21,6 +21,13 @@
 // RUN: done; \
 // RUN: echo "$runs runs; crashed or printed another output:$failed"; test "$runs" -ge 40 && test -z "$failed"
 // RUN: %memplan-opt %s --memplan-merge-alloc="planner=naive alignment=1" | %FileCheck %s
+// With hoist-parallel the scf.parallel body's buffers (3 B and 32 B, live at
+// once) become one block of 3 slices in the function's buffer, each slice
+// rounded up to the body's largest alignment, 32.
+// RUN: %memplan-opt %s --memplan-merge-alloc="hoist-parallel alignment=1" | %mlir-opt %lower-vector | %run > %t.hoisted
+// RUN: diff %t.before %t.hoisted
+// RUN: %memplan-opt %s --memplan-merge-alloc="hoist-parallel alignment=1 report" 2>&1 >/dev/null \
+// RUN:   | %FileCheck %s --check-prefix=HOIST
 // RUN: %memplan-opt %s --memplan-merge-alloc="planner=naive alignment=1 report" 2>&1 >/dev/null \
 // RUN:   | %FileCheck %s --check-prefix=REPORT
 
@@ -36,12 +43,20 @@
 // OUT-NEXT: 7918.07
 // OUT-NEXT: 156.25
 // OUT-NEXT: 36
+// OUT-NEXT: 78
+// OUT-NEXT: 86
+// OUT-NEXT: 94
 
-// The merged allocation takes the largest alignment of its buffers.
+// Each merged allocation takes the largest alignment of its buffers: the
+// function's and the parallel body's (per iteration) alike.
 // CHECK-LABEL: func.func @main
-// CHECK:         memref.alloc() {alignment = 32 : i64} : memref<{{[0-9]+}}xi8>
+// CHECK-NEXT:    memref.alloc() {alignment = 32 : i64} : memref<{{[0-9]+}}xi8>
 // CHECK-NOT:     memref.alloc()
-// REPORT-LABEL: memplan-merge-alloc @main: 13 merged, 0 kept; planner naive, alignment 1
+// CHECK:         scf.parallel
+// CHECK-NEXT:      memref.alloc() {alignment = 32 : i64} : memref<64xi8>
+// CHECK-NOT:     memref.alloc()
+// HOIST:        hoisted into @main as h0@L{{[0-9]+}}: 3 iterations x 64 B
+// REPORT-LABEL: memplan-merge-alloc @main: 14 merged, 0 kept; planner naive, alignment 1
 // REPORT-NEXT:    memref<2xvector<8xf32>>  size 64  align 32
 // REPORT-NEXT:    memref<3xi8>  size 3  align 1
 // REPORT-NEXT:    memref<5xf16>  size 10  align 2
@@ -56,7 +71,9 @@
 // Phase 1: ten buffers of the element types above, some of odd sizes, all
 // written before any is read (all live at once). Phase 2: three more
 // allocated after phase 1's buffers are freed, so planners that reuse bytes
-// put them where phase 1's were.
+// put them where phase 1's were. Phase 3: an scf.parallel whose body has a
+// buffer of its own of 3 B (holding 42) live across one of vector<8xf32>;
+// iteration i prints 36 + 8 i + 42.
 func.func @main() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -159,5 +176,34 @@ func.func @main() {
   memref.dealloc %q : memref<5xi8>
   memref.dealloc %g : memref<3xvector<4xf64>>
   memref.dealloc %k : memref<2xvector<8xf32>>
+
+  %c3 = arith.constant 3 : index
+  %sums = memref.alloc() : memref<3xf32>
+  scf.parallel (%i) = (%c0) to (%c3) step (%c1) {
+    %w = memref.alloc() : memref<3xi8>
+    %u = memref.alloc() : memref<1xvector<8xf32>>
+    memref.store %pad, %w[%c2] : memref<3xi8>
+    %ii = arith.index_cast %i : index to i32
+    %fi = arith.sitofp %ii : i32 to f32
+    %shift = vector.broadcast %fi : f32 to vector<8xf32>
+    %row = arith.addf %vf, %shift : vector<8xf32>
+    memref.store %row, %u[%c0] : memref<1xvector<8xf32>>
+    %back = memref.load %u[%c0] : memref<1xvector<8xf32>>
+    %sum = vector.reduction <add>, %back : vector<8xf32> into f32
+    %wv = memref.load %w[%c2] : memref<3xi8>
+    %wf = arith.sitofp %wv : i8 to f32
+    %total = arith.addf %sum, %wf : f32
+    memref.store %total, %sums[%i] : memref<3xf32>
+    memref.dealloc %w : memref<3xi8>
+    memref.dealloc %u : memref<1xvector<8xf32>>
+    scf.yield
+  }
+  %s0 = memref.load %sums[%c0] : memref<3xf32>
+  vector.print %s0 : f32
+  %s1 = memref.load %sums[%c1] : memref<3xf32>
+  vector.print %s1 : f32
+  %s2 = memref.load %sums[%c2] : memref<3xf32>
+  vector.print %s2 : f32
+  memref.dealloc %sums : memref<3xf32>
   return
 }
