@@ -81,3 +81,16 @@ memplan_cli_test(extract_onnx_if_on_data EXIT 1 ARGS extract ${onnx_data}/if_on_
   STDERR "node 0 \\(If 'branch'\\): its condition 'flag' is not known before the model runs")
 memplan_cli_test(extract_onnx_operator_not_evaluated EXIT 1 ARGS extract ${onnx_data}/not_evaluated.onnx --input x=1x4 --output out.csv
   STDERR "node 2 \\(Reshape 'reshape'\\).*computed by node 1 \\(ReduceProd 'reduce_prod'\\), which is not evaluated: memplan does not evaluate ReduceProd")
+
+# Ranges and lists of input shapes: each shape planned, one upper-bound plan
+# for all (its problem is the output: every buffer at its largest size).
+memplan_cli_test(extract_onnx_range_of_shapes EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=1..4x4 --output ub.csv
+  STDOUT "3 shapes.*x=1x4 +5 .*x=2x4 +5 .*x=4x4 +5 +88 B +88 B +0.00% +88 B +\\+0.0%.*upper bound +one plan for every shape: 5 buffers"
+  FILE ub.csv FILE_REGEX "new_shape,6,8,24,64,Concat concat\ny,7,8,64,64,Reshape reshape\n$")
+memplan_cli_test(extract_onnx_list_of_shapes_as_json EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=3,1x4 --json --output -
+  STDOUT "y,7,8,48,64,Reshape reshape"
+  STDERR "\"shapes\": \\[\n  {\"inputs\": \"x=1x4\", \"buffers\": 5, .*\n  {\"inputs\": \"x=3x4\", .*\"upper_bound\": {\"buffers\": 5, \"load\": 72, \"arena\": 88")
+memplan_cli_test(extract_onnx_empty_range EXIT 1 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=4..1x4 --output out.csv
+  STDERR "range 4..1 is empty")
+memplan_cli_test(extract_onnx_json_needs_a_range EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --json --output out.csv
+  STDERR "--json applies to ONNX models with --input ranges or lists")

@@ -12,9 +12,12 @@
 #include "inputs.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
+#include "memplan/planner.h"
+#include "memplan/validate.h"
 #include "memplan/torch_profile.h"
 #include "memplan/trace.h"
 #include "memplan/units.h"
+#include "text_table.h"
 #if MEMPLAN_WITH_ONNX
 #include "onnx_frontend.h"
 #endif
@@ -30,6 +33,7 @@ struct ExtractArguments {
   std::string output_path;
   std::vector<std::string> inputs;  // ONNX: NAME=DIMS
   bool keep_constants = false;      // ONNX: constants in the arena too
+  bool json = false;                // ONNX with ranges or lists: the table as JSON
   CLI::Option* iteration_option = nullptr;  // tells whether --iteration was given
 };
 
@@ -51,17 +55,133 @@ bool is_onnx_model(const std::string& path) {
   return n == 2 && p[0] == 0x08 && p[1] >= 1 && p[1] < 0x80;
 }
 
+#if MEMPLAN_WITH_ONNX
+// The most shapes one extract samples from --input ranges and lists.
+constexpr size_t kMaxShapes = 256;
+
+std::string shapes_text(const std::vector<OnnxInputShape>& shapes) {
+  std::string s;
+  for (const OnnxInputShape& shape : shapes) {
+    s += (s.empty() ? "" : " ") + shape.name + "=";
+    for (size_t i = 0; i < shape.dims.size(); ++i) s += (i ? "x" : "") + std::to_string(shape.dims[i]);
+  }
+  return s;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+// --input with ranges or lists: each shape extracted and planned, and one
+// upper-bound plan for all of them (its problem is what --output gets).
+void run_extract_onnx_grid(const ExtractArguments& args, const std::string& bytes, const OnnxOptions& base,
+                           const std::vector<std::vector<OnnxInputShape>>& grid) {
+  struct Row {
+    std::string shape;
+    size_t buffers = 0;
+    int64_t load = 0;
+    int64_t arena = 0;
+    int64_t bound_arena = 0;  // the upper-bound plan's arena as this shape uses it
+  };
+  std::vector<Row> rows;
+  std::vector<Problem> problems;
+  std::vector<std::string> operators;
+  for (const std::vector<OnnxInputShape>& shapes : grid) {
+    OnnxOptions options = base;
+    options.inputs = shapes;
+    StatusOr<OnnxExtraction> x = extract_onnx_model(
+        {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
+    throw_if_error(x.status(), shapes_text(shapes));
+    StatusOr<Plan> plan = plan_with(kDefaultPlanner, x->problem);
+    throw_if_error(plan.status(), shapes_text(shapes));
+    rows.push_back({.shape = shapes_text(shapes), .buffers = x->problem.size(), .load = load(x->problem),
+                    .arena = plan->arena});
+    if (operators.empty()) operators = x->operators;
+    problems.push_back(std::move(x->problem));
+  }
+  StatusOr<Problem> bound = upper_bound_problem(problems);
+  throw_if_error(bound.status(), args.trace_path);
+  StatusOr<Plan> bound_plan = plan_with(kDefaultPlanner, *bound);
+  throw_if_error(bound_plan.status(), "the upper-bound plan");
+  // The upper-bound plan serves every shape with its offsets: checked, not assumed.
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Plan served{.offsets = bound_plan->offsets, .arena = arena_of(problems[i], bound_plan->offsets)};
+    const ValidationResult v = validate(problems[i], served);
+    if (!v.message.empty()) throw CommandError("the upper-bound plan does not serve " + rows[i].shape + ": " + v.message, kExitFailure);
+    rows[i].bound_arena = bound_plan->arena;
+  }
+  write_file_or_throw(args.output_path, format_problem_csv(*bound, operators));
+  std::FILE* out = args.output_path == "-" ? stderr : stdout;
+  if (args.json) {
+    std::fprintf(out, "{\"model\": %s, \"planner\": %s, \"shapes\": [", json_string(args.trace_path).c_str(),
+                 json_string(std::string(kDefaultPlanner)).c_str());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      std::fprintf(out, "%s\n  {\"inputs\": %s, \"buffers\": %zu, \"load\": %lld, \"arena\": %lld, \"gap\": %.4f, "
+                   "\"upper_bound_arena\": %lld, \"upper_bound_over_own\": %.4f}", i ? "," : "", json_string(r.shape).c_str(),
+                   r.buffers, static_cast<long long>(r.load), static_cast<long long>(r.arena),
+                   r.load > 0 ? static_cast<double>(r.arena) / static_cast<double>(r.load) - 1 : 0.0,
+                   static_cast<long long>(r.bound_arena),
+                   r.arena > 0 ? static_cast<double>(r.bound_arena) / static_cast<double>(r.arena) - 1 : 0.0);
+    }
+    std::fprintf(out, "],\n \"upper_bound\": {\"buffers\": %zu, \"load\": %lld, \"arena\": %lld, \"output\": %s}}\n",
+                 bound->size(), static_cast<long long>(load(*bound)), static_cast<long long>(bound_plan->arena),
+                 json_string(args.output_path).c_str());
+    return;
+  }
+  TextTable table({{.header = "inputs"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true},
+                   {.header = "arena", .numeric = true}, {.header = "gap", .numeric = true},
+                   {.header = "upper-bound arena", .numeric = true}, {.header = "over own", .numeric = true}});
+  char ratio[32];
+  for (const Row& r : rows) {
+    std::vector<std::string> cells = {r.shape, std::to_string(r.buffers), format_bytes(r.load), format_bytes(r.arena)};
+    std::snprintf(ratio, sizeof ratio, "%.2f%%", r.load > 0 ? 100.0 * (static_cast<double>(r.arena) / static_cast<double>(r.load) - 1) : 0.0);
+    cells.emplace_back(ratio);
+    cells.push_back(format_bytes(r.bound_arena));
+    std::snprintf(ratio, sizeof ratio, "%+.1f%%", r.arena > 0 ? 100.0 * (static_cast<double>(r.bound_arena) / static_cast<double>(r.arena) - 1) : 0.0);
+    cells.emplace_back(ratio);
+    table.add_row(std::move(cells));
+  }
+  std::fprintf(out, "model        %s: %zu shapes, each planned by %s\n", args.trace_path.c_str(), rows.size(),
+               std::string(kDefaultPlanner).c_str());
+  table.print(out);
+  std::fprintf(out, "upper bound  one plan for every shape: %zu buffers at their largest, load %s, arena %s\n",
+               bound->size(), format_bytes(load(*bound)).c_str(), format_bytes(bound_plan->arena).c_str());
+  std::fprintf(out, "wrote        %s (the upper-bound problem)\n", args.output_path.c_str());
+}
+#endif
+
 void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
 #if MEMPLAN_WITH_ONNX
   OnnxOptions options;
   options.alignment = power_of_two_byte_size(args.alignment.empty() ? "64" : args.alignment, "--alignment");
   options.fold_constants = !args.keep_constants;
+  std::vector<OnnxInputChoices> choices;
+  bool several = false;
   for (const std::string& text : args.inputs) {
-    StatusOr<OnnxInputShape> shape = parse_onnx_input_shape(text);
-    throw_if_error(shape.status());
-    options.inputs.push_back(*shape);
+    StatusOr<OnnxInputChoices> input = parse_onnx_input_choices(text);
+    throw_if_error(input.status());
+    OnnxInputShape shape{.name = input->name};
+    for (const std::vector<int64_t>& d : input->dims) {
+      several = several || d.size() > 1;
+      shape.dims.push_back(d.front());
+    }
+    options.inputs.push_back(shape);
+    choices.push_back(*input);
   }
   if (!args.min_size.empty()) throw CommandError("--min-size applies to traces, not to ONNX models", kExitFailure);
+  if (several) {
+    StatusOr<std::vector<std::vector<OnnxInputShape>>> grid = onnx_input_grid(choices, kMaxShapes);
+    throw_if_error(grid.status());
+    return run_extract_onnx_grid(args, bytes, options, *grid);
+  }
+  if (args.json) throw CommandError("--json applies to ONNX models with --input ranges or lists", kExitFailure);
   StatusOr<OnnxExtraction> extraction = extract_onnx_model(
       {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
   throw_if_error(extraction.status());
@@ -139,6 +259,7 @@ void run_extract(const ExtractArguments& args) {
     return run_extract_onnx(args, read_input_or_throw(args.trace_path));
   }
   if (!args.inputs.empty()) throw CommandError("--input applies to ONNX models, not to traces", kExitFailure);
+  if (args.json) throw CommandError("--json applies to ONNX models with --input ranges or lists", kExitFailure);
   ExtractOptions options;
   if (!args.min_size.empty()) options.min_size = static_cast<uint64_t>(byte_size(args.min_size));
   options.alignment = power_of_two_byte_size(args.alignment.empty() ? "16" : args.alignment, "--alignment");
@@ -182,8 +303,12 @@ void register_extract_command(CLI::App& app) {
       ->type_name("FILE");
   command->add_option("--input", args->inputs,
                       "ONNX: the shape of a graph input, NAME=1x3x224x224; repeat for each input the model "
-                      "leaves open")
+                      "leaves open. A dimension may be a range (ids=4x1..512: its ends and the powers of two "
+                      "between) or a list (ids=1,2,4,8x128): each shape is planned, and --output gets the "
+                      "problem of one upper-bound plan that serves them all")
       ->type_name("NAME=DIMS");
+  command->add_flag("--json", args->json,
+                    "ONNX with --input ranges or lists: the per-shape table as JSON");
   command->add_flag("--keep-constants", args->keep_constants,
                     "ONNX: plan constants (outputs of nodes that read only initializers) in the arena too");
   args->iteration_option =
@@ -220,6 +345,7 @@ void register_extract_command(CLI::App& app) {
       "  memplan extract run.trace --iteration 2 --min-size 4K --output step.csv\n"
       "  memplan plan step.csv\n"
       "  memplan extract resnet18.onnx --input input=1x3x224x224 --output resnet18.csv\n"
+      "  memplan extract gpt.onnx --input ids=1,4x16..512 --output gpt-upper-bound.csv\n"
       "  memplan extract prof.json --iteration 1 --output step.csv");
   command->callback([args] { run_extract(*args); });
 }

@@ -573,6 +573,111 @@ StatusOr<OnnxInputShape> parse_onnx_input_shape(const std::string& text) {
   return shape;
 }
 
+StatusOr<OnnxInputChoices> parse_onnx_input_choices(const std::string& text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    return InvalidArgument("--input '" + text + "': expected NAME=DIMS, e.g. input=1x3x224x224 or ids=4x1..512");
+  }
+  OnnxInputChoices input{.name = text.substr(0, eq)};
+  const std::string dims = text.substr(eq + 1);
+  auto number = [&](const std::string& field) -> StatusOr<int64_t> {
+    if (field.empty() || field.size() > 18 || field.find_first_not_of("0123456789") != std::string::npos) {
+      return InvalidArgument("--input '" + text + "': dimension '" + field + "' is not a non-negative integer");
+    }
+    return std::stoll(field);
+  };
+  size_t at = 0;
+  while (at < dims.size()) {
+    size_t end = dims.find_first_of("xX", at);
+    if (end == std::string::npos) end = dims.size();
+    const std::string field = dims.substr(at, end - at);
+    std::set<int64_t> values;
+    if (const size_t dots = field.find(".."); dots != std::string::npos) {
+      StatusOr<int64_t> lo = number(field.substr(0, dots));
+      if (!lo.ok()) return lo.status();
+      StatusOr<int64_t> hi = number(field.substr(dots + 2));
+      if (!hi.ok()) return hi.status();
+      if (*hi < *lo) return InvalidArgument("--input '" + text + "': range " + field + " is empty");
+      values.insert(*lo);
+      for (int64_t p = 1; p > 0 && p < *hi; p *= 2) {
+        if (p > *lo) values.insert(p);
+      }
+      values.insert(*hi);
+    } else {
+      size_t from = 0;
+      while (from <= field.size()) {
+        size_t comma = field.find(',', from);
+        if (comma == std::string::npos) comma = field.size();
+        StatusOr<int64_t> v = number(field.substr(from, comma - from));
+        if (!v.ok()) return v.status();
+        values.insert(*v);
+        from = comma + 1;
+      }
+    }
+    input.dims.emplace_back(values.begin(), values.end());
+    at = end + 1;
+    if (end + 1 == dims.size()) return InvalidArgument("--input '" + text + "': trailing separator");
+  }
+  return input;
+}
+
+StatusOr<std::vector<std::vector<OnnxInputShape>>> onnx_input_grid(const std::vector<OnnxInputChoices>& inputs,
+                                                                   size_t limit) {
+  size_t count = 1;
+  for (const OnnxInputChoices& input : inputs) {
+    for (const std::vector<int64_t>& d : input.dims) {
+      if (d.empty()) return InvalidArgument("--input " + input.name + ": a dimension has no value");
+      if (count > limit) break;
+      count *= d.size();
+    }
+  }
+  if (count > limit) {
+    return InvalidArgument("the --input ranges and lists give more than " + std::to_string(limit) +
+                           " shapes; give fewer values");
+  }
+  std::vector<std::vector<OnnxInputShape>> grid;
+  std::vector<std::pair<size_t, size_t>> axes;  // (input, dimension), in order
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t d = 0; d < inputs[i].dims.size(); ++d) axes.emplace_back(i, d);
+  }
+  std::vector<size_t> index(axes.size(), 0);
+  for (size_t n = 0; n < count; ++n) {
+    std::vector<OnnxInputShape> shapes;
+    for (const OnnxInputChoices& input : inputs) shapes.push_back({.name = input.name, .dims = {}});
+    for (size_t a = 0; a < axes.size(); ++a) {
+      shapes[axes[a].first].dims.push_back(inputs[axes[a].first].dims[axes[a].second][index[a]]);
+    }
+    grid.push_back(std::move(shapes));
+    for (size_t a = axes.size(); a-- > 0;) {
+      if (++index[a] < inputs[axes[a].first].dims[axes[a].second].size()) break;
+      index[a] = 0;
+    }
+  }
+  return grid;
+}
+
+StatusOr<Problem> upper_bound_problem(std::span<const Problem> problems) {
+  if (problems.empty()) return InvalidArgument("no problems to bound");
+  Problem bound = problems.front();
+  for (size_t p = 1; p < problems.size(); ++p) {
+    const Problem& other = problems[p];
+    if (other.size() != bound.size()) {
+      return InvalidArgument("the shapes give " + std::to_string(bound.size()) + " and " +
+                             std::to_string(other.size()) + " buffers: the graph differs between them");
+    }
+    for (size_t i = 0; i < bound.size(); ++i) {
+      Buffer& b = bound.buffers[i];
+      const Buffer& o = other.buffers[i];
+      if (b.id != o.id || b.lower != o.lower || b.upper != o.upper || b.alignment != o.alignment) {
+        return InvalidArgument("buffer " + std::to_string(i) + " ('" + b.id + "') differs between shapes ('" + o.id +
+                               "'): the graph differs between them");
+      }
+      b.size = std::max(b.size, o.size);
+    }
+  }
+  return bound;
+}
+
 bool looks_like_onnx_model(std::span<const uint8_t> bytes) {
   // Tag 0x08: field 1 (ir_version) as a varint, then a small version number.
   return bytes.size() >= 2 && bytes[0] == 0x08 && bytes[1] >= 1 && bytes[1] < 0x80;

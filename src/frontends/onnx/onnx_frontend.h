@@ -23,13 +23,20 @@
 // nodes keep their ticks. The extraction counts all three and their bytes so
 // that a report can say what was left out.
 //
-// Sizes are product(shape) x element size, from ONNX's own shape inference
-// run with the input shapes given. What the front end cannot size is an
-// error that names the tensor, never a guess: a dimension left symbolic, a
-// tensor shape inference could not infer, an element type without a fixed
-// size (strings), a non-tensor value (sequences, maps, optionals), and nodes
-// with subgraphs (If, Loop, Scan), whose tensors live by rules this simple
-// model of a graph does not describe.
+// Sizes are product(shape) x element size. Shapes come from ONNX's own shape
+// inference run with the input shapes given, alternated with memplan's
+// evaluation of the shape computations exporters write (Shape -> Gather ->
+// Concat -> Reshape and the like; shape_values.h): given only the graph
+// inputs' shapes, every tensor of a transformer export gets a concrete size.
+// An If whose condition is known before the run is replaced by the branch it
+// takes. What the front end cannot size is an error that names the node or
+// tensor and why, never a guess: a graph input's dimension left symbolic, a
+// node output still without a concrete shape (the first one in order: its
+// size depends on data, or on a value computed from data or by an operator
+// memplan does not evaluate), an element type without a fixed size
+// (strings), a non-tensor value (sequences, maps, optionals), an If on a
+// condition not known before the run, and Loop and Scan, whose tensors live
+// by rules this simple model of a graph does not describe.
 //
 // This header names no ONNX or protobuf type: the CLI includes it without
 // ONNX's headers. Thread-safety: extract_onnx_model may run on several
@@ -55,6 +62,31 @@ struct OnnxInputShape {
 // Parses "NAME=D0xD1x...xDn" (each D >= 0; a scalar input is "NAME="). The
 // name may contain '=' only before the last one.
 StatusOr<OnnxInputShape> parse_onnx_input_shape(const std::string& text);
+
+// One `--input` whose dimensions may each be a value (128), a range
+// (1..512) or a list (1,2,4,8), separated by 'x': "ids=4x1..512",
+// "ids=1,2,4,8x128". A range is sampled at its ends and at the powers of two
+// between them (1..512: 1, 2, 4, ..., 512; 3..20: 3, 4, 8, 16, 20).
+struct OnnxInputChoices {
+  std::string name;
+  std::vector<std::vector<int64_t>> dims;  // per dimension, the values to try, ascending, distinct
+};
+
+// Parses "NAME=D0xD1x..." as above; a fixed shape has one value per dimension.
+StatusOr<OnnxInputChoices> parse_onnx_input_choices(const std::string& text);
+
+// Every combination of the choices, one shape per input each, the last
+// dimension of the last input varying fastest. InvalidArgument past `limit`
+// combinations (the message says how many there would be).
+StatusOr<std::vector<std::vector<OnnxInputShape>>> onnx_input_grid(const std::vector<OnnxInputChoices>& inputs,
+                                                                   size_t limit);
+
+// The problem an upper-bound plan is made for: the buffers every problem has,
+// each at its largest size. The problems must have the same buffers in the
+// same order with the same lifetimes and alignments (the same graph at other
+// input shapes); a plan of the result serves each of them with its offsets
+// unchanged. InvalidArgument, naming the buffer, when they differ.
+StatusOr<Problem> upper_bound_problem(std::span<const Problem> problems);
 
 struct OnnxOptions {
   // Shapes for graph inputs; each must name a graph input that is not an
@@ -93,8 +125,9 @@ struct OnnxExtraction {
 // Reads a serialized ModelProto, runs shape inference with `options.inputs`
 // and builds the problem. `source` names the model in messages. Errors:
 // InvalidArgument for a model that is not one (truncated, not protobuf, no
-// graph), for shapes that are missing or symbolic and for element types
-// without a size; Unimplemented for subgraphs and non-tensor values.
+// graph), for shapes that are missing or symbolic (naming the node and why)
+// and for element types without a size; Unimplemented for Loop, Scan and
+// non-tensor values.
 StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, const std::string& source,
                                             const OnnxOptions& options = {});
 
