@@ -142,7 +142,10 @@ class CudaDevices final : public DeviceSet {
   std::map<int, std::unique_ptr<CudaMemory>> devices_;
 };
 
-CudaDevices g_devices;
+// Never destroyed, like g_allocator: the allocator's units keep pointers into it, and a
+// free that comes after the static destructors (a tensor PyTorch releases at
+// exit) must still find its device.
+CudaDevices& g_devices = *new CudaDevices;
 std::once_flag g_once;
 DeviceReplayAllocator* g_allocator = nullptr;  // never destroyed: frees may come after exit handlers
 
