@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 from ._memplan import *  # noqa: F401,F403  (the binding's public names)
-from ._memplan import __version__, _build_library_paths  # noqa: F401
+from ._memplan import __version__, _build_library_paths, _snapshot_from_pickle_bytes  # noqa: F401
 
 _LIBRARY_FILES = {"trace": "libmemplan_trace.so", "replay": "libmemplan_replay.so"}
 
@@ -89,3 +89,23 @@ def trace(command, output, *, mark_signal=None, env=None, check=True, **run_opti
     if check and completed.returncode != 0:
         raise subprocess.CalledProcessError(completed.returncode, command, completed.stdout, completed.stderr)
     return read_trace(output)  # noqa: F405
+
+
+def snapshot_problem(snapshot, device=0):
+    """The window of a PyTorch CUDA memory snapshot as a memplan.Problem, from
+    a live snapshot (the dict torch.cuda.memory._snapshot() returns) or the
+    bytes of one, without writing a file:
+
+        problem = memplan.snapshot_problem(torch.cuda.memory._snapshot())
+        print(memplan.plan(problem).arena)
+
+    The dict is pickled with Python's pickle and read back as plain data, as
+    read_snapshot reads a file (docs/snapshots.md: each block is a buffer from
+    its alloc to its free, blocks from before the window live from its start).
+    `device`: the device whose window to take. For the rest of what a snapshot
+    says (peaks, live blocks, iterations), call read_snapshot or
+    _snapshot_from_pickle_bytes."""
+    import pickle
+
+    data = bytes(snapshot) if isinstance(snapshot, (bytes, bytearray)) else pickle.dumps(snapshot, protocol=4)
+    return _snapshot_from_pickle_bytes(data, device)["devices"][0]["problem"]

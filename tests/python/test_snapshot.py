@@ -1,0 +1,83 @@
+"""PyTorch memory snapshots from Python: read_snapshot on a file and
+snapshot_problem on a live snapshot dict agree with `memplan snapshot
+--json`; a pickle that would run code is refused with its offset."""
+import json
+import os
+import pickle
+
+import pytest
+
+import memplan
+
+MiB = 1 << 20
+A = 0x7F0000000000
+
+
+class NotPlainData:
+    """Pickles as STACK_GLOBAL + NEWOBJ: code a snapshot reader must refuse."""
+
+
+@pytest.fixture(scope="module")
+def training(source_dir):
+    return os.path.join(source_dir, "tests", "cli", "data", "snapshot_training.pickle")
+
+
+def live_snapshot():
+    """What torch.cuda.memory._snapshot() returns, by hand: a 4 MiB block from
+    before the window, and a 2 MiB one allocated and freed in it."""
+    frames = [{"name": "forward", "filename": "/home/me/train.py", "line": 12}]
+    return {
+        "segments": [{"device": 0, "address": A, "total_size": 20 * MiB, "stream": 0, "segment_type": "large",
+                      "blocks": [{"address": A, "size": 4 * MiB, "requested_size": 4 * MiB,
+                                  "state": "active_allocated", "frames": frames},
+                                 {"address": A + 4 * MiB, "size": 16 * MiB, "requested_size": 0,
+                                  "state": "inactive", "frames": []}]}],
+        "device_traces": [[{"action": "alloc", "addr": A + 4 * MiB, "size": 2 * MiB, "stream": 0, "frames": frames},
+                           {"action": "free_completed", "addr": A + 4 * MiB, "size": 2 * MiB, "stream": 0,
+                            "frames": frames}]],
+    }
+
+
+def test_read_snapshot_matches_the_cli(training, cli):
+    s = memplan.read_snapshot(training)
+    assert s["format"] == "older" and [d["device"] for d in s["devices"]] == [0, 1]
+    expected = json.loads(cli("snapshot", training, "--json", "--no-simulate", expect=0).stdout)
+    for got, want in zip(s["devices"], expected["devices"]):
+        assert got["recorded"]["peak_reserved_bytes"] == want["recorded"]["peak_reserved_bytes"]
+        assert got["recorded"]["peak_allocated_bytes"] == want["recorded"]["peak_allocated_bytes"]
+        assert got["load_bytes"] == want["load_bytes"]
+        assert len(got["problem"].buffers) == want["planned"]["buffers"]
+    d0 = s["devices"][0]
+    assert d0["iterations_found_by"] == "repetition" and len(d0["iterations"]) == 3
+    assert len(d0["iteration_problems"]) == 3
+    assert d0["live_at_peak"][0]["allocated_by"] == "me/train.py:7 forward"
+    assert memplan.plan(d0["problem"]).arena == d0["load_bytes"]
+
+
+def test_read_snapshot_one_device(training):
+    assert [d["device"] for d in memplan.read_snapshot(training, device=1)["devices"]] == [1]
+    with pytest.raises(memplan.InputError, match="device 7: not in the snapshot"):
+        memplan.read_snapshot(training, device=7)
+
+
+def test_snapshot_problem_of_a_live_snapshot():
+    problem = memplan.snapshot_problem(live_snapshot())
+    assert sorted(problem.size.tolist()) == [2 * MiB, 4 * MiB]
+    # The block from before the window lives from tick 0 to the end (3).
+    assert problem.lower.tolist() == [0, 1] and problem.upper.tolist() == [3, 2]
+    assert memplan.snapshot_problem(pickle.dumps(live_snapshot())).size.tolist() == problem.size.tolist()
+
+
+def test_code_is_refused(tmp_path):
+    path = tmp_path / "evil.pickle"
+    path.write_bytes(b"\x80\x02cos\nsystem\nX\x0a\x00\x00\x00echo pwned\x85R.")
+    with pytest.raises(memplan.InputError, match="offset 2: GLOBAL: refused opcode GLOBAL"):
+        memplan.read_snapshot(str(path))
+    # A live object that is not plain data pickles to STACK_GLOBAL: refused too.
+    with pytest.raises(memplan.InputError, match="refused opcode STACK_GLOBAL"):
+        memplan.snapshot_problem({"segments": [], "device_traces": [[NotPlainData()]]})
+
+
+def test_missing_file_is_a_file_error(tmp_path):
+    with pytest.raises(memplan.FileError, match="cannot open"):
+        memplan.read_snapshot(str(tmp_path / "none.pickle"))
