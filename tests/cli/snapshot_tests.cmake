@@ -51,3 +51,7 @@ memplan_cli_test(snapshot_html_folder_must_exist EXIT 1 ARGS snapshot ${snapshot
   STDERR "--html no/such/out.html: folder no/such does not exist")
 memplan_cli_test(snapshot_unknown_planner EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --planner nope
   STDERR "planner")
+memplan_cli_test(snapshot_html_to_stdout_alone EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --html -
+  STDOUT "^<!DOCTYPE html>")
+memplan_cli_test(snapshot_html_stdout_and_json_conflict EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --json --html -
+  STDERR "--html - and --json both write to standard output")

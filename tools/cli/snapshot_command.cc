@@ -35,7 +35,7 @@ struct SnapshotArguments {
   bool iterations = false;
   std::string planner{kDefaultPlanner};
   int top = 10;
-  bool simulate = true;
+  bool no_simulate = false;
 };
 
 // One allocator model's answer, or why it has none.
@@ -112,7 +112,7 @@ DeviceReport explain(const snapshot::Snapshot& s, const snapshot::Device& device
       problems.push_back(std::move(p));
     }
   }
-  if (args.simulate) {
+  if (!args.no_simulate) {
     const simulate::DeviceTrace trace = snapshot::device_trace(r.window, device);
     const simulate::MemplanModelOptions memplan_options{.settings = s.settings};
     auto add = [&](std::string model, StatusOr<simulate::ModelResult> result) {
@@ -356,6 +356,9 @@ void write_html(const snapshot::Snapshot& s, const DeviceReport& r, const Snapsh
 
 void run_snapshot(const SnapshotArguments& args) {
   check_output_path_or_throw(args.html_path, "--html");
+  if (args.html_path == "-" && args.json) {
+    throw CommandError("--html - and --json both write to standard output; write the page to a file", kExitFailure);
+  }
   std::error_code error;
   if (std::filesystem::is_directory(args.path, error)) throw CommandError(args.path + ": is a directory, not a snapshot", kExitFailure);
   const auto start = std::chrono::steady_clock::now();
@@ -386,7 +389,9 @@ void run_snapshot(const SnapshotArguments& args) {
   for (const snapshot::Device* d : devices) reports.push_back(explain(s, *d, args));
   const double total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  if (args.json) {
+  if (args.html_path == "-") {
+    // The page alone on standard output.
+  } else if (args.json) {
     Json doc;
     doc["snapshot"] = args.path;
     doc["format"] = s.newer_format ? "newer" : "older";
@@ -429,7 +434,7 @@ void register_snapshot_command(CLI::App& app) {
   command->add_option("-p,--planner", args->planner, "Planner for the window and the worst iteration")
       ->type_name("NAME")
       ->capture_default_str();
-  command->add_flag("!--no-simulate", args->simulate, "Skip the allocator models (caching, expandable segments, memplan)");
+  command->add_flag("--no-simulate", args->no_simulate, "Skip the allocator models (caching, expandable segments, memplan)");
   command->add_option("--top", args->top, "Rows of the live-at-peak and segment tables")
       ->type_name("N")
       ->check(CLI::Range(0, 100000))
