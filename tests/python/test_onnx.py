@@ -37,10 +37,13 @@ def test_a_model_is_the_problem_the_cli_extracts(model, cli, tmp_path):
     cli("extract", model, "--input", "x=2x3x16x16", "--output", out, expect=0)
     for inputs in ({"x": (2, 3, 16, 16)}, ["x=2x3x16x16"], "x=2x3x16x16"):
         x = memplan.extract(model, inputs=inputs)
-        assert memplan.format_problem(x.problem) == out.read_text()
+        assert memplan.format_problem(x.problem, operators=x.operators) == out.read_text()
     assert x.nodes >= 5 and x.initializers == 4 and x.graph_inputs == 1
     # conv a's output, 2x8x16x16 float32, is one of the buffers; all are 64-byte aligned.
     assert 2 * 8 * 16 * 16 * 4 in x.problem.size.tolist()
+    # Each buffer names the node that writes it: its operator, then its name.
+    assert len(x.operators) == len(x.problem) and all(x.operators)
+    assert any(name.startswith("Conv ") for name in x.operators), x.operators
     assert set(x.problem.alignments.tolist()) == {64}
     result = memplan.plan(x.problem)
     assert memplan.validate(x.problem, result) and result.arena >= x.problem.load()
