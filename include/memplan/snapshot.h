@@ -185,6 +185,14 @@ struct OomEvent {
   std::vector<size_t> largest_live;  // WindowBlock indices, largest first (at most 10)
 };
 
+// The most bytes allocated and reserved over a run of events.
+struct UsageSample {
+  size_t first_event = 0;  // the run is [first_event, the next sample's first_event)
+  uint64_t allocated = 0;
+  uint64_t reserved = 0;
+};
+inline constexpr size_t kUsageSamples = 2000;  // at most this many samples per window
+
 struct Window {
   int device = 0;
   std::vector<WindowBlock> blocks;  // blocks before the window first, then in alloc order
@@ -196,6 +204,7 @@ struct Window {
   std::vector<size_t> live_at_peak;      // blocks live at peak_allocated, largest first
   std::vector<SegmentUse> segments_at_peak;  // segments held at peak_reserved
   std::vector<OomEvent> ooms;
+  std::vector<UsageSample> usage;  // the recorded curves, at most kUsageSamples runs of equal length
   std::vector<simulate::StartSegment> start_segments;  // reconstructed start state
   std::vector<std::string> warnings;
   size_t alloc_events = 0, free_events = 0, segment_events = 0;

@@ -747,6 +747,8 @@ Window reconstruct_window(const Snapshot& snapshot, const Device& device) {
   reserved = static_cast<int64_t>(w.start_reserved);
   w.peak_allocated = {.bytes = allocated, .event = -1, .time_us = events.empty() ? 0 : events.front().time_us};
   w.peak_reserved = {.bytes = w.start_reserved, .event = -1, .time_us = w.peak_allocated.time_us};
+  const size_t bucket = std::max<size_t>(1, (events.size() + kUsageSamples - 1) / kUsageSamples);
+  w.usage.reserve(std::min(events.size(), kUsageSamples));
   for (size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     switch (e.action) {
@@ -770,6 +772,11 @@ Window reconstruct_window(const Snapshot& snapshot, const Device& device) {
     if (static_cast<uint64_t>(reserved) > w.peak_reserved.bytes) {
       w.peak_reserved = {static_cast<uint64_t>(reserved), static_cast<int64_t>(i), e.time_us};
     }
+    // The curves, each sample the most of its run of events.
+    const size_t sample = i / bucket;
+    if (sample >= w.usage.size()) w.usage.push_back({.first_event = i});
+    w.usage.back().allocated = std::max(w.usage.back().allocated, allocated);
+    w.usage.back().reserved = std::max(w.usage.back().reserved, static_cast<uint64_t>(reserved));
   }
   w.end_allocated = allocated;
   if (static_cast<uint64_t>(reserved) != w.end_reserved) {

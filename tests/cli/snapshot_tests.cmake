@@ -28,7 +28,7 @@ memplan_cli_test(snapshot_json_without_models EXIT 0 ARGS snapshot ${snapshot_oo
 
 # The HTML page: the window's plan with each buffer's frame as its operator.
 memplan_cli_test(snapshot_writes_html EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --html window.html
-  STDOUT "wrote window.html \\(device 0, 13 buffers" FILE window.html FILE_REGEX "memplan-report.*me/train.py:21 forward")
+  STDOUT "wrote window.html \\(device 0, 13 buffers" FILE window.html FILE_REGEX "memplan-report.*me/train.py:21 forward.*<h2>Recorded usage</h2>.*peak reserved 22.00 MiB, peak allocated 9.00 MiB.*<polyline")
 
 # Errors: each named, exit 1, nothing run.
 memplan_cli_test(snapshot_refuses_code EXIT 1 ARGS snapshot ${MEMPLAN_CLI_DATA}/snapshot_global.pickle

@@ -135,6 +135,31 @@ TEST(Snapshot, FindsPeaksAndWhatWasLiveThen) {
   EXPECT_TRUE(w.segments_at_peak[1].small_pool);
 }
 
+TEST(Snapshot, UsageCurvesSampleEveryEventOfASmallWindow) {
+  const Snapshot s = parse_ok(hand_made_window());
+  const Window w = reconstruct_window(s, s.devices[0]);
+  ASSERT_EQ(w.usage.size(), 7u);  // fewer events than kUsageSamples: one sample each
+  EXPECT_EQ(w.usage[1].allocated, 4 * MiB);
+  EXPECT_EQ(w.usage[3].reserved, 22 * MiB);
+  EXPECT_EQ(w.usage[4].first_event, 4u);
+  EXPECT_EQ(w.usage[4].allocated, 6 * MiB + 300);
+}
+
+TEST(Snapshot, UsageCurvesKeepTheMostOfEachRun) {
+  // 4,001 allocs of 1 byte more each, then their frees: runs of 5 events.
+  SnapshotBuilder b;
+  for (uint64_t i = 0; i < 4001; ++i) b.event(0, "alloc", kA + i * 512, 1);
+  for (uint64_t i = 0; i < 4001; ++i) b.event(0, "free_completed", kA + i * 512, 1);
+  const Snapshot s = parse_ok(b);
+  const Window w = reconstruct_window(s, s.devices[0]);
+  ASSERT_LE(w.usage.size(), kUsageSamples);
+  uint64_t most = 0;
+  for (const UsageSample& u : w.usage) most = std::max(most, u.allocated);
+  EXPECT_EQ(most, w.peak_allocated.bytes);
+  EXPECT_EQ(w.peak_allocated.bytes, 4001u);
+  EXPECT_EQ(w.usage[1].first_event, 5u);
+}
+
 TEST(Snapshot, WindowProblemKeepsBlocksFromBeforeAndAfter) {
   const Snapshot s = parse_ok(hand_made_window());
   const Window w = reconstruct_window(s, s.devices[0]);

@@ -335,6 +335,65 @@ Json device_json(const snapshot::Snapshot& s, const DeviceReport& r) {
   return d;
 }
 
+// The recorded curves as a small static SVG (allocated and reserved over the
+// window's events, with the plan's arena and the load as lines), appended to
+// the report page below its heap map.
+std::string recorded_usage_section(const DeviceReport& r) {
+  const snapshot::Window& w = r.window;
+  const double width = 1000, height = 240, left = 70, top = 10, bottom = 30;
+  const double events = std::max<double>(1, static_cast<double>(r.device->events.size()));
+  const double top_bytes = static_cast<double>(std::max<uint64_t>(
+      {w.peak_reserved.bytes, w.peak_allocated.bytes, static_cast<uint64_t>(r.planned.plan->arena), 1}));
+  auto x = [&](double event) { return left + (width - left - 10) * event / events; };
+  auto y = [&](double bytes) { return top + (height - top - bottom) * (1 - bytes / top_bytes); };
+  auto polyline = [&](bool reserved) {
+    std::string points;
+    char p[64];
+    for (size_t k = 0; k < w.usage.size(); ++k) {
+      const snapshot::UsageSample& u = w.usage[k];
+      const double end = k + 1 < w.usage.size() ? static_cast<double>(w.usage[k + 1].first_event) : events;
+      const double bytes = static_cast<double>(reserved ? u.reserved : u.allocated);
+      std::snprintf(p, sizeof p, "%.1f,%.1f %.1f,%.1f ", x(static_cast<double>(u.first_event)), y(bytes), x(end), y(bytes));
+      points += p;
+    }
+    return points;
+  };
+  // A dashed line with its label at the left (or right) end.
+  auto hline = [&](int64_t bytes, const char* colour, const std::string& label, bool at_right) {
+    char line[360];
+    std::snprintf(line, sizeof line,
+                  "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"6 4\"/>"
+                  "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\" text-anchor=\"%s\">%s</text>\n",
+                  left, width - 10, y(static_cast<double>(bytes)), y(static_cast<double>(bytes)), colour,
+                  at_right ? width - 14 : left + 4, y(static_cast<double>(bytes)) - 3, colour, at_right ? "end" : "start",
+                  label.c_str());
+    return std::string(line);
+  };
+  std::string svg = "<section style=\"margin:16px;font-family:sans-serif\"><h2>Recorded usage</h2>\n<p>Bytes the program had "
+                    "allocated (blue) and the caching allocator had reserved (orange) over the window's " +
+                    std::to_string(r.device->events.size()) + " events (each step the most of its run of events): "
+                    "peak reserved " + format_bytes(static_cast<int64_t>(w.peak_reserved.bytes)) + ", peak allocated " +
+                    format_bytes(static_cast<int64_t>(w.peak_allocated.bytes)) +
+                    "; the plan's arena and the load as dashed lines.</p>\n";
+  char head[200];
+  std::snprintf(head, sizeof head, "<svg width=\"%.0f\" height=\"%.0f\" xmlns=\"http://www.w3.org/2000/svg\">\n", width, height);
+  svg += head;
+  svg += "<polyline fill=\"none\" stroke=\"#e67e22\" stroke-width=\"1.5\" points=\"" + polyline(true) + "\"/>\n";
+  svg += "<polyline fill=\"none\" stroke=\"#2e6fd8\" stroke-width=\"1.5\" points=\"" + polyline(false) + "\"/>\n";
+  svg += hline(r.planned.plan->arena, "#2a9d4b", "plan arena " + format_bytes(r.planned.plan->arena), false);
+  svg += hline(r.load, "#666", "load " + format_bytes(r.load), true);
+  char axis[400];
+  std::snprintf(axis, sizeof axis,
+                "<text x=\"4\" y=\"%.1f\" font-size=\"11\">%s</text><text x=\"4\" y=\"%.1f\" font-size=\"11\">0</text>"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">event 0</text>"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">event %zu</text>\n",
+                top + 10, format_bytes(static_cast<int64_t>(top_bytes)).c_str(), height - bottom, left,
+                height - 10, width - 10, height - 10, r.device->events.size());
+  svg += axis;
+  svg += "</svg></section>\n";
+  return svg;
+}
+
 void write_html(const snapshot::Snapshot& s, const DeviceReport& r, const SnapshotArguments& args) {
   HtmlReportOptions options;
   options.title = std::filesystem::path(args.path).stem().string() + ", device " + std::to_string(r.device->device) +
@@ -346,7 +405,10 @@ void write_html(const snapshot::Snapshot& s, const DeviceReport& r, const Snapsh
     options.operators.push_back(by.empty() && b.alloc_event < 0 ? "(before the window)" : by);
   }
   const std::vector<NamedPlan> plans = {{.name = r.planned.planner, .plan = *r.planned.plan}};
-  const std::string html = render_html_report(r.problem, plans, options);
+  std::string html = render_html_report(r.problem, plans, options);
+  if (const size_t body = html.rfind("</body>"); body != std::string::npos) {
+    html.insert(body, recorded_usage_section(r));
+  }
   write_file_or_throw(args.html_path, html);
   if (args.html_path != "-" && !args.json) {
     std::printf("\nwrote %s (device %d, %zu buffers, %zu bytes)\n", args.html_path.c_str(), r.device->device,
