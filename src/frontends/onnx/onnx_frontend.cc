@@ -495,11 +495,8 @@ std::string why_unknown(const onnx::GraphProto& graph, const std::set<std::strin
       facts.push_back(f);
     }
     onnx_values::Evaluation e = onnx_values::evaluate(node, facts, opset);
-    const std::string prefix = "input ";
-    const std::string suffix = " is not known before the model runs";
-    if (e.why_not.rfind(prefix, 0) == 0 && e.why_not.size() > suffix.size() &&
-        e.why_not.compare(e.why_not.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      name = node.input(std::stoi(e.why_not.substr(prefix.size())));
+    if (e.missing_input >= 0 && e.missing_input < node.input_size()) {
+      name = node.input(e.missing_input);
       continue;
     }
     if (e.why_not.empty()) e.why_not = "its outputs were not all evaluated";

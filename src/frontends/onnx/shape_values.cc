@@ -43,7 +43,7 @@ std::pair<int64_t, int64_t> int_range(int32_t type) {
 std::optional<int64_t> element_count(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d < 0) return std::nullopt;
+    if (d < 0 || d > kMaxKnownElements) return std::nullopt;  // also with a 0 elsewhere: sums of dims stay small
     if (d != 0 && n > kMaxKnownElements / d) return std::nullopt;
     n *= d;
   }
@@ -58,6 +58,13 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 // An evaluation that did not happen, with its reason.
 Evaluation refuse(std::string why) { return Evaluation{.outputs = {}, .why_not = std::move(why)}; }
+// A refusal because input `i`'s value is not known.
+Evaluation refuse_input(size_t i, const std::string& what = "") {
+  Evaluation e = refuse("input " + std::to_string(i) + (what.empty() ? "" : " (" + what + ")") +
+                        " is not known before the model runs");
+  e.missing_input = static_cast<int>(i);
+  return e;
+}
 Evaluation one(KnownTensor t) {
   Evaluation e;
   e.outputs.push_back(std::move(t));
@@ -317,7 +324,7 @@ Evaluation evaluate_slice(const onnx::NodeProto& node, const std::vector<InputFa
     axes = ints_attribute(node, "axes").value_or(std::vector<int64_t>{});
   } else {
     for (size_t i = 1; i < in.size() && i <= 4; ++i) {
-      if (in[i].present && in[i].value == nullptr) return refuse("input " + std::to_string(i) + " is not known");
+      if (in[i].present && in[i].value == nullptr) return refuse_input(i);
     }
     if (in.size() < 3) return refuse("it has no starts and ends");
     starts = as_ints(*in[1].value);
@@ -345,11 +352,11 @@ Evaluation evaluate_slice(const onnx::NodeProto& node, const std::vector<InputFa
     if (k > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      count = e > s ? (e - s + k - 1) / k : 0;
+      count = e > s ? (e - s - 1) / k + 1 : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = s > e ? (s - e + (-k) - 1) / (-k) : 0;
+      count = s > e ? (s - e - 1) / (k == INT64_MIN ? INT64_MAX : -k) + 1 : 0;
     }
     first[static_cast<size_t>(*axis)] = s;
     step[static_cast<size_t>(*axis)] = k;
@@ -409,7 +416,7 @@ Evaluation evaluate_reshaping(const onnx::NodeProto& node, const std::vector<Inp
   std::optional<std::vector<int64_t>> axes;
   if ((op == "Unsqueeze" || op == "Squeeze") && opset >= 13) {
     if (in.size() > 1 && in[1].present) {
-      if (in[1].value == nullptr) return refuse("input 1 (axes) is not known");
+      if (in[1].value == nullptr) return refuse_input(1, "axes");
       axes = as_ints(*in[1].value);
     }
   } else if (op == "Unsqueeze" || op == "Squeeze") {
@@ -453,7 +460,8 @@ Evaluation evaluate_reshaping(const onnx::NodeProto& node, const std::vector<Inp
     return one(std::move(out));
   }
   // Reshape: 0 copies the input's dimension (unless allowzero), -1 is inferred.
-  if (in.size() < 2 || in[1].value == nullptr) return refuse("input 1 (shape) is not known");
+  if (in.size() < 2) return refuse("it has no shape input");
+  if (in[1].value == nullptr) return refuse_input(1, "shape");
   const std::vector<int64_t> shape = as_ints(*in[1].value);
   const bool allowzero = int_attribute(node, "allowzero", 0) != 0;
   int64_t known = 1, infer = -1;
@@ -470,8 +478,8 @@ Evaluation evaluate_reshaping(const onnx::NodeProto& node, const std::vector<Inp
       d = 1;
     } else if (d < 0) {
       return refuse("shape has a negative dimension");
-    } else {
-      known *= d;
+    } else if (__builtin_mul_overflow(known, d, &known)) {
+      return refuse("shape " + dims_text(shape) + " overflows 64 bits");
     }
     out.dims.push_back(d);
   }
@@ -515,7 +523,12 @@ Evaluation evaluate_range(const KnownTensor& start, const KnownTensor& limit, co
   const long double count = std::max<long double>(std::ceil(span / static_cast<long double>(d)), 0);
   if (count > kMaxKnownElements) return refuse("its output is too large to evaluate");
   KnownTensor out = make(start.type, {static_cast<int64_t>(count)}, static_cast<int64_t>(count));
-  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) out.ints[static_cast<size_t>(i)] = s + i * d;
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
+    int64_t step = 0;
+    if (__builtin_mul_overflow(i, d, &step) || __builtin_add_overflow(s, step, &out.ints[static_cast<size_t>(i)])) {
+      return refuse("a value overflows 64 bits");
+    }
+  }
   return one(std::move(out));
 }
 
@@ -787,9 +800,7 @@ Evaluation evaluate(const onnx::NodeProto& node, const std::vector<InputFacts>& 
   std::vector<const KnownTensor*> values;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].present) continue;
-    if (inputs[i].value == nullptr) {
-      return refuse("input " + std::to_string(i) + " is not known before the model runs");
-    }
+    if (inputs[i].value == nullptr) return refuse_input(i);
     values.push_back(inputs[i].value);
   }
   auto need = [&](size_t n) { return inputs.size() >= n && values.size() >= n; };

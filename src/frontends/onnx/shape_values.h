@@ -71,7 +71,8 @@ struct InputFacts {
 // The outcome of evaluating one node.
 struct Evaluation {
   std::vector<KnownTensor> outputs;  // one per node output when evaluated
-  std::string why_not;               // when not evaluated: the reason, e.g. "input 1 ('s') is not known"
+  std::string why_not;               // when not evaluated: the reason, e.g. "memplan does not evaluate MatMul"
+  int missing_input = -1;            // when not evaluated for want of an input's value: that input
 };
 
 // Evaluates `node` (of opset `opset`) from what is known about its inputs.
