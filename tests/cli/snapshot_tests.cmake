@@ -50,7 +50,7 @@ memplan_cli_test(snapshot_html_needs_one_device EXIT 1 ARGS snapshot ${snapshot_
 memplan_cli_test(snapshot_html_folder_must_exist EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --html no/such/out.html
   STDERR "--html no/such/out.html: folder no/such does not exist")
 memplan_cli_test(snapshot_unknown_planner EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --planner nope
-  STDERR "planner")
+  STDERR "unknown planner .nope. \\(registered: portfolio")
 memplan_cli_test(snapshot_html_to_stdout_alone EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --html -
   STDOUT "^<!DOCTYPE html>")
 memplan_cli_test(snapshot_html_stdout_and_json_conflict EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --json --html -

@@ -418,6 +418,7 @@ void write_html(const snapshot::Snapshot& s, const DeviceReport& r, const Snapsh
 
 void run_snapshot(const SnapshotArguments& args) {
   check_output_path_or_throw(args.html_path, "--html");
+  planner_or_throw(args.planner);  // before reading a file that may be large
   if (args.html_path == "-" && args.json) {
     throw CommandError("--html - and --json both write to standard output; write the page to a file", kExitFailure);
   }
