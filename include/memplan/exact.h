@@ -12,7 +12,7 @@
 //                             reaches the load, so no plan can be smaller)
 //       kInfeasible           proven: no plan fits in C; lower_bound > C
 //       kTimedOut             neither found nor refuted in time; no plan
-//   solve_minimize(problem)     smallest arena. Starts from the `portfolio`
+//   solve_minimize(problem)     smallest arena. Starts from the heuristics'
 //       plan (or options.start_plan; upper bound) and the load (lower bound),
 //       and raises the lower bound by refuting capacities (of the problem,
 //       and of relaxed sub-problems: options.subproblem_bounds) while lowering
@@ -75,10 +75,10 @@ struct ExactOptions {
   // seeded restarts (seeded_share), which it runs with any value.
   uint64_t seed = 0;
   // Largest index (overlap graph and section memberships, 4 bytes an entry)
-  // the search may build. Larger problems are answered from the `portfolio`
+  // the search may build. Larger problems are answered from the heuristics'
   // plan alone (stats.too_large); about 16 bytes per overlapping pair.
   int64_t memory_limit_bytes = int64_t{512} << 20;
-  // solve_minimize: a valid plan to start from instead of running `portfolio`
+  // solve_minimize: a valid plan to start from instead of running the heuristics
   // (the caller's heuristic plan; must outlive the call). Ignored when invalid.
   const Plan* start_plan = nullptr;
   // solve_minimize on problems with more buffers than this (or too large to
@@ -95,7 +95,7 @@ struct ExactOptions {
   bool subproblem_bounds = true;
   // solve_minimize on problems below window_threshold, with a time limit:
   // the share of the time limit (0..1) kept for repairing the best plan after
-  // the capacity portfolio has had the rest: the buffers at the top of the
+  // the capacity rounds have had the rest: the buffers at the top of the
   // plan (an offset band) are freed and decided under arena - 1 with every
   // other buffer fixed (src/solver/window.h). 0 = off. A quarter, with
   // seeded_share at three quarters: on MiniMalloc's D and J (16 seeds at
@@ -104,7 +104,7 @@ struct ExactOptions {
   double repair_share = 0.25;
   // Buffers in the smallest repair band; bands grow by half of it per try.
   int64_t repair_band_buffers = 8;
-  // Share of the capacity portfolio's time given to seeded restarts: short
+  // Share of the capacity rounds' time given to seeded restarts: short
   // decisions with jittered keys just below the best plan (0: off).
   double seeded_share = 0.75;
   // solve_minimize: threads in all. Beyond the caller's, threads - 1 helpers
@@ -173,14 +173,14 @@ std::string_view exact_outcome_name(ExactOutcome outcome);  // "optimal", ...
 enum class PlanSource {
   kDive,        // the first short search at the lower bound
   kStartPlan,   // options.start_plan
-  kHeuristics,  // the `portfolio` plan
+  kHeuristics,  // the heuristics' plan (plan_heuristics)
   kWindows,     // improve_by_windows (large problems)
   kDescending,  // descending probes at the middle of the gap
-  kFloor,       // capacity portfolio: at the lower bound
-  kCeiling,     // capacity portfolio: just below the best plan
-  kBisection,   // capacity portfolio: between the bounds
-  kSweep,       // capacity portfolio: the sweep across the gap
-  kSeeded,      // capacity portfolio: a seeded restart
+  kFloor,       // capacity rounds: at the lower bound
+  kCeiling,     // capacity rounds: just below the best plan
+  kBisection,   // capacity rounds: between the bounds
+  kSweep,       // capacity rounds: the sweep across the gap
+  kSeeded,      // capacity rounds: a seeded restart
   kHelper,      // a seeded restart on a helper thread (ExactOptions::threads)
   kSat,         // the SAT helper thread (ExactOptions::sat_helper)
   kRepair,      // repair_by_bands
@@ -212,7 +212,7 @@ struct ExactStats {
   // improve_by_windows stopped because every window of every pass failed to
   // lower the peak (not because time ran out): more time would not help it.
   bool windows_exhausted = false;
-  int64_t capacity_probes = 0;   // decisions the capacity portfolio ran (solve_minimize)
+  int64_t capacity_probes = 0;   // decisions the capacity rounds ran (solve_minimize)
   int64_t seeded_probes = 0;     // seeded restarts: of the capacity probes, and on helper threads
   int64_t seeded_plans = 0;      // seeded restarts that lowered the best plan
   int64_t helper_probes = 0;     // of seeded_probes, those on helper threads (ExactOptions::threads)

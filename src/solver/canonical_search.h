@@ -133,7 +133,7 @@ class CanonicalSearch {
   // order is another tree. seed != 0 scales each buffer's keys by a factor in
   // [0.95, 1.05] drawn from the seed, new for every run (restart): many
   // short seeded decisions sample trees a fixed order never reaches (the
-  // seeded restarts of capacity_portfolio.h). Verdicts do not depend on the
+  // seeded restarts of capacity_rounds.h). Verdicts do not depend on the
   // order, only the nodes to reach them. A decision is deterministic in
   // (capacity, node_limit, allow_restarts, first_order, seed), and one with a
   // larger node limit repeats a smaller one's nodes first.

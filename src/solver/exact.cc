@@ -10,13 +10,13 @@
 //      without search; refutations round up the same way.
 //   3. Run the canonical search at the capacity; validate any plan it returns.
 //      A problem whose index (overlap graph and section memberships) would
-//      exceed options.memory_limit_bytes is not searched: the portfolio plan
+//      exceed options.memory_limit_bytes is not searched: the heuristics' plan
 //      answers it if it fits (stats.too_large).
 // solve_minimize (anytime, closes the gap from both sides):
 //   1. Lower bound as above. A short search at the lower bound: most problems
 //      fit in their load, and then no heuristic is needed (skipped when the
 //      index would not fit in memory; 40 % of the time on large ones).
-//   2. Upper bound: options.start_plan if valid, else the `portfolio` plan
+//   2. Upper bound: options.start_plan if valid, else the heuristics' plan
 //      (validated; `naive` if it fails), given a tenth of the time limit, at
 //      most 2 s (a quarter on large problems, at most 30 s).
 //   2b. Large problems (more than options.window_threshold buffers, or an
@@ -25,7 +25,7 @@
 //   2c. Descending probes at the middle of the gap with a quarter of the
 //      dive's budget, while they find plans (or refute: that raises the
 //      lower bound); the first probe that runs out of nodes ends them.
-//   3. The capacity portfolio (capacity_portfolio.h): rounds with a node
+//   3. The capacity rounds (capacity_rounds.h): rounds with a node
 //      budget that doubles each round, each spread over several capacities —
 //      the lower bound (its own budget, balanced in time against the rest;
 //      from 2^20 nodes without restarts, then the relaxed sub-problems of
@@ -64,7 +64,7 @@
 #include "memplan/validate.h"
 #include "memplan/heuristics.h"
 #include "solver/canonical_search.h"
-#include "solver/capacity_portfolio.h"
+#include "solver/capacity_rounds.h"
 #include "solver/seeded_helpers.h"
 #include "solver/subproblem_bounds.h"
 #if MEMPLAN_WITH_CADICAL
@@ -179,7 +179,7 @@ bool search_fits_in_memory(const SearchInput& input, const ExactOptions& options
 }
 
 // The best heuristic plan within `cap` (validated; naive as the last resort),
-// or nothing. seconds = 0 leaves the portfolio its own default.
+// or nothing. seconds = 0 leaves plan_heuristics its own default.
 std::optional<Plan> heuristic_plan(const Problem& problem, std::optional<int64_t> cap, double seconds,
                                    const std::atomic<bool>* cancel) {
   Problem uncapped = problem;
@@ -377,7 +377,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   };
   auto capped = [&](int64_t budget) { return options.node_limit > 0 ? std::min(budget, options.node_limit) : budget; };
   const int64_t quick_budget = capped(std::max<int64_t>(1 << 16, 64 * static_cast<int64_t>(input.items.size())));
-  // Seeded restarts (capacity_portfolio.h, step 5): 64 nodes a buffer; on
+  // Seeded restarts (capacity_rounds.h, step 5): 64 nodes a buffer; on
   // D and J 15k-30k nodes did about as well, 60k worse (docs/exact.md).
   const int64_t seeded_budget = std::clamp<int64_t>(64 * static_cast<int64_t>(input.items.size()), 4096, 1 << 17);
   bool running = !cap || lower <= *cap;
@@ -396,10 +396,10 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   }
 
   // 2. Upper bound: the caller's start plan, or the heuristics (validated;
-  //    naive is the fallback). The portfolio gets a small share of the time
+  //    naive is the fallback). The heuristics get a small share of the time
   //    limit (all of it, bar the windows' share, on large problems) and never
   //    hands over to this solver. Runs even after a cancel, so that a plan is
-  //    always returned (a cancelled portfolio falls to naive).
+  //    always returned (cancelled heuristics fall back to naive).
   if (lower < upper) {
     if (options.start_plan != nullptr) {
       Problem uncapped = problem;
@@ -411,7 +411,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       }
     }
     if (!best) {
-      // Large problems: the portfolio's plan is what the windows start from,
+      // Large problems: the heuristics' plan is what the windows start from,
       // and under load its run on S_1 (28,526 buffers) takes 3 s: a 2 s cap
       // left a plan 2.5 % above the load instead of 0.26 %.
       const double share = windowed ? 0.25 : 0.1;
@@ -531,7 +531,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     }
   }
 
-  // 3. The capacity portfolio (capacity_portfolio.h): rounds with a doubling
+  // 3. The capacity rounds (capacity_rounds.h): rounds with a doubling
   //    node budget over the lower bound, the capacity just below the best
   //    plan, bisection between them and a sweep across the gap, each probe a
   //    bounded decision; plans lower the ceiling, complete refutations raise
@@ -581,7 +581,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
         if (floor > b->floor()) b->refuted(floor - 1, floor);
         return still;
       };
-      solver::PortfolioSchedule schedule{.base_budget = capped(2 * quick_budget),
+      solver::RoundSchedule schedule{.base_budget = capped(2 * quick_budget),
                                          .proof_budget = kProofBudget,
                                          .max_budget = options.node_limit,
                                          .orders = search->key_order_count(),
@@ -589,20 +589,20 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
                                          .seeded_share = options.seeded_share,
                                          .seed = 1 + options.seed * 7919 + static_cast<uint64_t>(phase) * 1000003};
       const auto phase_over = [&] { return search_stop.reached(); };
-      MEMPLAN_ASSIGN_OR_RETURN(const solver::PortfolioStats portfolio,
-                               solver::run_capacity_portfolio(&bounds, schedule, probe, phase_over, raise,
+      MEMPLAN_ASSIGN_OR_RETURN(const solver::RoundStats rounds,
+                               solver::run_capacity_rounds(&bounds, schedule, probe, phase_over, raise,
                                                               [&] { return seconds_since(start); }));
-      result.stats.capacity_probes += portfolio.probes;
-      result.stats.seeded_probes += portfolio.seeded_probes;
-      result.stats.seeded_plans += portfolio.seeded_plans;
+      result.stats.capacity_probes += rounds.probes;
+      result.stats.seeded_probes += rounds.seeded_probes;
+      result.stats.seeded_plans += rounds.seeded_plans;
       lower = std::max(lower, bounds.floor());
       MEMPLAN_RETURN_IF_ERROR(sync());
     }
 
     // 4. Repair: bands at the top of the best plan with the time left. When
-    //    every band size failed before the deadline, the portfolio (step 3)
+    //    every band size failed before the deadline, the capacity rounds (step 3)
     //    resumes with the repaired plan as ceiling, until half of the share
-    //    is left; then a second repair, and the portfolio again to the end.
+    //    is left; then a second repair, and the rounds again to the end.
     if (phase < 2 && repair && best && lower < upper && !stop.reached()) {
       ExactOptions band_options = options;
       band_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
@@ -624,7 +624,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
       MEMPLAN_RETURN_IF_ERROR(sync());
       resume = repaired->stats.windows_exhausted && running;
       if (phase == 0) {
-        // The portfolio resumes until half of the repair's share is left,
+        // The rounds resume until half of the repair's share is left,
         // then the bands try again from the best plan it has by then.
         const double share = std::min(1.0, options.repair_share);
         search_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(

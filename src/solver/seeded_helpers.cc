@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "core/splitmix.h"
-#include "solver/capacity_portfolio.h"
+#include "solver/capacity_rounds.h"
 
 namespace memplan::solver {
 
@@ -22,7 +22,13 @@ SeededHelpers::SeededHelpers(const std::vector<CanonicalSearch::Item>& items, co
   // decisions (a decision is short) and through join().
   stop_.cancel = &halt_;
   threads_.reserve(static_cast<size_t>(std::max(config.threads, 0)));
-  for (int32_t i = 0; i < config.threads; ++i) threads_.emplace_back([this, i] { run(i); });
+  running_.store(std::max(config.threads, 0), std::memory_order_relaxed);
+  for (int32_t i = 0; i < config.threads; ++i) {
+    threads_.emplace_back([this, i] {
+      run(i);
+      running_.fetch_sub(1, std::memory_order_release);
+    });
+  }
 }
 
 SeededHelpers::~SeededHelpers() { join(); }

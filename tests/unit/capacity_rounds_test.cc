@@ -1,5 +1,5 @@
-// capacity_portfolio_test.cc — minimisation as a portfolio over capacities
-// (src/solver/capacity_portfolio.h), driven by mock decision oracles: the
+// capacity_rounds_test.cc — minimisation as rounds of decisions over capacities
+// (src/solver/capacity_rounds.h), driven by mock decision oracles: the
 // shared floor and ceiling, a non-monotone oracle whose plans only some
 // capacities find, time-outs that must prove nothing, repeats skipped, and
 // the sweep reaching every capacity of the gap; and the seeded helper threads
@@ -22,15 +22,16 @@
 #include "memplan/validate.h"
 #include "memplan/generate.h"
 #include "memplan/plan.h"
-#include "solver/capacity_portfolio.h"
+#include "solver/capacity_rounds.h"
 #include "solver/seeded_helpers.h"
+#include "support/watchdog.h"
 
 namespace memplan {
 namespace {
 
 using solver::CapacityBounds;
 using solver::CapacityProbe;
-using solver::PortfolioSchedule;
+using solver::RoundSchedule;
 using solver::ProbeResult;
 using solver::ProbeVerdict;
 
@@ -90,7 +91,7 @@ TEST(CapacityBounds, TimeOutsProveNothing) {
   EXPECT_EQ(b.ceiling(), 200);
 }
 
-TEST(CapacityPortfolio, FindsThePlanOnlyOneCapacityGivesInANonMonotoneOracle) {
+TEST(CapacityRounds, FindsThePlanOnlyOneCapacityGivesInANonMonotoneOracle) {
   // Like MiniMalloc's D: the optimum region [95, 120) has a plan at 100 that
   // is easy, one at 97 that needs 40k nodes, and every other capacity
   // (including 98 and 99, above 97) resists any budget. A walk down from the
@@ -100,8 +101,8 @@ TEST(CapacityPortfolio, FindsThePlanOnlyOneCapacityGivesInANonMonotoneOracle) {
   oracle.plan_nodes = {{110, 10}, {100, 500}, {97, 40000}};
   oracle.plan_arena = {{110, 110}, {100, 100}, {97, 97}};
   CapacityBounds bounds(90, 120, 1);
-  const PortfolioSchedule schedule{.base_budget = 256, .max_budget = int64_t{1} << 20, .sweep_points = 16};
-  auto stats = solver::run_capacity_portfolio(&bounds, schedule, oracle.fn(), [] { return false; });
+  const RoundSchedule schedule{.base_budget = 256, .max_budget = int64_t{1} << 20, .sweep_points = 16};
+  auto stats = solver::run_capacity_rounds(&bounds, schedule, oracle.fn(), [] { return false; });
   ASSERT_TRUE(stats.ok()) << stats.status().to_string();
   EXPECT_EQ(bounds.ceiling(), 97);
   EXPECT_EQ(bounds.floor(), 95);  // the refutations at 90..94 were complete
@@ -114,7 +115,7 @@ TEST(CapacityPortfolio, FindsThePlanOnlyOneCapacityGivesInANonMonotoneOracle) {
   EXPECT_LT(oracle.nodes, int64_t{40000} * 25 * 8);
 }
 
-TEST(CapacityPortfolio, NeverEndsAboveAnyDecisionItRan) {
+TEST(CapacityRounds, NeverEndsAboveAnyDecisionItRan) {
   // A pseudo-random non-monotone oracle: 40 capacities, a few with plans at
   // random budgets, the arena at most the capacity.
   for (uint32_t seed = 1; seed <= 20; ++seed) {
@@ -133,8 +134,8 @@ TEST(CapacityPortfolio, NeverEndsAboveAnyDecisionItRan) {
       }
     }
     CapacityBounds bounds(1000, 1040, 1);
-    const PortfolioSchedule schedule{.base_budget = 64, .max_budget = 1 << 16, .sweep_points = 48};
-    ASSERT_TRUE(solver::run_capacity_portfolio(&bounds, schedule, oracle.fn(), [] { return false; }).ok());
+    const RoundSchedule schedule{.base_budget = 64, .max_budget = 1 << 16, .sweep_points = 48};
+    ASSERT_TRUE(solver::run_capacity_rounds(&bounds, schedule, oracle.fn(), [] { return false; }).ok());
     int64_t best_run = kNone;
     for (const auto& [probe, result] : oracle.calls) {
       if (result.verdict == ProbeVerdict::kPlan) best_run = std::min(best_run, result.arena);
@@ -151,21 +152,21 @@ TEST(CapacityPortfolio, NeverEndsAboveAnyDecisionItRan) {
   }
 }
 
-TEST(CapacityPortfolio, TimeOutsNeverRaiseTheFloor) {
+TEST(CapacityRounds, TimeOutsNeverRaiseTheFloor) {
   MockOracle oracle;  // nothing found, nothing refuted
   CapacityBounds bounds(500, 600, 1);
-  const PortfolioSchedule schedule{.base_budget = 16, .max_budget = 1 << 12};
-  ASSERT_TRUE(solver::run_capacity_portfolio(&bounds, schedule, oracle.fn(), [] { return false; }).ok());
+  const RoundSchedule schedule{.base_budget = 16, .max_budget = 1 << 12};
+  ASSERT_TRUE(solver::run_capacity_rounds(&bounds, schedule, oracle.fn(), [] { return false; }).ok());
   EXPECT_EQ(bounds.floor(), 500);
   EXPECT_EQ(bounds.ceiling(), 600);
   EXPECT_FALSE(oracle.calls.empty());
 }
 
-TEST(CapacityPortfolio, SkipsRepeatsAndSweepsEveryCapacityOfANarrowGap) {
+TEST(CapacityRounds, SkipsRepeatsAndSweepsEveryCapacityOfANarrowGap) {
   MockOracle oracle;  // every probe runs out of budget
   CapacityBounds bounds(100, 110, 1);
-  const PortfolioSchedule schedule{.base_budget = 64, .max_budget = 1 << 12, .sweep_points = 32};
-  auto stats = solver::run_capacity_portfolio(&bounds, schedule, oracle.fn(), [] { return false; });
+  const RoundSchedule schedule{.base_budget = 64, .max_budget = 1 << 12, .sweep_points = 32};
+  auto stats = solver::run_capacity_rounds(&bounds, schedule, oracle.fn(), [] { return false; });
   ASSERT_TRUE(stats.ok());
   std::map<std::tuple<int64_t, int32_t, bool>, int64_t> largest;
   std::map<int64_t, int64_t> per_capacity;
@@ -181,20 +182,20 @@ TEST(CapacityPortfolio, SkipsRepeatsAndSweepsEveryCapacityOfANarrowGap) {
   for (int64_t c = 100; c < 110; ++c) EXPECT_GE(per_capacity[c], 16) << "capacity " << c;
 }
 
-TEST(CapacityPortfolio, RefutationAboveTheFloorRaisesItAndStopEndsTheRun) {
+TEST(CapacityRounds, RefutationAboveTheFloorRaisesItAndStopEndsTheRun) {
   MockOracle oracle;
   oracle.refuted_below = 150;
   oracle.plan_nodes = {{150, 1}};
   oracle.plan_arena = {{150, 150}};
   CapacityBounds bounds(100, 200, 2);
-  ASSERT_TRUE(solver::run_capacity_portfolio(&bounds, {.base_budget = 8}, oracle.fn(), [] { return false; }).ok());
+  ASSERT_TRUE(solver::run_capacity_rounds(&bounds, {.base_budget = 8}, oracle.fn(), [] { return false; }).ok());
   EXPECT_EQ(bounds.floor(), 150);
   EXPECT_EQ(bounds.ceiling(), 150);
 
   MockOracle never;
   CapacityBounds open(100, 200, 1);
   int calls = 0;
-  ASSERT_TRUE(solver::run_capacity_portfolio(&open, {.base_budget = 8}, never.fn(), [&] { return ++calls > 5; }).ok());
+  ASSERT_TRUE(solver::run_capacity_rounds(&open, {.base_budget = 8}, never.fn(), [&] { return ++calls > 5; }).ok());
   EXPECT_LE(never.calls.size(), 6u);
 }
 
@@ -204,7 +205,7 @@ TEST(CapacityPortfolio, RefutationAboveTheFloorRaisesItAndStopEndsTheRun) {
 // finds 995 KiB and the fixed tree needs 779k nodes. Without the step the
 // run ends at 100; with it at 97, every seeded
 // probe with a seed of its own, below the ceiling and at or above the floor.
-TEST(CapacityPortfolio, SeededRestartsFindPlansOnlyOtherOrderingsFind) {
+TEST(CapacityRounds, SeededRestartsFindPlansOnlyOtherOrderingsFind) {
   struct SeededOracle : MockOracle {
     ProbeResult answer_seeded(const CapacityProbe& p) {
       if (p.seed != 0 && p.seed % 7 == 3 && p.capacity == 97 && p.node_budget >= 300) {
@@ -220,12 +221,12 @@ TEST(CapacityPortfolio, SeededRestartsFindPlansOnlyOtherOrderingsFind) {
     oracle.refuted_below = 95;
     for (int64_t c = 100; c < 120; ++c) oracle.plan_nodes[c] = 10, oracle.plan_arena[c] = 100;
     CapacityBounds bounds(90, 120, 1);
-    const PortfolioSchedule schedule{.base_budget = 256,
+    const RoundSchedule schedule{.base_budget = 256,
                                      .max_budget = int64_t{1} << 20,
                                      .sweep_points = 16,
                                      .seeded_budget = seeded_budget,
                                      .seeded_levels = 8};
-    auto stats = solver::run_capacity_portfolio(
+    auto stats = solver::run_capacity_rounds(
         &bounds, schedule,
         [&](const CapacityProbe& p) -> StatusOr<ProbeResult> { return oracle.answer_seeded(p); },
         [] { return false; });
@@ -269,17 +270,18 @@ TEST(SeededHelpers, FindValidPlansBelowTheCeilingAndStopWhenTheBoundsMeet) {
   const Problem problem = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 40, .seed = 5, .max_size = 256});
   std::vector<solver::CanonicalSearch::Item> items;
   for (const Buffer& b : problem.buffers) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size});
-  solver::StopCondition stop;
-  stop.has_deadline = true;
-  stop.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  solver::SeededHelpers helpers(items, ExactOptions{}, stop, {.threads = 2, .node_budget = 4096, .seed = 9}, 1, 512);
+  // No deadline: only closed bounds (below) end the helpers.
+  solver::SeededHelpers helpers(items, ExactOptions{}, solver::StopCondition{},
+                                {.threads = 2, .node_budget = 4096, .seed = 9}, 1, 512);
   // Wait for a plan (the puzzle fits far below 512: the first decisions find one).
   std::optional<solver::SeededHelpers::Found> found;
-  while (!found && std::chrono::steady_clock::now() < stop.deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    found = helpers.take_better(512);
+  {
+    test_support::Watchdog watchdog(std::chrono::minutes(5), "the seeded helpers' first plan");
+    while (!found) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      found = helpers.take_better(512);
+    }
   }
-  ASSERT_TRUE(found.has_value()) << "no plan in 20 s";
   EXPECT_LT(found->arena, 512);
   ASSERT_EQ(found->offsets.size(), problem.size());
   const Plan plan = make_plan(problem, found->offsets);
@@ -287,9 +289,12 @@ TEST(SeededHelpers, FindValidPlansBelowTheCeilingAndStopWhenTheBoundsMeet) {
   EXPECT_TRUE(validate(problem, plan).ok()) << validate(problem, plan).message;
   // The caller closes the gap at that plan: the helpers stop on their own.
   helpers.publish(found->arena, found->arena);
-  const auto closed = std::chrono::steady_clock::now();
+  {
+    // Without a deadline or a cancel, only the closed gap ends them (join would stop them too: wait).
+    test_support::Watchdog watchdog(std::chrono::minutes(5), "the seeded helpers to stop once the bounds met");
+    while (helpers.running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   helpers.join();
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - closed).count(), 5.0);
   // Their best is the plan taken, or one they found below it meanwhile;
   // take_better only hands over plans below `than`.
   const std::optional<solver::SeededHelpers::Found> last = helpers.take_better(512);
@@ -303,9 +308,9 @@ TEST(SeededHelpers, FindValidPlansBelowTheCeilingAndStopWhenTheBoundsMeet) {
   EXPECT_EQ(helpers.floor(), found->arena);
 }
 
-// The real search behind the portfolio: on small random problems
+// The real search behind the rounds: on small random problems
 // solve_minimize still ends optimal and its plan is valid.
-TEST(CapacityPortfolio, MinimisationWithThePortfolioStaysOptimalOnSmallProblems) {
+TEST(CapacityRounds, MinimisationWithTheRoundsStaysOptimalOnSmallProblems) {
   uint32_t x = 12345;
   auto next = [&] {
     x ^= x << 13, x ^= x >> 17, x ^= x << 5;

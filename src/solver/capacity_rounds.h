@@ -1,7 +1,7 @@
-// capacity_portfolio.h — minimisation as a portfolio of bounded decisions at
+// capacity_rounds.h — minimisation as rounds of bounded decisions at
 // several capacities, sharing one floor and one ceiling.
 //
-// Why a portfolio. Whether a bounded decision search finds a plan at capacity
+// Why several capacities. Whether a bounded decision search finds a plan at capacity
 // C is not monotone in C: on MiniMalloc's D the search finds a plan at
 // 995 KiB in 780k nodes, none at 999 KiB in 30 s, one at 1000 KiB in 15 s
 // (docs/exact.md); MiniMalloc solves D at 1,040,384 and not at 1,032,192. A minimiser that walks the
@@ -41,7 +41,7 @@
 //                  a new seed each, at a capacity drawn uniformly from the
 //                  seeded_levels steps below the ceiling (a step: 1/1024 of
 //                  the ceiling, at least a granule; never below the floor),
-//                  until they have taken seeded_share of the portfolio's
+//                  until they have taken seeded_share of the rounds'
 //                  time (caught up after the floor and after every sweep
 //                  probe). Search times of one decision are heavy-tailed
 //                  (Gomes, Selman, Crato and Kautz, "Heavy-tailed phenomena
@@ -63,7 +63,7 @@
 // smaller one's nodes first) is skipped.
 //
 // The decisions come from a callback, so the schedule is tested with a mock
-// oracle (tests/unit/capacity_portfolio_test.cc) and solve_minimize plugs in
+// oracle (tests/unit/capacity_rounds_test.cc) and solve_minimize plugs in
 // the canonical search. Single-threaded: the probes interleave on the
 // caller's thread, each bounded by its node budget.
 #pragma once
@@ -79,14 +79,14 @@
 
 namespace memplan::solver {
 
-// One bounded decision the portfolio asks for.
+// One bounded decision the rounds ask for.
 struct CapacityProbe {
   int64_t capacity = 0;
   int64_t node_budget = 0;
   int32_t first_order = 0;   // the key order the search starts with
   bool allow_restarts = true;
   // Wall-clock cap in seconds (0: none): the floor's probes, whose time the
-  // portfolio balances against the other probes' (needs a clock).
+  // rounds balance against the other probes' (needs a clock).
   double max_seconds = 0;
   // 0: the search ranks by its keys. Otherwise the keys are jittered per
   // restart from this seed (CanonicalSearch::decide): every seed is another
@@ -140,7 +140,7 @@ class CapacityBounds {
   int64_t granule_;
 };
 
-struct PortfolioSchedule {
+struct RoundSchedule {
   // Node budget of the first round's floor decision; doubles every round.
   int64_t base_budget = int64_t{1} << 17;
   // From this budget on, floor decisions run without restarts.
@@ -153,7 +153,7 @@ struct PortfolioSchedule {
   int32_t sweep_points = 48;
   // Seeded restarts (step 5): node budget of each probe (0: the step is off),
   // how many steps below the ceiling they pick from, and the share of the
-  // portfolio's time (with a clock; else of its nodes) they take.
+  // rounds' time (with a clock; else of its nodes) they take.
   int64_t seeded_budget = 0;
   int32_t seeded_levels = 16;
   double seeded_share = 0.5;
@@ -171,7 +171,7 @@ using DecideFn = std::function<StatusOr<ProbeResult>(const CapacityProbe&)>;
 // returns false once stop() holds. May be empty.
 using RaiseFloorFn = std::function<StatusOr<bool>(CapacityBounds*, int64_t node_budget)>;
 
-struct PortfolioStats {
+struct RoundStats {
   int64_t probes = 0;   // decisions run
   int64_t skipped = 0;  // probes skipped as repeats of one already run
   int64_t rounds = 0;
@@ -186,7 +186,7 @@ struct PortfolioStats {
 // short ones (the overload check starts after 2^17 nodes).
 // Runs rounds (above) until the bounds meet, stop() holds, or max_budget is
 // spent. Errors: those of decide / raise_floor.
-StatusOr<PortfolioStats> run_capacity_portfolio(CapacityBounds* bounds, const PortfolioSchedule& schedule,
+StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSchedule& schedule,
                                                 const DecideFn& decide, const std::function<bool()>& stop,
                                                 const RaiseFloorFn& raise_floor = {},
                                                 const std::function<double()>& clock = {});
