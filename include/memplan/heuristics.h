@@ -1,4 +1,4 @@
-// heuristics.h — the heuristic portfolio: the best valid plan of every fast
+// heuristics.h — plan_heuristics: the best valid plan of every fast
 // heuristic planner, with no exact search.
 //
 // This is the lowest planning layer that combines strategies: the exact

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -43,7 +44,24 @@ struct PlanOptions {
   // (plan_threads()). The other planners run on the caller's thread. With
   // more than one, a run cut short by time can end on another plan each time.
   int32_t threads = 1;
+  // The default planner's search without a time limit: when no time limit
+  // and no capacity are given, the heuristic plan is above the load, and the
+  // problem has at most kDefaultSearchMaxBuffers buffers, the exact solver
+  // tries to close the gap for at most this many seconds, keeping the better
+  // plan (PlanningResult says whether it ran and what ended it). 0: the
+  // heuristics alone. The library's default is 0, so that callers that plan
+  // in a loop (the runtime, tests) pay nothing unasked; the front ends
+  // (memplan plan, memplan bench, memplan.plan) use kDefaultSearchSeconds.
+  double default_search_seconds = 0;
 };
+
+// The front ends' default search budget (PlanOptions::default_search_seconds)
+// and the largest problem it is spent on. On MiniMalloc's A-K the exact
+// solver proves 9 of the 11 optimal within it on one thread
+// (docs/planners.md); above the size limit the heuristics alone already
+// take seconds and a second of windowed search rarely moves the arena.
+inline constexpr double kDefaultSearchSeconds = 1.0;
+inline constexpr size_t kDefaultSearchMaxBuffers = 20'000;
 
 // The threads a run with these options uses: options.threads (at least 1),
 // or for 0 the hardware threads (std::thread::hardware_concurrency(); 1 where

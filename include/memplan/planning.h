@@ -10,13 +10,17 @@
 //        A capacity below the lower bound that needs no search (the load, or
 //        the top of a fixed buffer) is refuted here, before any planner runs.
 //     2. Runs it. The default planner, `portfolio`, is itself a path:
-//          a. the heuristic portfolio (heuristics.h);
+//          a. the heuristics (plan_heuristics, heuristics.h);
 //          b. with a capacity the heuristic plan does not fit: the exact
 //             solver decides the capacity with the time that is left (10 s
 //             when no limit is set);
 //          c. without a capacity, with an explicit time limit and a gap left:
 //             the exact solver improves the heuristic plan with the time left
-//             (windows on large problems), keeping the better plan.
+//             (windows on large problems), keeping the better plan;
+//          d. without a capacity or a time limit, with a gap left, on a
+//             problem of at most kDefaultSearchMaxBuffers buffers: the same,
+//             for options.default_search_seconds (0, the library's default:
+//             skipped; the front ends give kDefaultSearchSeconds).
 //        `exact` runs the decision (with a capacity) or the minimisation, and
 //        reports its statistics; any other planner runs alone.
 //     3. Validates the plan (capacity included). A planner that produced an
@@ -36,6 +40,8 @@
 //     kDoesNotFit            proven: no plan fits the capacity
 //     kBestAtTimeLimit       the exact search improved the plan until the time
 //                            limit (or its node limit) stopped it
+//     kBestAtSearchBudget    the default search (2d) improved the plan or
+//                            tried to, until its budget ran out
 //     kBestWindowsExhausted  the windowed improvement (large problems) tried
 //                            every window of every pass; more time would not
 //                            have lowered the plan
@@ -74,6 +80,7 @@ enum class PlanEnding {
   kFits,
   kDoesNotFit,
   kBestAtTimeLimit,
+  kBestAtSearchBudget,
   kBestWindowsExhausted,
   kBestHeuristic,
   kCancelled,
@@ -81,7 +88,7 @@ enum class PlanEnding {
 };
 
 // "optimal", "fits", "does not fit", "best found (time limit)",
-// "best found (search exhausted its windows)", "best found (heuristics)",
+// "best found (default search budget)", "best found (search exhausted its windows)", "best found (heuristics)",
 // "cancelled", "unknown".
 std::string_view plan_ending_name(PlanEnding ending);
 
@@ -98,6 +105,8 @@ struct PlanningResult {
   bool cancelled = false;         // options.cancel stopped the work early
   double planning_seconds = 0;    // wall time of planning (step 2)
   double validation_seconds = 0;  // wall time of validation (step 3)
+  // The default search's budget when it ran (step 2d), else 0.
+  double default_search_seconds = 0;
 };
 
 StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& problem, const PlanOptions& options = {});

@@ -71,8 +71,12 @@ StatusOr<PlanningResult> run_planner_interruptibly(const std::string& name, cons
   return result;
 }
 
-PlanResult plan(const Problem& original, const std::string& planner, py::object capacity, double time_limit,
+PlanResult plan(const Problem& original, const std::string& planner, py::object capacity, py::object time_limit_arg,
                 uint64_t seed, int threads, py::object alignment) {
+  // None (the default): the default planner's short search after the
+  // heuristics (PlanOptions::default_search_seconds); 0: heuristics only.
+  const bool default_budget = time_limit_arg.is_none();
+  const double time_limit = default_budget ? 0.0 : time_limit_arg.cast<double>();
   if (!(time_limit >= 0)) raise_input_error("time_limit: " + std::to_string(time_limit) + " s is negative");
   if (threads < 0 || threads > kMaxPlanThreads) {
     raise_input_error("threads: " + std::to_string(threads) + " is not in 0 to " + std::to_string(kMaxPlanThreads));
@@ -96,6 +100,7 @@ PlanResult plan(const Problem& original, const std::string& planner, py::object 
   }
   PlanOptions options;
   options.time_limit_seconds = time_limit;
+  options.default_search_seconds = default_budget ? kDefaultSearchSeconds : 0.0;
   options.seed = seed;
   options.threads = threads;
   StatusOr<PlanningResult> planned = run_planner_interruptibly(planner, *problem, options);
@@ -217,12 +222,15 @@ void bind_planning(py::module_& m) {
       });
 
   m.def("plan", &plan, py::arg("problem"), py::arg("planner") = std::string(kDefaultPlanner), py::kw_only(),
-        py::arg("capacity") = py::none(), py::arg("time_limit") = 0.0, py::arg("seed") = 0, py::arg("threads") = 0,
+        py::arg("capacity") = py::none(), py::arg("time_limit") = py::none(), py::arg("seed") = 0, py::arg("threads") = 0,
         py::arg("alignment") = py::none(),
         "Plans the problem with a registered planner, through the path `memplan plan` takes (heuristics, then the "
-        "exact solver for a capacity, with the default planner), and validates the plan.\n\n"
-        "capacity: bytes (int or '64MiB'), overriding the problem's; time_limit: seconds (0: each planner's "
-        "default); seed: for planners with randomised orders; threads: the exact solver's threads, as --threads (0, the "
+        "exact solver for a capacity, or for a short search where the heuristics leave a gap, with the default "
+        "planner), and validates the plan.\n\n"
+        "capacity: bytes (int or '64MiB'), overriding the problem's; time_limit: seconds (None, the default: with "
+        "the default planner, the heuristics then up to 1 s of exact search on problems of up to 20,000 buffers "
+        "where a gap to the load is left, other planners their own default; 0: the heuristics alone, other "
+        "planners their own default); seed: for planners with randomised orders; threads: the exact solver's threads, as --threads (0, the "
         "default: one per hardware thread; up to 256; 1 repeats a run not cut short by time); alignment: the default alignment, as --alignment.\n"
         "Returns a PlanResult; 'does not fit' and 'unknown' are verdicts, not exceptions. Raises "
         "UnknownPlannerError, InputError (a bad argument) or PlanningError (a planner's error, the time limit "

@@ -138,12 +138,21 @@ Status run_default(const Problem& problem, const PlanOptions& options, Clock::ti
     }
     return Status();
   }
-  // No capacity: an explicit time limit buys the exact solver's improvement.
-  if (options.time_limit_seconds <= 0 || left < kMinExactShare * options.time_limit_seconds || !result->plan) {
+  if (!result->plan || result->plan->arena <= result->load) return Status();
+  // No capacity: an explicit time limit buys the exact solver's improvement
+  // with the time left; without one, the default search's budget does, on
+  // problems small enough for a short search to help.
+  double seconds = 0;
+  if (options.time_limit_seconds > 0) {
+    if (left < kMinExactShare * options.time_limit_seconds) return Status();
+    seconds = left;
+  } else if (options.default_search_seconds > 0 && problem.size() <= kDefaultSearchMaxBuffers) {
+    seconds = options.default_search_seconds;
+    result->default_search_seconds = seconds;
+  } else {
     return Status();
   }
-  if (result->plan->arena <= result->load) return Status();
-  ExactOptions exact = exact_options_for(options, left);
+  ExactOptions exact = exact_options_for(options, seconds);
   exact.capacity = result->plan->arena;
   exact.start_plan = &*result->plan;  // improved by windows on large problems
   StatusOr<ExactResult> solved = solve_minimize(problem, exact);
@@ -177,6 +186,7 @@ std::string_view plan_ending_name(PlanEnding ending) {
     case PlanEnding::kFits: return "fits";
     case PlanEnding::kDoesNotFit: return "does not fit";
     case PlanEnding::kBestAtTimeLimit: return "best found (time limit)";
+    case PlanEnding::kBestAtSearchBudget: return "best found (default search budget)";
     case PlanEnding::kBestWindowsExhausted: return "best found (search exhausted its windows)";
     case PlanEnding::kBestHeuristic: return "best found (heuristics)";
     case PlanEnding::kCancelled: return "cancelled";
@@ -198,6 +208,7 @@ PlanEnding ending_of(const PlanningResult& result) {
   // Planned without a capacity and not proven optimal: why did it stop?
   if (!result.exact) return PlanEnding::kBestHeuristic;
   if (result.exact->stats.windows_exhausted) return PlanEnding::kBestWindowsExhausted;
+  if (result.default_search_seconds > 0) return PlanEnding::kBestAtSearchBudget;
   return PlanEnding::kBestAtTimeLimit;
 }
 

@@ -112,7 +112,7 @@ memplan_cli_test(bound_prints_load_and_bounds EXIT 0 ARGS bound ${small}
 
 # bench
 memplan_cli_test(bench_directory_prints_table EXIT 0 ARGS bench ${MEMPLAN_CLI_DATA}/bench --planners naive,portfolio
-  STDOUT "naive +portfolio.*instance +buffers +load +arena +gap +arena +gap +naive +portfolio\n-+\nsmall +5 +7168 +8704 +21.43%.*\nstairs +6 .*geomean gap, total time +11 ")
+  STDOUT "naive +portfolio.*instance +buffers +load +arena +gap +arena +gap +result +naive +portfolio\n-+\nsmall +5 +7168 +8704 +21.43% +7168 +0.00% +optimal .*\nstairs +6 .*geomean gap, total time +11 ")
 memplan_cli_test(bench_csv_is_machine_readable EXIT 0 ARGS bench ${small} --planners naive --csv
   STDOUT "^instance,buffers,load,arena:naive,gap:naive,ms:naive\nsmall,5,7168,8704,0.214286,[0-9.]+\n$")
 memplan_cli_test(bench_progress_goes_to_stderr EXIT 0 ARGS bench ${MEMPLAN_CLI_DATA}/bench --planners naive --progress
@@ -164,8 +164,6 @@ memplan_cli_test(plan_result_optimal EXIT 0 ARGS plan ${MEMPLAN_CLI_INSTANCE_A} 
   STDOUT "\nresult +optimal\ntime")
 memplan_cli_test(plan_result_optimal_in_json EXIT 0 ARGS plan ${MEMPLAN_CLI_INSTANCE_A} --planner exact --json
   STDOUT "\"lower_bound\": *1048576, *\"result\": *\"optimal\"")
-memplan_cli_test(plan_result_heuristics_without_a_time_limit EXIT 0
-  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv STDOUT "\nresult +best found \\(heuristics\\)\n")
 memplan_cli_test(plan_result_does_not_fit EXIT 2 ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --capacity 162
   STDOUT "\nresult +does not fit\n")
 memplan_cli_test(plan_result_fits EXIT 0 ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --capacity 200
@@ -282,7 +280,7 @@ memplan_cli_test(run_unknown_planner_is_refused EXIT 1 ARGS run --planner foo --
 add_test(NAME cli_plan_sigint_writes_the_best_plan_found
   COMMAND ${CMAKE_CURRENT_LIST_DIR}/sigint_keeps_the_best_plan.sh $<TARGET_FILE:memplan>
     ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/D.1048576.csv ${CMAKE_CURRENT_BINARY_DIR}/cli/sigint)
-set_tests_properties(cli_plan_sigint_writes_the_best_plan_found PROPERTIES LABELS cli TIMEOUT 90
+set_tests_properties(cli_plan_sigint_writes_the_best_plan_found PROPERTIES LABELS cli TIMEOUT 300
   PASS_REGULAR_EXPRESSION "PASS: exit 130")
 # Runtime knobs under `memplan run`: a bad value is reported and rejects that
 # knob alone; MEMPLAN_STATS takes the usual spellings.
@@ -292,3 +290,19 @@ if(TARGET memplan_replay_preload)  # not built under the sanitizers
     ENVIRONMENT "MEMPLAN_HUGE_PAGES=maybe;MEMPLAN_STATS=yes;MEMPLAN_PLANNER=foo"
     PASS_REGULAR_EXPRESSION "MEMPLAN_HUGE_PAGES='maybe': expected 1/0.*keeps its default.*MEMPLAN_PLANNER='foo': no such planner.*memplan replay: threads [0-9]+, iterations")
 endif()
+
+# The default planner without --time-limit: the heuristics, then a short exact
+# search where they leave a gap; the proof it finds is the result. With
+# --time-limit 0, the heuristics alone.
+memplan_cli_test(plan_default_search_proves_what_the_heuristics_leave_open EXIT 0
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv
+  STDOUT "bound +163 B \\(163 B\\) proven\nexact +optimal.*\nresult +optimal\n")
+memplan_cli_test(plan_time_limit_zero_keeps_the_heuristics_alone EXIT 0
+  ARGS plan ${MEMPLAN_CLI_DATA}/gap_above_load.csv --time-limit 0
+  STDOUT "result +best found \\(heuristics\\)\n")
+memplan_cli_test(plan_default_search_budget_ending_is_named EXIT 0
+  ARGS plan ${PROJECT_SOURCE_DIR}/bench/data/dsa/minimalloc/challenging/D.1048576.csv -j 1
+  STDOUT "result +best found \\(default search budget\\)\n +\\(the default 1 s of exact search; --time-limit SECONDS searches longer\\)\n")
+memplan_cli_test(bench_default_planner_says_what_each_run_ended_in EXIT 0
+  ARGS bench ${MEMPLAN_CLI_DATA}/gap_above_load.csv --planners portfolio,naive
+  STDOUT "result.*gap_above_load .* optimal ")

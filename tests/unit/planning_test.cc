@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -185,6 +186,80 @@ TEST(RunPlanner, EveryRunSaysWhatItEndedIn) {
   StatusOr<PlanningResult> cancelled = run_planner("portfolio", minimalloc_a(), {.cancel = &cancel});
   ASSERT_TRUE(cancelled.ok());
   EXPECT_EQ(cancelled->ending, PlanEnding::kCancelled);
+}
+
+// The default search (PlanOptions::default_search_seconds): without a time
+// limit, the default planner follows the heuristics with the exact solver
+// where they leave a gap, and says which ended the run.
+TEST(RunPlanner, TheDefaultSearchClosesTheGapTheHeuristicsLeave) {
+  const Problem a = minimalloc_a();
+  StatusOr<PlanningResult> heuristics = run_planner("portfolio", a);
+  ASSERT_TRUE(heuristics.ok());
+  ASSERT_GT(heuristics->plan->arena, heuristics->load) << "A must leave the heuristics a gap for this test";
+  EXPECT_FALSE(heuristics->exact.has_value());
+  EXPECT_EQ(heuristics->default_search_seconds, 0);
+
+  // No time limit: the search has no clock to beat, so the verdict, not the
+  // machine's speed, decides the ending (A's optimum is its load).
+  StatusOr<PlanningResult> searched = run_planner("portfolio", a, {.default_search_seconds = 600});
+  ASSERT_TRUE(searched.ok());
+  ASSERT_TRUE(searched->plan.has_value());
+  EXPECT_EQ(searched->ending, PlanEnding::kOptimal);
+  EXPECT_EQ(searched->plan->arena, searched->load);
+  EXPECT_EQ(searched->made_by, "exact");
+  ASSERT_TRUE(searched->exact.has_value());
+  EXPECT_EQ(searched->default_search_seconds, 600);
+  EXPECT_TRUE(validate(a, *searched->plan).ok());
+}
+
+TEST(RunPlanner, TheDefaultSearchSaysItsBudgetEndedIt) {
+  // MiniMalloc's D: no search proves its optimum, so the budget ends it.
+  StatusOr<Problem> d =
+      read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/D.1048576.csv");
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  d->capacity.reset();
+  StatusOr<PlanningResult> r = run_planner("portfolio", *d, {.default_search_seconds = 0.2});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_TRUE(r->plan.has_value());
+  EXPECT_EQ(r->ending, PlanEnding::kBestAtSearchBudget);
+  EXPECT_EQ(plan_ending_name(r->ending), "best found (default search budget)");
+  EXPECT_EQ(r->default_search_seconds, 0.2);
+  EXPECT_TRUE(validate(*d, *r->plan).ok());
+}
+
+TEST(RunPlanner, TheDefaultSearchSkipsWhatItCannotHelp) {
+  // An explicit time limit replaces it; a capacity is decided as before; a
+  // plan at the load needs no search; a problem above the size limit gets none.
+  const Problem a = minimalloc_a();
+  StatusOr<PlanningResult> limited =
+      run_planner("portfolio", a, {.time_limit_seconds = 30, .default_search_seconds = 0.001});
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(limited->default_search_seconds, 0);
+  Problem at_load{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8}, {.id = "b", .lower = 1, .upper = 3, .size = 8}}};
+  StatusOr<PlanningResult> optimal = run_planner("portfolio", at_load, {.default_search_seconds = 1});
+  ASSERT_TRUE(optimal.ok());
+  EXPECT_FALSE(optimal->exact.has_value());
+  EXPECT_EQ(optimal->ending, PlanEnding::kOptimal);
+  // The gap problem (no plan reaches its load) followed by a chain of tiny
+  // buffers, one after another, that takes it over the size limit.
+  Problem large = gap_problem();
+  int64_t tick = 0;
+  for (const Buffer& b : large.buffers) tick = std::max(tick, b.upper);
+  for (size_t i = large.size(); i <= kDefaultSearchMaxBuffers; ++i, ++tick) {
+    large.buffers.push_back({.id = "chain" + std::to_string(i), .lower = tick, .upper = tick + 1, .size = 1});
+  }
+  StatusOr<PlanningResult> skipped = run_planner("portfolio", large, {.default_search_seconds = 1});
+  ASSERT_TRUE(skipped.ok());
+  EXPECT_GT(skipped->plan->arena, skipped->load);
+  EXPECT_FALSE(skipped->exact.has_value());
+  EXPECT_EQ(skipped->default_search_seconds, 0);
+  EXPECT_EQ(skipped->ending, PlanEnding::kBestHeuristic);
+  // One buffer fewer, at the limit, and the search runs.
+  large.buffers.pop_back();
+  StatusOr<PlanningResult> searched = run_planner("portfolio", large, {.default_search_seconds = 0.05});
+  ASSERT_TRUE(searched.ok());
+  EXPECT_TRUE(searched->exact.has_value());
+  EXPECT_EQ(searched->default_search_seconds, 0.05);
 }
 
 TEST(RunPlanner, ASearchStoppedByTheTimeLimitSaysSo) {

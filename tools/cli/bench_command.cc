@@ -7,6 +7,9 @@
 //    read is reported (file, line, field) and left out; the run goes on and
 //    exits 1 at the end.
 // 2. For each instance and planner: plan (timed), validate, record the arena.
+//    The default planner runs as `memplan plan` runs it (without --time-limit,
+//    its short exact search where the heuristics leave a gap), and its column
+//    group adds what each run ended in (optimal, best found, ...).
 //    An invalid plan is shown as INVALID and makes the exit status 3; a planner
 //    error as ERROR (exit 1); kUnimplemented as n/a and kDeadlineExceeded as
 //    timeout, which are not failures.
@@ -21,6 +24,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +33,7 @@
 #include "inputs.h"
 #include "memplan/bounds.h"
 #include "memplan/planner.h"
+#include "memplan/planning.h"
 #include "memplan/render.h"
 #include "memplan/units.h"
 #include "memplan/validate.h"
@@ -45,7 +50,7 @@ struct BenchArguments {
   bool csv = false;
   bool json = false;
   bool progress = false;
-  double time_limit_seconds = 0;
+  std::optional<double> time_limit_seconds;  // unset: each planner's default, the default search included
   std::string svg_dir;
 };
 
@@ -62,6 +67,7 @@ struct Run {
   Outcome outcome = Outcome::kError;
   int64_t arena = 0;
   double seconds = 0;
+  std::string ending;  // the default planner's: what the run ended in (planning.h)
 };
 
 struct Unreadable {
@@ -174,6 +180,9 @@ void run_bench(const BenchArguments& args) {
     const std::string name(p->name);
     columns.push_back({.header = "arena", .numeric = true, .group = name, .csv_header = "arena:" + name});
     columns.push_back({.header = "gap", .numeric = true, .group = name, .csv_header = "gap:" + name});
+    if (name == kDefaultPlanner) {
+      columns.push_back({.header = "result", .group = name, .csv_header = "result:" + name});
+    }
   }
   for (const PlannerInfo* p : selected) {
     const std::string name(p->name);
@@ -188,7 +197,8 @@ void run_bench(const BenchArguments& args) {
   bool any_invalid = false;
   bool any_error = false;
   PlanOptions options;
-  options.time_limit_seconds = args.time_limit_seconds;
+  options.time_limit_seconds = args.time_limit_seconds.value_or(0);
+  options.default_search_seconds = args.time_limit_seconds ? 0.0 : kDefaultSearchSeconds;
 
   for (size_t i = 0; i < instances.size(); ++i) {
     const Instance& instance = instances[i];
@@ -198,8 +208,22 @@ void run_bench(const BenchArguments& args) {
     for (size_t k = 0; k < selected.size(); ++k) {
       const PlannerInfo& planner = *selected[k];
       const auto start = std::chrono::steady_clock::now();
-      StatusOr<Plan> plan = plan_with(planner.name, instance.problem, options);
       Run& run = runs[k];
+      StatusOr<Plan> plan = Status(StatusCode::kInternal, "no planner ran");
+      if (planner.name == kDefaultPlanner) {
+        // run_planner says what the run ended in; plan_with's statuses for its verdicts.
+        StatusOr<PlanningResult> planned = run_planner(planner.name, instance.problem, options);
+        if (planned.ok()) {
+          run.ending = std::string(plan_ending_name(planned->ending));
+          plan = planned->plan && (planned->verdict == PlanVerdict::kPlanned || planned->verdict == PlanVerdict::kFits)
+                     ? StatusOr<Plan>(std::move(*planned->plan))
+                     : StatusOr<Plan>(DeadlineExceeded(planned->reason));
+        } else {
+          plan = planned.status();
+        }
+      } else {
+        plan = plan_with(planner.name, instance.problem, options);
+      }
       run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       total_seconds[k] += run.seconds;
       instance_seconds += run.seconds;
@@ -234,9 +258,10 @@ void run_bench(const BenchArguments& args) {
 
     std::vector<std::string> row = {instance.name, std::to_string(instance.problem.size()),
                                     std::to_string(instance.load)};
-    for (const Run& run : runs) {
-      row.push_back(arena_cell(run));
-      row.push_back(gap_cell(run, instance.load, args.csv));
+    for (size_t k = 0; k < selected.size(); ++k) {
+      row.push_back(arena_cell(runs[k]));
+      row.push_back(gap_cell(runs[k], instance.load, args.csv));
+      if (selected[k]->name == kDefaultPlanner) row.push_back(runs[k].ending.empty() ? "-" : runs[k].ending);
     }
     for (const Run& run : runs) row.push_back(milliseconds_cell(run.seconds));
     table.add_row(std::move(row));
@@ -273,6 +298,7 @@ void run_bench(const BenchArguments& args) {
           cell["gap"] = instances[i].load > 0 ? Json(gap(run.arena, instances[i].load)) : Json(nullptr);
         }
         cell["seconds"] = run.seconds;
+        if (!run.ending.empty()) cell["result"] = run.ending;
         cells[std::string(selected[k]->name)] = std::move(cell);
       }
       row["runs"] = std::move(cells);
@@ -305,6 +331,7 @@ void run_bench(const BenchArguments& args) {
         std::snprintf(text, sizeof text, "%.2f%%", 100.0 * geomean_gap(k));
         summary.push_back(text);
       }
+      if (selected[k]->name == kDefaultPlanner) summary.push_back("");
     }
     for (double seconds : total_seconds) summary.push_back(milliseconds_cell(seconds));
     table.add_rule();
@@ -312,7 +339,12 @@ void run_bench(const BenchArguments& args) {
     table.print(stdout);
     std::printf(
         "\narena in bytes; gap = arena / load - 1 (0%% = optimal); ms = planning wall-clock time.\n"
-        "geomean gap: over the instances a planner solved validly with load > 0.\n");
+        "geomean gap: over the instances a planner solved validly with load > 0.\n"
+        "%s",
+        std::find_if(selected.begin(), selected.end(), [](const PlannerInfo* p) { return p->name == kDefaultPlanner; }) !=
+                selected.end()
+            ? "result: what the default planner's run ended in (optimal: proven; best found: a gap may remain).\n"
+            : "");
   }
   std::fflush(stdout);
 
@@ -343,7 +375,9 @@ void register_bench_command(CLI::App& app) {
   command->add_flag("--progress", args->progress,
                     "One progress line per instance on stderr (the default when stderr is a terminal)");
   command->add_option("-t,--time-limit", args->time_limit_seconds,
-                      "Wall-clock budget per planner run for planners that can use more time (0: default)")
+                      "Wall-clock budget per planner run for planners that can use more time. Unset: each\n"
+                      "planner's default (the default planner: heuristics, then up to 1 s of exact search\n"
+                      "where they leave a gap); 0: the default planner's heuristics alone")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--svg-dir", args->svg_dir,

@@ -26,16 +26,12 @@ struct PlanArguments {
   std::string planner{kDefaultPlanner};
   std::string capacity;   // bytes, with optional unit; empty: none
   std::string alignment;  // bytes; empty: the file's alignments only
-  double time_limit_seconds = 0;
+  std::optional<double> time_limit_seconds;  // unset: the default search budget (PlanOptions)
   uint64_t seed = 0;
   int32_t threads = 0;  // 0: one per hardware thread
   std::string output_path;
   bool json = false;
 };
-
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 void run_plan(const PlanArguments& args) {
   const PlannerInfo& planner = planner_or_throw(args.planner);
@@ -52,35 +48,38 @@ void run_plan(const PlanArguments& args) {
   // bounds planning and validation, Ctrl-C keeps the best plan found.
   Interrupt interrupt;
   PlanOptions options;
-  options.time_limit_seconds = args.time_limit_seconds;
+  options.time_limit_seconds = args.time_limit_seconds.value_or(0);
+  options.default_search_seconds = args.time_limit_seconds ? 0.0 : kDefaultSearchSeconds;
   options.seed = args.seed;
   options.threads = args.threads;
   options.cancel = interrupt.flag();
   StatusOr<PlanningResult> planned = Status(StatusCode::kInternal, "no planner ran");
   {
     ProgressLine progress("planning " + args.problem_path + " with " + std::string(planner.name),
-                          args.time_limit_seconds);
+                          options.time_limit_seconds);
     planned = run_planner(planner.name, problem, options);
   }
   throw_if_error(planned.status(), "planner '" + args.planner + "' failed on " + args.problem_path);
   const PlanningResult& result = *planned;
   const double seconds = result.planning_seconds + result.validation_seconds;
 
+  const PlanReport report{.planner = result.planner,
+                          .seconds = seconds,
+                          .load = result.load,
+                          .lower_bound = result.lower_bound,
+                          .result = std::string(plan_ending_name(result.ending))};
   double write_seconds = 0;
   if (result.plan && !args.output_path.empty()) {
     const auto write_start = std::chrono::steady_clock::now();
-    const bool as_json = ends_with(args.output_path, ".json");
-    write_file_or_throw(args.output_path,
-                        as_json ? format_plan_json(problem, *result.plan, {.planner = result.planner, .seconds = seconds, .load = result.load, .lower_bound = result.lower_bound,
-                                      .result = std::string(plan_ending_name(result.ending))})
-                                : format_plan_csv(problem, *result.plan));
+    const bool as_json = args.output_path.ends_with(".json");
+    write_file_or_throw(args.output_path, as_json ? format_plan_json(problem, *result.plan, report)
+                                                  : format_plan_csv(problem, *result.plan));
     write_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - write_start).count();
   }
   const bool to_stdout = args.output_path == "-";
 
   if (args.json && result.plan && !to_stdout) {
-    std::fputs(format_plan_json(problem, *result.plan, {.planner = result.planner, .seconds = seconds, .load = result.load, .lower_bound = result.lower_bound,
-                                      .result = std::string(plan_ending_name(result.ending))}).c_str(), stdout);
+    std::fputs(format_plan_json(problem, *result.plan, report).c_str(), stdout);
     std::fputc('\n', stdout);
   } else if (!args.json && !to_stdout) {
     std::printf("problem   %s\n", args.problem_path.c_str());
@@ -130,6 +129,10 @@ void run_plan(const PlanArguments& args) {
       }
     }
     std::printf("result    %s\n", std::string(plan_ending_name(result.ending)).c_str());
+    if (result.ending == PlanEnding::kBestAtSearchBudget) {
+      std::printf("          (the default %g s of exact search; --time-limit SECONDS searches longer)\n",
+                  result.default_search_seconds);
+    }
     std::printf("time      %s (planning %s, validation %s; reading %s, writing %s)\n",
                 format_milliseconds(seconds).c_str(), format_milliseconds(result.planning_seconds).c_str(),
                 format_milliseconds(result.validation_seconds).c_str(), format_milliseconds(read_seconds).c_str(),
@@ -181,9 +184,11 @@ void register_plan_command(CLI::App& app) {
       ->type_name("BYTES")
       ->check(byte_size_validator());
   command->add_option("-t,--time-limit", args->time_limit_seconds,
-                      "Wall-clock budget for planning and validation (reading and writing are timed apart);\n"
-                      "0: each planner's default. With the default planner, time left after the heuristics\n"
-                      "goes to the exact solver")
+                      "Wall-clock budget for planning and validation (reading and writing are timed apart).\n"
+                      "With the default planner, time left after the heuristics goes to the exact solver.\n"
+                      "Unset: the default planner follows its heuristics with up to 1 s of exact search where\n"
+                      "they leave a gap to the load (problems of up to 20,000 buffers); other planners use\n"
+                      "their own default. 0: the heuristics alone (other planners: their own default)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
   command->add_option("-j,--threads", args->threads,
@@ -215,9 +220,11 @@ void register_plan_command(CLI::App& app) {
       "With --capacity the default planner decides: heuristics, then the exact solver within\n"
       "--time-limit (10 s without one), ending in fits (plan written), does not fit (with the\n"
       "proof), or unknown (the best plan found is reported and written).\n"
+      "Without --capacity or --time-limit the default planner runs its heuristics, then, where they\n"
+      "leave a gap to the load, up to 1 s of exact search (problems of up to 20,000 buffers).\n"
       "The result line (and \"result\" in --json) says what the run ended in: optimal, fits,\n"
-      "does not fit, best found (time limit), best found (search exhausted its windows),\n"
-      "best found (heuristics), cancelled or unknown.\n"
+      "does not fit, best found (time limit), best found (default search budget), best found\n"
+      "(search exhausted its windows), best found (heuristics), cancelled or unknown.\n"
       "Ctrl-C stops planning and writes the best plan found so far (exit status 130).\n"
       "Exit status: 0 planned or fits; 1 bad input or planner error; 2 proven not to fit\n"
       "--capacity; 3 the planner made an invalid plan (a bug); 4 unknown: no plan within\n"

@@ -1,11 +1,11 @@
-// portfolio.cc — the heuristic portfolio (plan_heuristics): the best valid
-// plan of many heuristics. The registered default planner, `portfolio`
-// (src/planning/default_planner.cc), runs it first.
+// best_of_heuristics.cc — plan_heuristics: the best valid plan of many
+// heuristics. The registered default planner, `portfolio` (run_planner in
+// src/planning/planning.cc), runs it first.
 //
 // No single heuristic wins everywhere: greedy by size is best on most
 // inference graphs, lifetime-first orders on training graphs with long-lived
 // activations, the shared-objects strategies on chains of equal tensors. The
-// portfolio runs them all and keeps the smallest plan the validator accepts.
+// plan_heuristics runs them all and keeps the smallest plan the validator accepts.
 //
 //   1. Bound: compute the load (the lower bound every plan must respect).
 //   2. Heuristics: run every planner of heuristics.cc except naive and
@@ -43,10 +43,10 @@
 //   6. Validate candidates best-first and return the first valid one (a
 //      heuristic bug can never leak an invalid plan; naive is the last resort).
 //
-// Time limit and cancel (stop_condition.h). Every planner the portfolio runs
+// Time limit and cancel (stop_condition.h). Every planner plan_heuristics runs
 // gets the cancel flag and the time left of options.time_limit_seconds and
 // stops when either says so. When the time runs out or the work is cancelled
-// the portfolio returns the best valid plan found so far (naive's if none:
+// plan_heuristics returns the best valid plan found so far (naive's if none:
 // O(n), never cut): a caller that cancelled knows it did and may still want a
 // plan (`memplan plan` on SIGINT, minimisation's start). Without a time limit the improvement phase alone is
 // bounded, by kDefaultTimeLimitSeconds.
@@ -118,7 +118,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kImprovementPlacementBudget = 1'000'000;
 constexpr int kMaxImprovementRounds = 1500;
 // Perturbing one buffer at a time barely moves a plan of tens of thousands of
-// buffers; there the ordering portfolio does the work and the improvement
+// buffers; there the orderings do the work and the improvement
 // phase is skipped.
 constexpr size_t kMaxBuffersForImprovement = 5000;
 constexpr double kDefaultTimeLimitSeconds = 2.0;
@@ -179,7 +179,7 @@ std::vector<size_t> sorted_indices(size_t n, Less less) {
 // Ordering k (0 <= k < kOrderCount) of the list above, built one at a time so
 // that the caller can stop between two sorts.
 constexpr size_t kOrderCount = 5;
-std::vector<size_t> portfolio_order(const Problem& problem, const std::vector<int64_t>& contention, size_t k) {
+std::vector<size_t> ordering_of(const Problem& problem, const std::vector<int64_t>& contention, size_t k) {
   const auto& b = problem.buffers;
   auto length = [&](size_t i) { return saturating_sub(b[i].upper, b[i].lower); };  // lifetimes may span more than int64
   // Products can overflow int64: compare them as long double.
@@ -253,7 +253,7 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
                                     kValidationSecondsPerBuffer * static_cast<double>(problem.size()));
     members.time_limit_seconds = std::max(1e-9, options.time_limit_seconds - reserve);
   }
-  StopCondition stop(members, "portfolio");
+  StopCondition stop(members, "portfolio");  // the registered planner users call
   const int64_t bound = load(problem);
   const double limit = options.time_limit_seconds > 0 ? options.time_limit_seconds : kDefaultTimeLimitSeconds;
   const Clock::time_point improvement_deadline =
@@ -282,7 +282,7 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
   auto member = [&](const PlannerInfo& info) {
     // Min-cost flow never won on a large instance of the benchmark set (its
     // shared objects leave 26-74% on the torch traces) but costs the most time
-    // and memory of all (36 MB of the portfolio's 36 MB peak on mobilenet_v2's
+    // and memory of all (36 MB of plan_heuristics' 36 MB peak on mobilenet_v2's
     // 6,857 buffers): only small problems try it.
     return info.fast && info.plan != &plan_naive &&
            info.plan != &plan_greedy_best &&
@@ -314,10 +314,10 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
   std::vector<int64_t> contention;
   if (heavy_members && !optimal() && go_on()) contention = contention_of(problem);
   // Best fit with every order; the other two policies only where they have
-  // been seen to win (keeps the portfolio to a dozen placements on big problems).
+  // been seen to win (keeps plan_heuristics to a dozen placements on big problems).
   constexpr FitPolicy kPolicies[] = {FitPolicy::kBestFit, FitPolicy::kBestFitInArena, FitPolicy::kFirstFit};
   for (size_t o = 0; o < kOrderCount && !contention.empty() && !optimal() && go_on(); ++o) {
-    const std::vector<size_t> order = portfolio_order(problem, contention, o);
+    const std::vector<size_t> order = ordering_of(problem, contention, o);
     for (FitPolicy policy : kPolicies) {
       if (policy != FitPolicy::kBestFit && o != 0) continue;
       if (!go_on()) break;
