@@ -104,6 +104,50 @@ class BERT(torch.nn.Module):
         return torch.tanh(self.pool(self.encoder(x, src_key_padding_mask=attention_mask == 0)[:, 0]))
 
 
+class Families(torch.nn.Module):
+    """One shape computation family per model (the name after 'fold_'), as torch's exporter writes it."""
+
+    def __init__(self, family):
+        super().__init__()
+        self.family = family
+
+    def forward(self, x, y):
+        if self.family == "view":  # Shape -> Gather -> Unsqueeze -> Concat -> Reshape
+            return x.reshape(x.size(0), -1) * 2
+        if self.family == "mul":  # the same with Mul on the gathered sizes
+            return x.reshape(x.shape[0], x.shape[1] * x.shape[2]) + 1
+        if self.family == "arange":  # Range on a gathered size, Cast
+            return x + torch.arange(x.size(2)).to(x.dtype)
+        if self.family == "expand":  # Expand by a shape with -1: ConstantOfShape, Equal, Where
+            return x[:1].expand(y.size(0), -1, -1) + 1
+        if self.family == "slice":  # Slice ends from Div on a gathered size
+            return x[:, : x.size(1) // 2] * 2
+        if self.family == "nonzero":  # NonZero: a size that depends on the data
+            return torch.nonzero(x > 0).to(x.dtype) * 2
+        if self.family == "reshape_by_data":  # a reshape by a value read from an input's data
+            return x.reshape(-1, y.long()[0, 0, 0]) * 2
+        raise ValueError(self.family)
+
+
+# The errors a model of Families gives, by family: the node and why.
+FAMILY_ERRORS = {
+    "nonzero": r"node \d+ \(NonZero '/NonZero'\) writes '[^']+' with no concrete shape .*depends on the values of its "
+               r"input, not on shapes",
+    "reshape_by_data": r"node \d+ \(Reshape '/Reshape'\) writes '[^']+' with no concrete shape .*value of input 1 .*"
+                       r"not known before the model runs: it is computed from the values of graph input 'y'",
+}
+
+
+def family(name):
+    """(module, feeds, axes, opset) for fold_FAMILY and error_FAMILY names; None for other names."""
+    kind, _, which = name.partition("_")
+    if kind not in ("fold", "error"):
+        return None
+    feeds = {"x": torch.randn(3, 8, 4), "y": torch.full((5, 8, 4), 2.0)}
+    axes = {"x": {0: "a", 1: "b", 2: "c"}, "y": {0: "d", 1: "e", 2: "f"}}
+    return Families(which), feeds, axes, 13
+
+
 def transformer(name):
     """(module, {input: example tensor}, {input: {axis: name}} or None, opset) for a transformer test name,
     e.g. encoder_dynamic_opset14; None for other names."""
@@ -226,7 +270,7 @@ def run(*args):
 
 def export(name, work):
     """Exports the model; (path, {input: example tensor}, dynamic) ."""
-    spec = transformer(name)
+    spec = transformer(name) or family(name)
     if spec is not None:
         module, feeds, axes, opset = spec
     else:
@@ -240,7 +284,8 @@ def export(name, work):
     # takes a fused fast path that has no ONNX export.
     torch.onnx.export(module, tuple(feeds.values()), path, input_names=list(feeds), output_names=["output"],
                       opset_version=opset, dynamic_axes=axes)
-    return path, feeds, axes is not None
+    kept = {i.name for i in onnx.load(path).graph.input}  # the exporter drops inputs the model does not read
+    return path, {k: v for k, v in feeds.items() if k in kept}, axes is not None
 
 
 def main():
@@ -258,6 +303,13 @@ def main():
     inputs = []
     for key, value in feeds.items():
         inputs += ["--input", f"{key}=" + "x".join(str(d) for d in value.shape)]
+    if name.startswith("error_"):
+        refused = subprocess.run([memplan, "extract", onnx_path, *inputs, "--output", csv_path], capture_output=True,
+                                 text=True)
+        assert refused.returncode == 1 and not os.path.exists(csv_path), refused
+        assert re.search(FAMILY_ERRORS[name[len("error_"):]], refused.stderr), refused.stderr
+        print(f"OK: {name}: refused: {refused.stderr.strip()}")
+        return
     report = run(memplan, "extract", onnx_path, *inputs, "--output", csv_path)
     print(report, end="")
     got = read_problem(csv_path)

@@ -2,7 +2,9 @@
 # onnx_models_test.py exports each model with Debian's torch, runs `memplan
 # extract` and checks the problem against ONNX's shape inference in Python or,
 # where that leaves shapes open, against a run of the graph
-# (onnx_reference.py). Transformer names read KIND_{fixed,dynamic}_opsetN.
+# (onnx_reference.py). Transformer names read KIND_{fixed,dynamic}_opsetN;
+# fold_FAMILY models exercise one family of shape computations each, and
+# error_FAMILY models must be refused with a message naming the node and why.
 # Only with MEMPLAN_WITH_ONNX; SKIPPED (exit 77) without python3-torch,
 # python3-torchvision or python3-onnx.
 if(NOT MEMPLAN_WITH_ONNX)
@@ -12,7 +14,8 @@ foreach(model mlp residual resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x1_
               encoder_fixed_opset13 encoder_dynamic_opset14 encoder_dynamic_opset17
               decoder_dynamic_opset13 decoder_fixed_opset16 gpt_dynamic_opset14
               bert_dynamic_opset13 bert_dynamic_opset17 vit_dynamic_opset13 swin_dynamic_opset13
-              swin_fixed_opset17)
+              swin_fixed_opset17 fold_view fold_mul fold_arange fold_expand fold_slice
+              error_nonzero error_reshape_by_data)
   add_test(NAME onnx_${model}
     COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/onnx_models_test.py ${model} $<TARGET_FILE:memplan>
             ${CMAKE_CURRENT_BINARY_DIR}/onnx/${model})
