@@ -30,6 +30,31 @@ std::vector<OnnxInputShape> input_shapes(py::handle inputs) {
   return shapes;
 }
 
+// inputs for extract_shapes: {"ids": ("4", "1..512")} (each dimension an int
+// or a string of the CLI's forms) or ["ids=4x1..512", ...].
+std::vector<OnnxInputChoices> input_choices(py::handle inputs) {
+  std::vector<OnnxInputChoices> choices;
+  if (py::isinstance<py::dict>(inputs)) {
+    for (auto [name, dims] : py::reinterpret_borrow<py::dict>(inputs)) {
+      std::string text = std::string(py::str(name)) + "=";
+      bool first = true;
+      for (py::handle d : dims) {
+        text += (first ? "" : "x") + std::string(py::str(d));
+        first = false;
+      }
+      choices.push_back(value_or_raise(parse_onnx_input_choices(text)));
+    }
+    return choices;
+  }
+  const py::object texts = py::isinstance<py::str>(inputs) ? py::object(py::make_tuple(inputs))
+                                                           : py::reinterpret_borrow<py::object>(inputs);
+  for (py::handle text : texts) choices.push_back(value_or_raise(parse_onnx_input_choices(py::str(text))));
+  return choices;
+}
+
+// The most shapes one call samples, as the CLI's.
+constexpr size_t kMaxShapes = 256;
+
 }  // namespace
 
 py::object extract_onnx_file(const std::string& path, py::handle inputs, py::handle alignment, bool keep_constants) {
@@ -48,6 +73,40 @@ py::object extract_onnx_file(const std::string& path, py::handle inputs, py::han
 }
 
 void bind_onnx(py::module_& m) {
+  m.def(
+      "extract_shapes",
+      [](py::object path, py::handle inputs, py::handle alignment, bool keep_constants) {
+        const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+        OnnxOptions options;
+        options.fold_constants = !keep_constants;
+        if (!alignment.is_none()) {
+          options.alignment = bytes_from(alignment, "alignment");
+          if (!is_power_of_two(options.alignment)) {
+            raise_input_error("alignment: " + std::to_string(options.alignment) + " is not a power of two");
+          }
+        }
+        const std::vector<std::vector<OnnxInputShape>> grid =
+            value_or_raise(onnx_input_grid(input_choices(inputs), kMaxShapes));
+        const std::string bytes = value_or_raise(read_text_file(p), ErrorSource::kFile);
+        py::list shapes;
+        std::vector<Problem> problems;
+        for (const std::vector<OnnxInputShape>& shape : grid) {
+          options.inputs = shape;
+          OnnxExtraction x = value_or_raise(
+              extract_onnx_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, p, options));
+          py::dict given;
+          for (const OnnxInputShape& s : shape) given[py::str(s.name)] = py::tuple(py::cast(s.dims));
+          problems.push_back(x.problem);
+          shapes.append(py::make_tuple(given, py::cast(std::move(x))));
+        }
+        return py::make_tuple(shapes, py::cast(value_or_raise(upper_bound_problem(problems))));
+      },
+      py::arg("path"), py::kw_only(), py::arg("inputs"), py::arg("alignment") = py::none(),
+      py::arg("keep_constants") = false,
+      "An ONNX model at every shape of ranges and lists, as `memplan extract --input ids=4x1..512` samples them "
+      "(a range: its ends and the powers of two between; a list: 1,2,4,8). Returns ([(inputs, OnnxExtraction), "
+      "...], upper_bound): each shape's extraction, and the problem whose plan serves every shape (each buffer at "
+      "its largest size).");
   py::class_<OnnxExtraction>(m, "OnnxExtraction",
                              "An ONNX model as a problem (memplan extract model.onnx), and what stayed outside "
                              "the arena.")

@@ -73,3 +73,19 @@ def test_works_beside_the_onnx_package(model):
     loaded = onnx.load(str(model))
     onnx.checker.check_model(loaded)
     assert memplan.extract(model, inputs={"x": (1, 3, 16, 16)}).nodes == len(loaded.graph.node)
+
+
+def test_a_range_of_shapes_and_its_upper_bound_are_the_clis(model, cli, tmp_path):
+    shapes, bound = memplan.extract_shapes(model, inputs=["x=1..4x3x16x16"])
+    assert [given["x"] for given, _ in shapes] == [(1, 3, 16, 16), (2, 3, 16, 16), (4, 3, 16, 16)]
+    assert memplan.extract_shapes(model, inputs={"x": ("1..4", 3, 16, 16)})[1].size.tolist() == bound.size.tolist()
+    for given, x in shapes:  # each shape is the problem of a plain extract at that shape
+        one = memplan.extract(model, inputs=given)
+        assert memplan.format_problem(x.problem) == memplan.format_problem(one.problem)
+    # The upper bound: every buffer at its largest, the batch-4 shape's here; a plan of it serves every shape.
+    assert bound.size.tolist() == shapes[-1][1].problem.size.tolist()
+    out = tmp_path / "bound.csv"
+    cli("extract", model, "--input", "x=1..4x3x16x16", "--output", out, expect=0)
+    assert memplan.format_problem(bound, operators=shapes[0][1].operators) == out.read_text()
+    with pytest.raises(memplan.InputError, match="range 4..1 is empty"):
+        memplan.extract_shapes(model, inputs=["x=4..1x3x16x16"])
