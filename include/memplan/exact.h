@@ -100,7 +100,8 @@ struct ExactOptions {
   // other buffer fixed (src/solver/window.h). 0 = off. A quarter, with
   // seeded_share at three quarters: on MiniMalloc's D and J (16 seeds at
   // 60 s) that pair ends at or below the best 60 s decision in 15 of 16 runs
-  // each, against 13 and 14 of 16 with half and half (docs/exact.md).
+  // each, against 13 and 14 of 16 with half and half (docs/history/exact.md,
+  // "Choosing the default shares").
   double repair_share = 0.25;
   // Buffers in the smallest repair band; bands grow by half of it per try.
   int64_t repair_band_buffers = 8;

@@ -108,7 +108,8 @@ static uint64_t color_shift(const ReplayConfig& config, size_t k, uint64_t size,
 // working memory) and kept when it is valid and page-optimal; otherwise the
 // configured planner runs. On the torchvision runs the portfolio otherwise
 // spent its whole time budget and up to 4 MiB of transient heap at the
-// boundary for the same slab (docs/runtime.md, Memory). Nearly page-optimal
+// boundary for the same slab (docs/history/runtime.md, "Memory: what serving
+// added to the RSS, and what was done"). Nearly page-optimal
 // is kept too: within ReplayConfig::plan_tolerance (1%) more pages than the
 // load. A resnet18 training step's greedy plan is one 4 KiB page above the
 // portfolio's (33.18 MB against 33.18 MB, load 33.12 MB), and the 0.25 s
@@ -123,8 +124,8 @@ static uint64_t color_shift(const ReplayConfig& config, size_t k, uint64_t size,
 // Note [Planning budget]. The configured planner (the portfolio) spends its
 // whole time limit whenever it cannot prove its plan optimal, usually to gain
 // a few percent over greedy_by_size (0.02-3% on dynamic-batching
-// iterations: docs/runtime.md, "Planning budget"). For a program that plans once that is
-// nothing; for one whose variants keep changing (a new batch composition
+// iterations: docs/history/runtime.md, "Why planning has a budget"). For a
+// program that plans once that is nothing; for one whose variants keep changing (a new batch composition
 // every pass) it was a second core kept busy for plans seldom reused. So
 // planning has a budget: one full run, plus ReplayConfig::plan_time_share of
 // the time elapsed since the process's first plan. A plan gets the full

@@ -9,7 +9,8 @@
 // program would otherwise have reused or coalesced, and the profiled
 // iterations' peak RSS grows with them (squeezenet1_0 at batch 4 / 224 px
 // under `memplan run`, ASLR off: peak 345 MiB with the profile in the heap,
-// 331 MiB off it, 327 MiB under glibc alone; docs/benchmarks.md). Kept in
+// 331 MiB off it, 327 MiB under glibc alone; docs/history/runtime.md, "Memory:
+// what serving added to the RSS, and what was done"). Kept in
 // mappings of their own, the profiles leave the program's heap exactly as the
 // program made it, and their memory goes back to the kernel when released.
 //

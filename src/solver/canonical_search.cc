@@ -34,7 +34,8 @@ constexpr const char* kKeyOrders[] = {"WAT", "TAW", "TWA"};
 
 // A seeded run scales every buffer's keys by a factor in [1 - kJitter, 1 + kJitter].
 // Of 0.02, 0.05, 0.1, 0.2 and 0.5, 0.05 had the best worst case over three
-// 30 s runs each on MiniMalloc's D and J (docs/exact.md).
+// 30 s runs each on MiniMalloc's D and J (docs/history/exact.md, "Seeded
+// restarts: budget, jitter and key order").
 constexpr double kJitter = 0.05;
 
 }  // namespace

@@ -4,7 +4,8 @@
 // Why several capacities. Whether a bounded decision search finds a plan at capacity
 // C is not monotone in C: on MiniMalloc's D the search finds a plan at
 // 995 KiB in 780k nodes, none at 999 KiB in 30 s, one at 1000 KiB in 15 s
-// (docs/exact.md); MiniMalloc solves D at 1,040,384 and not at 1,032,192. A minimiser that walks the
+// (docs/exact.md, "Capacity rounds"); MiniMalloc solves D at 1,040,384 and
+// not at 1,032,192. A minimiser that walks the
 // capacities in one direction, or spends its budget on one capacity, misses
 // the plans that a decision at some other capacity finds. So every round
 // spreads its budget over several capacities:
@@ -50,7 +51,8 @@
 //                  miss for millions of nodes where another ordering finds a
 //                  plan in thousands. On MiniMalloc's D and J, 30 s of these
 //                  alone ended 0.5-1.8 % below what steps 1-4 and the band
-//                  repair reach in 60 s (docs/exact.md).
+//                  repair reach in 60 s (docs/history/exact.md, "Seeded
+//                  restarts: budget, jitter and key order").
 //   The floor, ceiling and bisection probes rotate the key order the search
 //   starts with, so the same capacity is also searched along other trees.
 //

@@ -378,7 +378,8 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   auto capped = [&](int64_t budget) { return options.node_limit > 0 ? std::min(budget, options.node_limit) : budget; };
   const int64_t quick_budget = capped(std::max<int64_t>(1 << 16, 64 * static_cast<int64_t>(input.items.size())));
   // Seeded restarts (capacity_rounds.h, step 5): 64 nodes a buffer; on
-  // D and J 15k-30k nodes did about as well, 60k worse (docs/exact.md).
+  // D and J 15k-30k nodes did about as well, 60k worse (docs/history/exact.md,
+  // "Seeded restarts: budget, jitter and key order").
   const int64_t seeded_budget = std::clamp<int64_t>(64 * static_cast<int64_t>(input.items.size()), 4096, 1 << 17);
   bool running = !cap || lower <= *cap;
 

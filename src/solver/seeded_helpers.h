@@ -4,7 +4,8 @@
 // Why threads for this step only. On MiniMalloc's D and J the plans below
 // the first few percent come from seeded restarts (capacity_rounds.h,
 // step 5), at rates of one short decision in 100-200 once the plan is within
-// 4 % of the load (docs/exact.md): the minimiser's result is the number of
+// 4 % of the load (docs/history/exact.md, "Choosing the default shares"):
+// the minimiser's result is the number of
 // such decisions it gets through. They are independent (each its own seed,
 // its own tree), need only the current bounds, and report only a plan, so
 // they parallelise without changing anything else: the caller's thread runs

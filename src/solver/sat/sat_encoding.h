@@ -28,7 +28,8 @@
 //   cover   (redundant) a section whose sizes add up to exactly C leaves no
 //           unit free.
 // Checked against the exact planner on 79 problems whose optimum exceeds
-// their load (tests/bench/sat_bound_gaps.sh, docs/exact.md).
+// their load (tests/bench/sat_bound_gaps.sh; docs/history/exact.md, "No-overlap
+// in (time x offset) as SAT").
 #pragma once
 
 #include <cadical.hpp>

@@ -7,7 +7,8 @@
 // of 20 open after 3 s and decides none of those 4 at the load in 60 s; the
 // SAT solver finds their plans at the load in 1.7 to 8.4 s. On MiniMalloc's
 // A-K (about 1,000 units, 10-56 million clauses) it is the other way round
-// (docs/exact.md). So the helper takes the place of one seeded helper only
+// (docs/history/exact.md, "No-overlap in (time x offset) as SAT"). So the
+// helper takes the place of one seeded helper only
 // when the encoding has at most kSatMaxClauses clauses.
 //
 // What it does, in rounds with a time slice that doubles (0.25 s first):
