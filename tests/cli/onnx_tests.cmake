@@ -94,3 +94,5 @@ memplan_cli_test(extract_onnx_empty_range EXIT 1 ARGS extract ${onnx_data}/fold_
   STDERR "range 4..1 is empty")
 memplan_cli_test(extract_onnx_json_needs_a_range EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --json --output out.csv
   STDERR "--json applies to ONNX models with --input ranges or lists")
+memplan_cli_test(extract_onnx_scan_inside_a_branch EXIT 1 ARGS extract ${onnx_data}/scan_in_branch.onnx --input x=1x4 --output out.csv
+  STDERR "node 0 \\(If 'branch'\\) then_branch: node 0 \\(Scan 'scan'\\): Loop and Scan are not handled")

@@ -120,7 +120,12 @@ bool is_loop(const onnx::NodeProto& node) {
 
 bool is_if(const onnx::NodeProto& node) { return is_default_domain(node) && node.op_type() == "If"; }
 
-Status check_no_subgraphs(const onnx::GraphProto& graph) {
+Status check_node_schemas(const onnx::GraphProto& graph, int64_t opset);
+
+// The branches of If nodes are checked as the graph is, recursively, before
+// shape inference walks into them (a Scan without its body inside a branch
+// crashes libonnx's inference as one outside does; found by the fuzz target).
+Status check_no_subgraphs(const onnx::GraphProto& graph, int64_t opset) {
   constexpr const char* kNotHandled = "Loop and Scan are not handled; their tensors would be sized and timed wrongly";
   for (int k = 0; k < graph.node_size(); ++k) {
     const onnx::NodeProto& node = graph.node(k);
@@ -133,6 +138,10 @@ Status check_no_subgraphs(const onnx::GraphProto& graph) {
         return Unimplemented(node_label(node, k) + " has a subgraph (attribute '" + a.name() +
                              "'), which only If's branches may have: " + kNotHandled);
       }
+      if (!branch) continue;
+      Status inside = check_no_subgraphs(a.g(), opset);
+      if (inside.ok()) inside = check_node_schemas(a.g(), opset);
+      if (!inside.ok()) return Status(inside.code(), node_label(node, k) + " " + a.name() + ": " + inside.message());
     }
   }
   return Status::Ok();
@@ -705,7 +714,7 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
   if (out.opset <= 0) return InvalidArgument(source + ": no opset for the default ONNX domain (truncated?)");
 
   onnx::GraphProto* graph = model.mutable_graph();
-  if (Status s = check_no_subgraphs(*graph); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  if (Status s = check_no_subgraphs(*graph, out.opset); !s.ok()) return Status(s.code(), source + ": " + s.message());
   if (Status s = check_node_schemas(*graph, out.opset); !s.ok()) return Status(s.code(), source + ": " + s.message());
   std::set<std::string> initializers;
   for (const onnx::TensorProto& t : graph->initializer()) initializers.insert(t.name());
@@ -755,7 +764,7 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
   if (Status s = resolve_shapes(&model, out.opset, &resolution); !s.ok()) return Status(s.code(), source + ": " + s.message());
   out.inference_rounds = resolution.rounds;
   out.evaluated = resolution.evaluated;
-  if (Status s = check_no_subgraphs(*graph); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  if (Status s = check_no_subgraphs(*graph, out.opset); !s.ok()) return Status(s.code(), source + ": " + s.message());
   if (Status s = unsized_node_error(*graph, initializers, resolution, out.opset); !s.ok()) {
     return Status(s.code(), source + ": " + s.message());
   }

@@ -170,3 +170,10 @@ shape_model([helper.make_node("If", ["flag"], ["y"], then_branch=then_g, else_br
 shape_model([helper.make_node("Shape", ["x"], ["s"], name="shape"),
              helper.make_node("ReduceProd", ["s"], ["n"], name="reduce_prod", keepdims=1),
              helper.make_node("Reshape", ["x", "n"], ["y"], name="reshape")], "not_evaluated.onnx")
+# A Scan without its body inside an If's branch: checked before shape
+# inference walks into the branch (found by the fuzz target).
+scan_branch = helper.make_graph([helper.make_node("Scan", ["x"], ["t"], name="scan")], "then", [],
+                                [helper.make_tensor_value_info("t", TensorProto.FLOAT, ["batch", 4])])
+g = tiny_graph([helper.make_node("If", ["cond"], ["y"], then_branch=scan_branch, else_branch=else_g, name="branch")])
+g.initializer.append(cond)
+save(g, "scan_in_branch.onnx")
