@@ -122,6 +122,58 @@ bool is_if(const onnx::NodeProto& node) { return is_default_domain(node) && node
 
 Status check_node_schemas(const onnx::GraphProto& graph, int64_t opset);
 
+// A tensor's data agrees with its dims and type: libonnx's inference reads
+// tensors (Constant values, initializers a shape depends on) without checking
+// (a Constant with too little raw data crashed it; found by the fuzz target).
+Status check_tensor_data(const onnx::TensorProto& t, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || (d != 0 && n > INT64_MAX / d)) return InvalidArgument(what + ": dims " + std::to_string(d) + " out of range");
+    n *= d;
+  }
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) return Status::Ok();  // not read: memplan reads no files a model names
+  const std::optional<int64_t> element = element_size(t.data_type());
+  if (!element) return Status::Ok();  // strings and the like: refused where a tensor of the type is sized
+  const std::string count = std::to_string(n) + " elements of " + onnx::TensorProto_DataType_Name(t.data_type());
+  if (t.has_raw_data()) {
+    if (n > INT64_MAX / *element || static_cast<int64_t>(t.raw_data().size()) != n * *element) {
+      return InvalidArgument(what + ": " + std::to_string(t.raw_data().size()) + " bytes of raw data for " + count);
+    }
+    return Status::Ok();
+  }
+  const int64_t given = t.float_data_size() + t.int32_data_size() + t.int64_data_size() + t.double_data_size() +
+                        t.uint64_data_size() + t.string_data_size();
+  const bool complex = t.data_type() == onnx::TensorProto::COMPLEX64 || t.data_type() == onnx::TensorProto::COMPLEX128;
+  if (given != (complex ? 2 * n : n)) {
+    return InvalidArgument(what + ": " + std::to_string(given) + " values for " + count);
+  }
+  return Status::Ok();
+}
+
+// check_tensor_data for every initializer and every tensor attribute of every
+// node, If branches included.
+Status check_tensors(const onnx::GraphProto& graph) {
+  for (const onnx::TensorProto& t : graph.initializer()) {
+    if (Status s = check_tensor_data(t, "initializer '" + t.name() + "'"); !s.ok()) return s;
+  }
+  for (int k = 0; k < graph.node_size(); ++k) {
+    const onnx::NodeProto& node = graph.node(k);
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      const std::string what = node_label(node, k) + " attribute '" + a.name() + "'";
+      if (a.has_t()) {
+        if (Status s = check_tensor_data(a.t(), what); !s.ok()) return s;
+      }
+      for (const onnx::TensorProto& t : a.tensors()) {
+        if (Status s = check_tensor_data(t, what); !s.ok()) return s;
+      }
+      if (a.has_g()) {
+        if (Status s = check_tensors(a.g()); !s.ok()) return Status(s.code(), what + ": " + s.message());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 // The branches of If nodes are checked as the graph is, recursively, before
 // shape inference walks into them (a Scan without its body inside a branch
 // crashes libonnx's inference as one outside does; found by the fuzz target).
@@ -716,6 +768,7 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
   onnx::GraphProto* graph = model.mutable_graph();
   if (Status s = check_no_subgraphs(*graph, out.opset); !s.ok()) return Status(s.code(), source + ": " + s.message());
   if (Status s = check_node_schemas(*graph, out.opset); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  if (Status s = check_tensors(*graph); !s.ok()) return Status(s.code(), source + ": " + s.message());
   std::set<std::string> initializers;
   for (const onnx::TensorProto& t : graph->initializer()) initializers.insert(t.name());
   for (const onnx::SparseTensorProto& t : graph->sparse_initializer()) initializers.insert(t.values().name());

@@ -177,3 +177,10 @@ scan_branch = helper.make_graph([helper.make_node("Scan", ["x"], ["t"], name="sc
 g = tiny_graph([helper.make_node("If", ["cond"], ["y"], then_branch=scan_branch, else_branch=else_g, name="branch")])
 g.initializer.append(cond)
 save(g, "scan_in_branch.onnx")
+# A Constant whose raw data is shorter than its dims say: refused before shape
+# inference reads it (found by the fuzz target).
+short = helper.make_tensor("short_v", TensorProto.INT64, [2], [4, 8])
+short.raw_data = b"\x04\x00\x00"
+del short.int64_data[:]
+save(tiny_graph([helper.make_node("Constant", [], ["shape"], value=short, name="short"),
+                 helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]), "short_constant.onnx")
