@@ -98,3 +98,5 @@ memplan_cli_test(extract_onnx_scan_inside_a_branch EXIT 1 ARGS extract ${onnx_da
   STDERR "node 0 \\(If 'branch'\\) then_branch: node 0 \\(Scan 'scan'\\): Loop and Scan are not handled")
 memplan_cli_test(extract_onnx_short_constant EXIT 1 ARGS extract ${onnx_data}/short_constant.onnx --input x=2x4 --output out.csv
   STDERR "node 0 \\(Constant 'short'\\) attribute 'value': 3 bytes of raw data for 2 elements of INT64")
+memplan_cli_test(extract_onnx_misplaced_constant EXIT 1 ARGS extract ${onnx_data}/misplaced_constant.onnx --input x=2x4 --output out.csv
+  STDERR "node 0 \\(Constant 'misplaced'\\) attribute 'value': 0 values for 2 elements of INT64")

@@ -141,9 +141,16 @@ Status check_tensor_data(const onnx::TensorProto& t, const std::string& what) {
     }
     return Status::Ok();
   }
-  const int64_t given = t.float_data_size() + t.int32_data_size() + t.int64_data_size() + t.double_data_size() +
-                        t.uint64_data_size() + t.string_data_size();
-  const bool complex = t.data_type() == onnx::TensorProto::COMPLEX64 || t.data_type() == onnx::TensorProto::COMPLEX128;
+  using T = onnx::TensorProto;
+  int64_t given = 0;  // the values in the field the type's data is read from
+  switch (t.data_type()) {
+    case T::FLOAT: case T::COMPLEX64: given = t.float_data_size(); break;
+    case T::INT64: given = t.int64_data_size(); break;
+    case T::DOUBLE: case T::COMPLEX128: given = t.double_data_size(); break;
+    case T::UINT32: case T::UINT64: given = t.uint64_data_size(); break;
+    default: given = t.int32_data_size(); break;  // the 8- and 16-bit types, INT32, BOOL, FLOAT16, BFLOAT16
+  }
+  const bool complex = t.data_type() == T::COMPLEX64 || t.data_type() == T::COMPLEX128;
   if (given != (complex ? 2 * n : n)) {
     return InvalidArgument(what + ": " + std::to_string(given) + " values for " + count);
   }

@@ -184,3 +184,8 @@ short.raw_data = b"\x04\x00\x00"
 del short.int64_data[:]
 save(tiny_graph([helper.make_node("Constant", [], ["shape"], value=short, name="short"),
                  helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]), "short_constant.onnx")
+# An INT64 Constant whose value sits in int32_data, which ONNX does not read for INT64.
+misplaced = helper.make_tensor("misplaced_v", TensorProto.INT32, [2], [4, 8])
+misplaced.data_type = TensorProto.INT64
+save(tiny_graph([helper.make_node("Constant", [], ["shape"], value=misplaced, name="misplaced"),
+                 helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]), "misplaced_constant.onnx")
