@@ -52,7 +52,10 @@ std::optional<int64_t> element_count(const std::vector<int64_t>& dims) {
 
 std::string dims_text(const std::vector<int64_t>& dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(dims[i]);
+  }
   return s + "]";
 }
 
