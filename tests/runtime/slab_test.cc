@@ -6,6 +6,23 @@
 #include "runtime/os/os_memory.h"
 #include "runtime/slab.h"
 
+// Which sanitizer instruments this test (its shadow memory faults in as the
+// slab is written): GCC defines __SANITIZE_*__, clang answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define MEMPLAN_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MEMPLAN_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define MEMPLAN_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MEMPLAN_TEST_TSAN 1
+#endif
+#endif
+
 namespace memplan::runtime {
 namespace {
 
@@ -30,12 +47,12 @@ TEST(SlabTest, CommittedMemoryIsWritableWithoutPageFaults) {
   const int64_t before = os::minor_faults();
   std::memset(slab.base(), 0xab, slab.mapped_bytes());
   const int64_t after = os::minor_faults();
-#if defined(__SANITIZE_THREAD__)
+#if defined(MEMPLAN_TEST_TSAN)
   // ThreadSanitizer's shadow (several bytes per byte) faults in as the slab is
   // written, which says nothing about the slab's own pages.
   (void)before;
   (void)after;
-#elif defined(__SANITIZE_ADDRESS__)
+#elif defined(MEMPLAN_TEST_ASAN)
   // AddressSanitizer's shadow (one byte per 8) faults in as the slab is
   // checked: the slab's own pages still must not (2,048 faults here).
   EXPECT_LT(after - before, static_cast<int64_t>(slab.mapped_bytes() / os::page_size() / 4));
@@ -62,7 +79,7 @@ TEST(SlabTest, APrefaultLaterKeepsWhatWasWritten) {
   EXPECT_EQ(slab.base()[os::page_size() + 100], 0);
   const int64_t before = os::minor_faults();
   std::memset(slab.base(), 1, slab.mapped_bytes());
-#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+#if !defined(MEMPLAN_TEST_TSAN) && !defined(MEMPLAN_TEST_ASAN)
   EXPECT_EQ(os::minor_faults() - before, 0) << "every page was faulted in";
 #else
   (void)before;
