@@ -380,6 +380,9 @@ TEST(Snapshot, FreeOfABlockNeverAllocatedIsABlockFromBeforeTheWindow) {
   EXPECT_NE(w.warnings[0].find("lie in no segment"), std::string::npos);
 }
 
+// A list that holds one list is written PyList{memplan::testing::PyValue(PyList{...})}: with
+// PyList{PyList{...}} clang copies the inner list (one element of the same
+// type) where GCC nests it.
 TEST(Snapshot, ErrorsNameTheField) {
   auto error_of = [](const memplan::testing::PyValue& root) {
     StatusOr<Snapshot> s = parse(memplan::testing::PickleWriter().write(root));
@@ -388,13 +391,13 @@ TEST(Snapshot, ErrorsNameTheField) {
   };
   EXPECT_NE(error_of(PyList{}).find("s.pickle: the top level is a list"), std::string::npos);
   EXPECT_NE(error_of(PyDict{{"other", 1}}).find("not a memory snapshot"), std::string::npos);
-  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{PyList{PyDict{{"addr", 1}, {"size", 2}}}}}})
+  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(PyList{PyDict{{"addr", 1}, {"size", 2}}})}}})
                 .find("device_traces[0][0]: no 'action'"),
             std::string::npos);
-  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{PyList{PyDict{{"action", "alloc"}, {"addr", 1}, {"size", "x"}}}}}})
+  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(PyList{PyDict{{"action", "alloc"}, {"addr", 1}, {"size", "x"}}})}}})
                 .find("device_traces[0][0].size: not an integer (a str)"),
             std::string::npos);
-  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{PyList{PyDict{{"action", "alloc"}, {"addr", -5}, {"size", 1}}}}}})
+  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(PyList{PyDict{{"action", "alloc"}, {"addr", -5}, {"size", 1}}})}}})
                 .find("device_traces[0][0].addr: -5 is negative"),
             std::string::npos);
   EXPECT_NE(error_of(PyDict{{"segments", PyList{PyDict{{"device", 0}, {"blocks", PyList{PyDict{{"address", 1}}}}}}}})
