@@ -37,8 +37,9 @@ slowest() {
   local log=$1/Testing/Temporary/LastTest.log
   [ -f "$log" ] || return 0
   echo "slowest tests in $1:"
-  awk '/^[0-9]+\/[0-9]+ Testing: /{ name = $3 } /^Test time = /{ print $4, name }' "$log" | sort -rn | head -10 |
-    awk '{ printf "  %8.1f s  %s\n", $1, $2 }'
+  # No `head` here: under pipefail a reader that stops early fails the writer (SIGPIPE).
+  awk '/^[0-9]+\/[0-9]+ Testing: /{ name = $3 } /^Test time = /{ print $4, name }' "$log" | sort -rn |
+    awk 'NR <= 10 { printf "  %8.1f s  %s\n", $1, $2 }'
 }
 
 stage "1/2 Release build and tests"
