@@ -228,7 +228,7 @@ void bind_planning(py::module_& m) {
         "exact solver for a capacity, or for a short search where the heuristics leave a gap, with the default "
         "planner), and validates the plan.\n\n"
         "capacity: bytes (int or '64MiB'), overriding the problem's; time_limit: seconds (None, the default: with "
-        "the default planner, the heuristics then up to 1 s of exact search on problems of up to 20,000 buffers "
+        "the default planner, the heuristics then up to 1 s of exact search on problems of up to 2,000 buffers "
         "where a gap to the load is left, other planners their own default; 0: the heuristics alone, other "
         "planners their own default); seed: for planners with randomised orders; threads: the exact solver's threads, as --threads (0, the "
         "default: one per hardware thread; up to 256; 1 repeats a run not cut short by time); alignment: the default alignment, as --alignment.\n"

@@ -187,7 +187,7 @@ void register_plan_command(CLI::App& app) {
                       "Wall-clock budget for planning and validation (reading and writing are timed apart).\n"
                       "With the default planner, time left after the heuristics goes to the exact solver.\n"
                       "Unset: the default planner follows its heuristics with up to 1 s of exact search where\n"
-                      "they leave a gap to the load (problems of up to 20,000 buffers); other planners use\n"
+                      "they leave a gap to the load (problems of up to 2,000 buffers); other planners use\n"
                       "their own default. 0: the heuristics alone (other planners: their own default)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
@@ -221,7 +221,7 @@ void register_plan_command(CLI::App& app) {
       "--time-limit (10 s without one), ending in fits (plan written), does not fit (with the\n"
       "proof), or unknown (the best plan found is reported and written).\n"
       "Without --capacity or --time-limit the default planner runs its heuristics, then, where they\n"
-      "leave a gap to the load, up to 1 s of exact search (problems of up to 20,000 buffers).\n"
+      "leave a gap to the load, up to 1 s of exact search (problems of up to 2,000 buffers).\n"
       "The result line (and \"result\" in --json) says what the run ended in: optimal, fits,\n"
       "does not fit, best found (time limit), best found (default search budget), best found\n"
       "(search exhausted its windows), best found (heuristics), cancelled or unknown.\n"
