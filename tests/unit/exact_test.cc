@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <chrono>
 #include <map>
 #include <string>
@@ -697,9 +698,20 @@ Problem twin_problem(uint64_t seed) {
   return p;
 }
 
+// Seeds of the brute-force comparisons: 60, or the share of them that
+// MEMPLAN_PROPERTY_ITERATIONS asks of the default 200 (scripts/test.sh asks
+// for a quarter under the sanitizers, which look for memory errors, not for
+// more verdicts), at least 12.
+uint64_t brute_force_seeds() {
+  const char* env = std::getenv("MEMPLAN_PROPERTY_ITERATIONS");
+  const long long asked = env != nullptr ? std::atoll(env) : 0;
+  return asked > 0 ? static_cast<uint64_t>(std::clamp<long long>(60 * asked / 200, 12, 60)) : 60;
+}
+
 TEST(ExactTwins, TheTwinRuleKeepsEveryVerdict) {
   int with_twins = 0;
-  for (uint64_t seed = 1; seed <= 60; ++seed) {
+  const uint64_t seeds = brute_force_seeds();
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
     const Problem problem = twin_problem(seed);
     const int64_t optimum = BruteForce(problem).optimum();
     ExactOptions off;
@@ -717,8 +729,9 @@ TEST(ExactTwins, TheTwinRuleKeepsEveryVerdict) {
     expect_valid(problem, *m->plan, "twins minimize seed " + std::to_string(seed));
     with_twins += nodes_of(problem, optimum - 1, {}) < nodes_of(problem, optimum - 1, off) ? 1 : 0;
   }
-  // The rule must be doing something: refutations with twins take fewer nodes.
-  EXPECT_GE(with_twins, 10);
+  // The rule must be doing something: refutations with twins take fewer
+  // nodes (on at least one seed in six).
+  EXPECT_GE(with_twins, static_cast<int>(seeds / 6));
 }
 
 // Four twins (three copies of one buffer) in a gap problem: without the rule the refutation
