@@ -111,4 +111,10 @@ struct PlanningResult {
 
 StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& problem, const PlanOptions& options = {});
 
+// A finished run as plan_with answers it: the plan when planned or it fits;
+// else kCancelled, kInfeasible (the proof), kDeadlineExceeded (no capacity) or
+// kCapacityExceeded (what was tried). For callers that also read the run's
+// ending (memplan bench).
+StatusOr<Plan> plan_or_status(std::string_view name, const Problem& problem, PlanningResult result);
+
 }  // namespace memplan

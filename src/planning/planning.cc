@@ -307,6 +307,10 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
 
 StatusOr<Plan> plan_with(std::string_view name, const Problem& problem, const PlanOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(PlanningResult result, run_planner(name, problem, options));
+  return plan_or_status(name, problem, std::move(result));
+}
+
+StatusOr<Plan> plan_or_status(std::string_view name, const Problem& problem, PlanningResult result) {
   if (result.cancelled) return Cancelled("planner '" + std::string(name) + "' was cancelled");
   switch (result.verdict) {
     case PlanVerdict::kPlanned:

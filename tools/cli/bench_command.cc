@@ -211,13 +211,11 @@ void run_bench(const BenchArguments& args) {
       Run& run = runs[k];
       StatusOr<Plan> plan = Status(StatusCode::kInternal, "no planner ran");
       if (planner.name == kDefaultPlanner) {
-        // run_planner says what the run ended in; plan_with's statuses for its verdicts.
+        // run_planner says what the run ended in; plan_or_status answers as plan_with does.
         StatusOr<PlanningResult> planned = run_planner(planner.name, instance.problem, options);
         if (planned.ok()) {
           run.ending = std::string(plan_ending_name(planned->ending));
-          plan = planned->plan && (planned->verdict == PlanVerdict::kPlanned || planned->verdict == PlanVerdict::kFits)
-                     ? StatusOr<Plan>(std::move(*planned->plan))
-                     : StatusOr<Plan>(DeadlineExceeded(planned->reason));
+          plan = plan_or_status(planner.name, instance.problem, std::move(*planned));
         } else {
           plan = planned.status();
         }
