@@ -16,20 +16,18 @@
 //   2. Profiling: each request goes to c10::alloc_cpu and is recorded by the
 //      learner with its key and alignment 64 (c10's); its free closes its
 //      lifetime.
-//   3. Planning (the learner's; here prepare() adds the tables): one entry
-//      per planned buffer, keyed; each entry's list of entries overlapping it
-//      in bytes comes from a sweep over the entries sorted by offset.
-//   4. Replay: key → entry (hash map); served when size fits, the entry is not
-//      live and no entry of its overlap list is live (a larger size is told
-//      to the learner, which raises the plan's maxima: Note [Upper-bound
-//      plans]); a free of a slab pointer
-//      maps offset → live entry (hash map) and clears it.
+//   3. Planning (the learner's; here prepare() adds the tables): the checked
+//      kernel's blocks (runtime/checked_kernel.h), one per planned buffer, and
+//      key → block.
+//   4. Replay: key → block (hash map), served by the checked kernel (a larger
+//      size is told to the learner, which raises the plan's maxima: Note
+//      [Upper-bound plans]); a free of a slab pointer goes to the kernel.
 //
 // Complexity: a request costs O(1) expected for the key and the lookup plus
-// the length of its overlap list (the buffers sharing its bytes; tens in the
-// torchvision plans); a free O(1) expected. Planning costs the planner's time
-// plus O(n log n + overlaps) for n planned buffers. Memory: O(n + overlaps)
-// for the plan, O(requests of the iteration) while profiling.
+// the kernel's serve (the length of the block's overlap list); a free O(1)
+// expected. Planning costs the planner's time plus the kernel's
+// build_blocks. Memory: O(n + overlaps) for the plan, O(requests of the
+// iteration) while profiling.
 #include "torch/torch_allocator.h"
 
 #include <ATen/record_function.h>
@@ -50,11 +48,9 @@
 #include <vector>
 
 #include "memplan/planner.h"
-#include "memplan/problem.h"
-#include "memplan/validate.h"
+#include "runtime/checked_kernel.h"
 #include "runtime/learner.h"
 #include "runtime/os/os_memory.h"
-#include "runtime/planned_blocks.h"
 #include "runtime/slab.h"
 #include "torch/operator_identity.h"
 
@@ -65,16 +61,10 @@ namespace {
 constexpr uint64_t kAlignment = 64;
 constexpr size_t kMaxAllocators = 8;
 
-// A planned block with the key of its request.
-struct Entry : runtime::PlannedBlock {
-  uint64_t key = 0;
-};
-
-// A plan with the tables the replay reads: entries by key, and the keys the
-// plan leaves to c10 (tiny, escaping, ambiguous).
-struct TorchPlan final : runtime::PreparedPlan {
-  std::vector<Entry> entries;  // per buffer of the problem
-  std::unordered_map<uint64_t, int32_t> entry_of_key;
+// The checked kernel's plan and the keyed identity's lookup: blocks by key,
+// and the keys the plan leaves to c10 (tiny, escaping, ambiguous).
+struct TorchPlan final : runtime::CheckedPlan {
+  std::unordered_map<uint64_t, int32_t> block_of_key;
   std::unordered_set<uint64_t> unplanned_keys;
 };
 
@@ -101,7 +91,8 @@ uint64_t no_header(uint64_t) { return 0; }
 // The allocator's state; as the learner's PlanPreparer it builds a TorchPlan,
 // as its Adapter it withdraws and publishes one.
 struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learner::Adapter {
-  explicit Impl(const ReplayConfig& c) : config(c), learner(config, runtime::RequestIdentity::kKeyed) {}
+  explicit Impl(const ReplayConfig& c)
+      : config(c), learner(config, runtime::RequestIdentity::kKeyed), kernel(learner.slab()) {}
 
   ReplayConfig config;
   void* window = nullptr;
@@ -110,6 +101,7 @@ struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learne
   mutable std::mutex mutex;
   C10Backing backing;
   runtime::Learner learner;                          // under mutex
+  runtime::CheckedKernel kernel;                     // under mutex: serves the learner's plan
   std::unique_ptr<runtime::BackgroundPlanner> planner;  // plan_in_background only
   std::atomic<ReplayPhase> phase{ReplayPhase::kProfiling};  // the learner's, for frees that take no lock
   c10::Allocator* previous = nullptr;
@@ -117,9 +109,6 @@ struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learne
   bool installed = false;
 
   // Replay (under mutex).
-  TorchPlan* plan = nullptr;  // the learner's serving plan
-  std::unordered_map<int64_t, int32_t> live_at_offset;
-  int64_t live_slab_blocks = 0;
   bool iteration_deviated = false;
   uint32_t iteration_requests = 0;  // requests of the iteration under replay (upper-bound growth)
 
@@ -133,15 +122,13 @@ struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learne
   void note_free(void* p);
   void mark(uint64_t next_key);
 
+  TorchPlan* plan() const { return static_cast<TorchPlan*>(kernel.plan()); }
+
   StatusOr<std::unique_ptr<runtime::PreparedPlan>> prepare(const runtime::Profile& agreed) const override;
-  bool slab_in_use() const override { return live_slab_blocks != 0; }
-  void withdraw() override {
-    plan = nullptr;
-    live_at_offset.clear();
-  }
+  bool slab_in_use() const override { return kernel.in_use(); }
+  void withdraw() override { kernel.withdraw(); }
   void publish(runtime::PreparedPlan& p) override {
-    plan = static_cast<TorchPlan*>(&p);
-    live_at_offset.clear();
+    kernel.publish(static_cast<TorchPlan&>(p));
     iteration_deviated = false;
   }
 };
@@ -173,7 +160,6 @@ void delete_block(void* p) {
 void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
   if (bytes == 0) return c10::alloc_cpu(0);
   const uint64_t key = torch_identity::next_request_key();
-  const auto size = static_cast<int64_t>(bytes);
   std::unique_lock lock(mutex);
   runtime::LearnerCounters& counters = learner.counters();
   switch (learner.phase()) {
@@ -191,9 +177,10 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
       break;
   }
   ++iteration_requests;
-  const auto found = plan->entry_of_key.find(key);
-  if (found == plan->entry_of_key.end()) {
-    if (plan->unplanned_keys.count(key) != 0) {
+  const TorchPlan& serving = *plan();
+  const auto found = serving.block_of_key.find(key);
+  if (found == serving.block_of_key.end()) {
+    if (serving.unplanned_keys.count(key) != 0) {
       counters.unplanned.bump();
     } else {
       counters.fallback.bump();
@@ -202,39 +189,30 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
     lock.unlock();
     return c10::alloc_cpu(bytes);
   }
-  std::vector<Entry>& entries = plan->entries;
-  Entry& entry = entries[static_cast<size_t>(found->second)];
-  const bool busy = !runtime::can_serve(entries, static_cast<size_t>(found->second));
-  if (size > entry.size || busy) {
-    counters.fallback.bump();
-    // Note [Upper-bound plans]: the maxima rise for the next plan.
-    if (size > entry.size) learner.observe_larger(plan->request_of[static_cast<size_t>(found->second)], bytes);
-    if (busy) {
-      counters.busy.bump();
-    } else {
-      iteration_deviated = true;
-    }
-    lock.unlock();
-    return c10::alloc_cpu(bytes);
+  const runtime::CheckedKernel::Served got = kernel.serve(found->second, bytes);
+  if (got.p != nullptr) {
+    counters.served.bump();
+    return got.p;
   }
-  entry.live = true;
-  live_at_offset[entry.offset] = found->second;
-  ++live_slab_blocks;
-  counters.served.bump();
-  return learner.slab().base() + entry.offset;
+  counters.fallback.bump();
+  // Note [Upper-bound plans]: the maxima rise for the next plan.
+  if (got.larger) learner.observe_larger(serving.request_of[static_cast<size_t>(found->second)], bytes);
+  // A busy block is the price of another interleaving, not a deviation.
+  if (got.busy) {
+    counters.busy.bump();
+  } else {
+    iteration_deviated = true;
+  }
+  lock.unlock();
+  return c10::alloc_cpu(bytes);
 }
 
 void TorchReplayAllocator::Impl::free_slab(void* p) {
-  const int64_t offset = static_cast<unsigned char*>(p) - static_cast<unsigned char*>(window);
   std::lock_guard lock(mutex);
-  const auto found = live_at_offset.find(offset);
   // The deleter is only ever given pointers this allocator handed out, each
   // once; a miss would be a bug in c10 or here, and is ignored rather than
   // passed to free().
-  if (found == live_at_offset.end() || plan == nullptr) return;
-  plan->entries[static_cast<size_t>(found->second)].live = false;
-  live_at_offset.erase(found);
-  --live_slab_blocks;
+  kernel.free(p);
 }
 
 void TorchReplayAllocator::Impl::note_free(void* p) {
@@ -247,22 +225,16 @@ StatusOr<std::unique_ptr<runtime::PreparedPlan>> TorchReplayAllocator::Impl::pre
   auto next = std::make_unique<TorchPlan>();
   const runtime::BlockLayout layout{.header_bytes = &no_header, .max_arena = window_bytes};
   MEMPLAN_RETURN_IF_ERROR(runtime::plan_profile(agreed, config, layout, *next));
-  std::vector<Entry>& entries = next->entries;
+  runtime::CheckedKernel::build_blocks(agreed, *next);
   std::vector<bool> planned(agreed.size(), false);
   for (size_t k = 0; k < next->request_of.size(); ++k) {
     const uint32_t request = next->request_of[k];
-    const uint64_t key = agreed.key(request);
     planned[request] = true;
-    Entry& entry = entries.emplace_back();
-    entry.key = key;
-    entry.size = static_cast<int64_t>(agreed.requests[request].size);
-    entry.offset = next->plan.offsets[k] + static_cast<int64_t>(next->shift_of[k]);
-    next->entry_of_key[key] = static_cast<int32_t>(k);
+    next->block_of_key[agreed.key(request)] = static_cast<int32_t>(k);
   }
   for (size_t i = 0; i < agreed.size(); ++i) {
     if (!planned[i]) next->unplanned_keys.insert(agreed.key(i));
   }
-  runtime::link_overlaps(entries);
   return std::unique_ptr<runtime::PreparedPlan>(std::move(next));
 }
 
@@ -273,6 +245,7 @@ void TorchReplayAllocator::Impl::mark(uint64_t next_key) {
   torch_identity::advance_epoch();
   learner.end_iteration(iteration_deviated, {.preparer = *this, .backing = backing, .planner = planner.get()}, *this,
                         iteration_requests, next_key);
+  kernel.after_boundary(learner.serving());
   iteration_deviated = false;
   iteration_requests = 0;
   phase.store(learner.phase(), std::memory_order_relaxed);
@@ -357,7 +330,7 @@ TorchReplayAllocator::~TorchReplayAllocator() {
   std::unique_lock lock(impl_->mutex);
   // Tensors still holding slab blocks will call the deleter later: keep the
   // slab and the state registered for them.
-  if (impl_->live_slab_blocks != 0) return;
+  if (impl_->kernel.in_use()) return;
   lock.unlock();
   for (auto& slot : g_allocators) {
     Impl* expected = impl_;
@@ -414,18 +387,9 @@ ReplayPhase TorchReplayAllocator::phase() const { return impl_->phase.load(std::
 Status TorchReplayAllocator::check_invariants() const {
   const Impl& m = *impl_;
   std::lock_guard lock(m.mutex);
-  const runtime::Slab& slab = m.learner.slab();
-  MEMPLAN_RETURN_IF_ERROR(slab.check_invariants());
-  if (m.plan != m.learner.serving()) return Internal("the allocator serves another plan than its learner");
   if (m.phase.load() != m.learner.phase()) return Internal("the phase seen by frees is not the learner's");
-  if (m.learner.phase() == ReplayPhase::kReplaying && m.plan == nullptr) return Internal("replaying without a plan");
-  if (m.plan == nullptr) {
-    if (m.live_slab_blocks != 0) return Internal("live slab blocks without a plan");
-    return Status::Ok();
-  }
-  const ValidationResult valid = validate(m.plan->problem, m.plan->plan);
-  if (!valid.ok()) return Internal("the served plan is invalid: " + valid.message);
-  return runtime::check_live_blocks(m.plan->entries, m.live_at_offset, m.live_slab_blocks, slab.mapped_bytes());
+  if (m.learner.phase() == ReplayPhase::kReplaying && m.plan() == nullptr) return Internal("replaying without a plan");
+  return m.kernel.check_invariants(m.learner.serving());
 }
 
 }  // namespace memplan::torch_serving

@@ -25,9 +25,8 @@
 #include <vector>
 
 #include "memplan/planner.h"
-#include "memplan/validate.h"
+#include "runtime/checked_kernel.h"
 #include "runtime/learner.h"
-#include "runtime/planned_blocks.h"
 
 namespace memplan::runtime {
 namespace {
@@ -38,10 +37,10 @@ constexpr uint64_t kDeviceAlignment = 512;
 
 uint64_t no_header(uint64_t) { return 0; }
 
-// A plan with what replay reads: per request of the profile, its block (or -1).
-struct DevicePlan final : PreparedPlan {
-  std::vector<PlannedBlock> blocks;  // per planned buffer
-  std::vector<int32_t> block_of;     // per request index: its block, -1 when unplanned
+// The checked kernel's plan and the request identity's lookup: per request
+// of the profile, its block (or -1).
+struct DevicePlan final : CheckedPlan {
+  std::vector<int32_t> block_of;  // per request index: its block, -1 when unplanned
 };
 
 // The learner's backing allocator: only its trim is used (before a slab is
@@ -62,59 +61,48 @@ class DeviceBacking final : public BackingAllocator {
 
 }  // namespace
 
-// One (device, stream): its learner, window and replay state. As the
-// learner's PlanPreparer it builds a DevicePlan, as its Adapter it withdraws
-// and publishes one.
+// One (device, stream): its learner, window and the checked kernel that
+// serves its slab. As the learner's PlanPreparer it builds a DevicePlan, as
+// its Adapter it withdraws and publishes one.
 struct DeviceUnit final : PlanPreparer, Learner::Adapter {
   DeviceUnit(const ReplayConfig& config, DeviceMemory& memory, void* stream)
-      : memory(memory), backing(memory), stream(stream), learner(config, RequestIdentity::kSequence), config(config) {}
+      : memory(memory), backing(memory), stream(stream), learner(config, RequestIdentity::kSequence),
+        kernel(learner.slab()), config(config) {}
 
   DeviceMemory& memory;
   DeviceBacking backing;
   void* stream;
   Learner learner;
+  CheckedKernel kernel;
   const ReplayConfig& config;
   unsigned char* window = nullptr;
   size_t window_bytes = 0;
-
-  DevicePlan* plan = nullptr;                      // the learner's serving plan
-  std::unordered_map<int64_t, int32_t> live_at;    // offset -> live block
-  int64_t live_blocks = 0;
-  uint32_t requests = 0;                           // this iteration's requests
+  uint32_t requests = 0;  // this iteration's requests
   bool deviated = false;
 
   bool owns(const void* p) const {
     return window != nullptr && static_cast<size_t>(static_cast<const unsigned char*>(p) - window) < window_bytes;
   }
+  DevicePlan* plan() const { return static_cast<DevicePlan*>(kernel.plan()); }
 
   StatusOr<std::unique_ptr<PreparedPlan>> prepare(const Profile& agreed) const override {
     auto next = std::make_unique<DevicePlan>();
     const BlockLayout layout{.header_bytes = &no_header, .max_arena = window_bytes};
     MEMPLAN_RETURN_IF_ERROR(plan_profile(agreed, config, layout, *next));
+    CheckedKernel::build_blocks(agreed, *next);
     next->block_of.assign(agreed.size(), -1);
-    next->blocks.resize(next->request_of.size());
-    for (size_t k = 0; k < next->request_of.size(); ++k) {
-      const uint32_t request = next->request_of[k];
-      next->block_of[request] = static_cast<int32_t>(k);
-      next->blocks[k].offset = next->plan.offsets[k] + static_cast<int64_t>(next->shift_of[k]);
-      next->blocks[k].size = static_cast<int64_t>(agreed.requests[request].size);
-    }
-    link_overlaps(next->blocks);
+    for (size_t k = 0; k < next->request_of.size(); ++k) next->block_of[next->request_of[k]] = static_cast<int32_t>(k);
     return std::unique_ptr<PreparedPlan>(std::move(next));
   }
-  bool slab_in_use() const override { return live_blocks != 0; }
+  bool slab_in_use() const override { return kernel.in_use(); }
   // The learner withdraws a plan before the slab is given back or another
   // plan takes over (Note [Streams]): kernels queued on this stream may still
   // use the old blocks, so they finish first.
   void withdraw() override {
     memory.synchronize(stream);
-    plan = nullptr;
-    live_at.clear();
+    kernel.withdraw();
   }
-  void publish(PreparedPlan& p) override {
-    plan = static_cast<DevicePlan*>(&p);
-    live_at.clear();
-  }
+  void publish(PreparedPlan& p) override { kernel.publish(static_cast<DevicePlan&>(p)); }
 
   void* allocate(size_t bytes) {
     const uint32_t index = requests++;
@@ -128,12 +116,13 @@ struct DeviceUnit final : PlanPreparer, Learner::Adapter {
         return p;
       }
       case ReplayPhase::kReplaying:
-        if (plan == nullptr) return memory.allocate(bytes, stream);  // the plan waits for the old one's blocks
+        if (plan() == nullptr) return memory.allocate(bytes, stream);  // the plan waits for the old one's blocks
         break;
     }
-    const int32_t b = index < plan->block_of.size() ? plan->block_of[index] : -1;
+    const std::vector<int32_t>& block_of = plan()->block_of;
+    const int32_t b = index < block_of.size() ? block_of[index] : -1;
     if (b < 0) {
-      if (index < plan->block_of.size()) {
+      if (index < block_of.size()) {
         counters.unplanned.bump();
       } else {
         counters.fallback.bump();
@@ -141,52 +130,28 @@ struct DeviceUnit final : PlanPreparer, Learner::Adapter {
       }
       return memory.allocate(bytes, stream);
     }
-    PlannedBlock& block = plan->blocks[static_cast<size_t>(b)];
-    const bool larger = static_cast<int64_t>(bytes) > block.size;
-    if (larger || !can_serve(plan->blocks, static_cast<size_t>(b))) {
-      counters.fallback.bump();
-      if (larger) {
-        learner.observe_larger(index, bytes);
-        deviated = true;
-      } else {
-        counters.busy.bump();
-      }
-      return memory.allocate(bytes, stream);
+    const CheckedKernel::Served got = kernel.serve(b, bytes);
+    if (got.p != nullptr) {
+      counters.served.bump();
+      return got.p;
     }
-    block.live = true;
-    live_at[block.offset] = b;
-    ++live_blocks;
-    counters.served.bump();
-    return learner.slab().base() + block.offset;
-  }
-
-  // A block of this unit's slab; false when no live block starts at p.
-  bool free_slab(const void* p) {
-    const int64_t offset = static_cast<const unsigned char*>(p) - window;
-    const auto found = live_at.find(offset);
-    if (plan == nullptr || found == live_at.end()) return false;
-    plan->blocks[static_cast<size_t>(found->second)].live = false;
-    live_at.erase(found);
-    --live_blocks;
-    return true;
+    // A larger request is a deviation (upper-bound growth) even when its block is busy.
+    counters.fallback.bump();
+    if (got.larger) {
+      learner.observe_larger(index, bytes);
+      deviated = true;
+    } else {
+      counters.busy.bump();
+    }
+    return memory.allocate(bytes, stream);
   }
 
   void end_iteration(uint64_t next_key) {
     learner.end_iteration(deviated, {.preparer = *this, .backing = backing, .planner = nullptr}, *this, requests,
                           next_key);
+    kernel.after_boundary(learner.serving());
     deviated = false;
     requests = 0;
-  }
-
-  Status check_invariants() const {
-    MEMPLAN_RETURN_IF_ERROR(learner.slab().check_invariants());
-    if (plan != learner.serving()) return Internal("a device unit serves another plan than its learner");
-    if (plan == nullptr) {
-      return live_blocks == 0 ? Status::Ok() : Internal("live device blocks without a plan");
-    }
-    const ValidationResult valid = validate(plan->problem, plan->plan);
-    if (!valid.ok()) return Internal("the served device plan is invalid: " + valid.message);
-    return check_live_blocks(plan->blocks, live_at, live_blocks, learner.slab().mapped_bytes());
   }
 };
 
@@ -291,7 +256,7 @@ void DeviceReplayAllocator::deallocate(void* p, size_t bytes, int device, void* 
   std::lock_guard lock(impl_->mutex);
   for (auto& [key, unit] : impl_->units) {
     if (unit->owns(p)) {
-      if (unit->free_slab(p)) {
+      if (unit->kernel.free(p)) {
         impl_->note_freed(bytes, true);
       } else {
         ++impl_->invalid_frees;  // no live block there: ignored, never handed on
@@ -344,7 +309,7 @@ Status DeviceReplayAllocator::check_invariants() const {
   std::lock_guard lock(impl_->mutex);
   std::vector<std::pair<const unsigned char*, size_t>> windows;
   for (const auto& [key, unit] : impl_->units) {
-    MEMPLAN_RETURN_IF_ERROR(unit->check_invariants());
+    MEMPLAN_RETURN_IF_ERROR(unit->kernel.check_invariants(unit->learner.serving()));
     if (unit->window != nullptr) windows.emplace_back(unit->window, unit->window_bytes);
   }
   std::sort(windows.begin(), windows.end());

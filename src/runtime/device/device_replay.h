@@ -32,8 +32,8 @@
 // Note [No headers on the device]. The host drop-in keeps a tick header in
 // front of each block to detect a block outliving its plan; the host cannot
 // touch device memory, so here every planned block knows the blocks that share
-// its bytes (runtime/planned_blocks.h) and is handed out only when none is
-// live. A request out of the profiled order therefore costs a fallback, never
+// its bytes and is handed out only when none is live (the checked kernel,
+// runtime/checked_kernel.h). A request out of the profiled order therefore costs a fallback, never
 // a shared byte.
 //
 // Addresses: a plan serves every iteration that follows it at the same
@@ -122,8 +122,10 @@ class DeviceReplayAllocator {
   void reset_peaks();
   // Units (streams x devices) in use.
   size_t units() const;
-  // Every unit's slab, its live blocks (planned offsets, never two sharing a
-  // byte) and its plan (validated). Run while no other thread uses the allocator.
+  // Every unit's checked kernel (CheckedKernel::check_invariants: its slab,
+  // its blocks' overlap lists, its live blocks, never two sharing a byte) and
+  // that no two units' windows overlap. Run while no other thread uses the
+  // allocator.
   Status check_invariants() const;
 
   struct Impl;
