@@ -62,10 +62,13 @@ if [ "${MEMPLAN_SKIP_SANITIZE:-0}" != 1 ]; then
   # the ONNX front end is on for its fuzz target, and its torch-export tests
   # (label onnx) and the scripts' tests ran in stage 1.
   # -O1 -g1: quick to compile, still fast enough to run, still readable reports.
+  # A unity build (each target's files compiled in batches, the headers parsed
+  # once per batch; targets whose files share local names opt out): a third
+  # less compile time. Each fuzz target runs 10 s beyond its seed corpus.
   CC=clang CXX=clang++ cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DMEMPLAN_SANITIZE=ON -DMEMPLAN_BUILD_FUZZ=ON -DMEMPLAN_BUILD_BENCH=OFF -DMEMPLAN_EXPENSIVE_CHECKS=ON \
-    -DMEMPLAN_BUILD_TESTS=ON -DMEMPLAN_WITH_PYTHON=OFF >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_UNITY_BUILD=ON \
+    -DMEMPLAN_SANITIZE=ON -DMEMPLAN_BUILD_FUZZ=ON -DMEMPLAN_FUZZ_SECONDS=10 -DMEMPLAN_BUILD_BENCH=OFF \
+    -DMEMPLAN_EXPENSIVE_CHECKS=ON -DMEMPLAN_BUILD_TESTS=ON -DMEMPLAN_WITH_PYTHON=OFF >/dev/null
   timed "sanitize-build" cmake --build build-sanitize -j"$jobs"
   # A quarter of the Release stage's 200 random problems per (planner, shape):
   # the sanitizers look for memory errors, which do not need every seed.

@@ -15,7 +15,7 @@
 namespace memplan {
 namespace {
 
-std::string name_of(const Problem& p, size_t i) {
+std::string buffer_name(const Problem& p, size_t i) {
   return "buffer '" + p.buffers[i].id + "' (#" + std::to_string(i) + ")";
 }
 
@@ -28,7 +28,7 @@ ValidationResult overlap(const Problem& p, const Plan& plan, size_t i, size_t j,
   r.tick = tick;
   const int64_t lo = std::max(plan.offsets[i], plan.offsets[j]);
   const int64_t hi = std::min(plan.offsets[i] + p.buffers[i].size, plan.offsets[j] + p.buffers[j].size);
-  r.message = name_of(p, r.first) + " and " + name_of(p, r.second) + " are both live at tick " + std::to_string(tick) +
+  r.message = buffer_name(p, r.first) + " and " + buffer_name(p, r.second) + " are both live at tick " + std::to_string(tick) +
               " and overlap in bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
   return r;
 }
@@ -67,22 +67,22 @@ ValidationResult validate(const Problem& problem, const Plan& plan) {
   for (size_t i = 0; i < n; ++i) {
     const Buffer& b = problem.buffers[i];
     const int64_t off = plan.offsets[i];
-    if (off < 0) return fail(Violation::kNegativeOffset, i, name_of(problem, i) + " has negative offset " + std::to_string(off));
+    if (off < 0) return fail(Violation::kNegativeOffset, i, buffer_name(problem, i) + " has negative offset " + std::to_string(off));
     const int64_t a = problem.alignment_of(i);
     if (off % a != 0) {
       return fail(Violation::kMisaligned, i,
-                  name_of(problem, i) + " at offset " + std::to_string(off) + " is not aligned to " + std::to_string(a) + " bytes");
+                  buffer_name(problem, i) + " at offset " + std::to_string(off) + " is not aligned to " + std::to_string(a) + " bytes");
     }
     if (b.offset && *b.offset != off) {
       return fail(Violation::kFixedOffsetMoved, i,
-                  name_of(problem, i) + " must stay at fixed offset " + std::to_string(*b.offset) + " but is at " + std::to_string(off));
+                  buffer_name(problem, i) + " must stay at fixed offset " + std::to_string(*b.offset) + " but is at " + std::to_string(off));
     }
     if (off > (int64_t{1} << 62) - b.size) {
-      return fail(Violation::kExceedsCapacity, i, name_of(problem, i) + " ends beyond 2^62 bytes");
+      return fail(Violation::kExceedsCapacity, i, buffer_name(problem, i) + " ends beyond 2^62 bytes");
     }
     if (problem.capacity && off + b.size > *problem.capacity) {
       return fail(Violation::kExceedsCapacity, i,
-                  name_of(problem, i) + " ends at " + std::to_string(off + b.size) + " bytes, above the capacity of " +
+                  buffer_name(problem, i) + " ends at " + std::to_string(off + b.size) + " bytes, above the capacity of " +
                       std::to_string(*problem.capacity) + " bytes");
     }
     arena = std::max(arena, off + b.size);

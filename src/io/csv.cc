@@ -35,7 +35,7 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 
 // check_problem's bound on the total bytes of a problem (and on offset + size):
 // below it every stacking of all buffers, padding included, fits in int64_t.
-constexpr int64_t kMaxTotalBytes = int64_t{1} << 62;
+constexpr int64_t kMaxCsvTotalBytes = int64_t{1} << 62;
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -363,7 +363,7 @@ Status parse_row(const Header& h, const std::vector<std::string_view>& fields, c
     int64_t offset = 0;
     MEMPLAN_RETURN_IF_ERROR(parse_int(fields[h.offset], "offset", at, &offset));
     if (offset < 0) return at.field_error("offset", std::to_string(offset) + " is negative");
-    if (offset > kMaxTotalBytes - row->size) {
+    if (offset > kMaxCsvTotalBytes - row->size) {
       return at.field_error("offset", "offset " + std::to_string(offset) + " + size " + std::to_string(row->size) +
                                           " exceeds 2^62 bytes");
     }
@@ -424,10 +424,10 @@ StatusOr<Problem> parse_problem_csv(std::string_view text, std::string_view sour
     if (problem.size() == IdTable::kMaxBuffers) return at.error("more than 4294967294 buffers");
     split_fields(line, &fields);
     MEMPLAN_RETURN_IF_ERROR(parse_row(header, fields, at, &row));
-    if (row.size > kMaxTotalBytes - total - row.alignment) {
+    if (row.size > kMaxCsvTotalBytes - total - row.alignment) {
       // Blame the field that tipped it: an alignment that alone takes a
       // quarter of the range is the alignment's fault, not the size's.
-      if (row.alignment >= kMaxTotalBytes / 4) {
+      if (row.alignment >= kMaxCsvTotalBytes / 4) {
         return at.field_error("alignment", "alignment " + std::to_string(row.alignment) +
                                                " leaves no room: the padded total of all buffers exceeds 2^62 bytes");
       }

@@ -49,7 +49,7 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
-void append_int(std::string& out, int64_t value) { out += std::to_string(value); }
+void append_integer(std::string& out, int64_t value) { out += std::to_string(value); }
 
 // "name":[v0,v1,...] for one column of integers.
 template <typename Column>
@@ -59,7 +59,7 @@ void append_int_column(std::string& out, std::string_view name, size_t count, Co
   out += "\":[";
   for (size_t i = 0; i < count; ++i) {
     if (i) out += ',';
-    append_int(out, value_of(i));
+    append_integer(out, value_of(i));
   }
   out += ']';
 }
@@ -96,17 +96,17 @@ void append_data(std::string& out, const Problem& problem, std::span<const Named
   out += "{\"format\":\"memplan-report\",\"version\":1,\"title\":";
   append_json_string(out, options.title.empty() ? "memplan report" : options.title);
   out += ",\"load\":";
-  append_int(out, bounds.load);
+  append_integer(out, bounds.load);
   out += ",\"capacity\":";
-  if (problem.capacity) append_int(out, *problem.capacity);
+  if (problem.capacity) append_integer(out, *problem.capacity);
   else out += "null";
   out += ",\"peak_tick\":";
-  append_int(out, bounds.load_tick);
+  append_integer(out, bounds.load_tick);
   out += ",\"peak_buffers\":[";
   const std::vector<size_t> peak = largest_live_at(problem, bounds.load_tick, options.peak_rows);
   for (size_t k = 0; k < peak.size(); ++k) {
     if (k) out += ',';
-    append_int(out, static_cast<int64_t>(peak[k]));
+    append_integer(out, static_cast<int64_t>(peak[k]));
   }
   out += "],\n\"ids\":[";
   for (size_t i = 0; i < n; ++i) {
@@ -154,7 +154,7 @@ void append_data(std::string& out, const Problem& problem, std::span<const Named
     out += p ? ",\n{\"name\":" : "\n{\"name\":";
     append_json_string(out, named.name);
     out += ",\"arena\":";
-    append_int(out, arena);
+    append_integer(out, arena);
     out += ",\"gap\":";
     if (bounds.load > 0) {
       char text[32];

@@ -18,7 +18,7 @@
 namespace memplan::solver {
 namespace {
 
-constexpr int64_t kInfinity = std::numeric_limits<int64_t>::max();
+constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 // Tight levels: each kept set has at least a quarter more sections than the
 // previous one, so that a problem with many distinct totals gets O(log)
 // levels, not one per total.
@@ -30,7 +30,7 @@ constexpr size_t kKeptBufferDenominator = 8;
 constexpr size_t kMaxPeakRuns = 4;
 
 int64_t round_up_to(int64_t value, int64_t granule) {
-  if (granule <= 1 || value > kInfinity - granule) return value;
+  if (granule <= 1 || value > kUnbounded - granule) return value;
   const int64_t r = value % granule;
   return r == 0 ? value : value + (granule - r);
 }

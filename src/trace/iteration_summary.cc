@@ -18,7 +18,7 @@ namespace {
 
 enum class Step : uint8_t { kRelease, kMark, kAcquire };
 
-struct Action {
+struct SummaryAction {
   uint64_t key = 0;
   Step step = Step::kRelease;
   size_t event = 0;
@@ -49,7 +49,7 @@ std::vector<IterationSummary> summarize_iterations(const Trace& trace) {
   using Signature = std::tuple<TraceCall, uint64_t, uint64_t>;
   std::vector<Signature> previous, current;
   std::set<uint32_t> threads;
-  std::vector<Action> actions;
+  std::vector<SummaryAction> actions;
   actions.reserve(trace.events.size());
   for (int64_t k = 0; k < count; ++k) {
     auto span = iteration_span(trace, k);
@@ -95,7 +95,7 @@ std::vector<IterationSummary> summarize_iterations(const Trace& trace) {
     std::swap(previous, current);
   }
 
-  std::sort(actions.begin(), actions.end(), [](const Action& a, const Action& b) {
+  std::sort(actions.begin(), actions.end(), [](const SummaryAction& a, const SummaryAction& b) {
     if (a.key != b.key) return a.key < b.key;
     return a.step < b.step;
   });
@@ -103,7 +103,7 @@ std::vector<IterationSummary> summarize_iterations(const Trace& trace) {
   live.reserve(actions.size() / 2 + 1);
   std::vector<uint64_t> iteration_live(out.size(), 0);
   uint64_t live_bytes = 0;
-  for (const Action& a : actions) {
+  for (const SummaryAction& a : actions) {
     const TraceEvent& e = trace.events[a.event];
     const int64_t k = iteration_of[a.event];
     IterationSummary& s = out[static_cast<size_t>(k)];

@@ -9,6 +9,10 @@ target_include_directories(memplan_runtime_tests PRIVATE ${PROJECT_SOURCE_DIR}/s
 if(MEMPLAN_WITH_CUDA)
   target_sources(memplan_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime/cuda/cuda_pool_test.cc)
 endif()
+# GoogleTest's headers once (a precompiled header), each file on its own even
+# in a unity build (the files share helper names, BackingAllocator, ...).
+target_precompile_headers(memplan_runtime_tests PRIVATE <gtest/gtest.h>)
+set_target_properties(memplan_runtime_tests PROPERTIES UNITY_BUILD OFF)
 gtest_discover_tests(memplan_runtime_tests PROPERTIES LABELS runtime DISCOVERY_TIMEOUT 60)
 
 set(MEMPLAN_STRESS_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/runtime/programs/replay_stress.cc)

@@ -25,6 +25,10 @@ target_include_directories(memplan_trace_tests PRIVATE ${PROJECT_SOURCE_DIR}/src
 target_compile_definitions(memplan_trace_tests PRIVATE ${MEMPLAN_TRACE_PROGRAM_DEFINITIONS}
   MEMPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(memplan_trace_tests ${MEMPLAN_TRACE_PROGRAM_TARGETS})
+# GoogleTest's headers once (a precompiled header), each file on its own even
+# in a unity build (the files share helper names).
+target_precompile_headers(memplan_trace_tests PRIVATE <gtest/gtest.h>)
+set_target_properties(memplan_trace_tests PROPERTIES UNITY_BUILD OFF)
 gtest_discover_tests(memplan_trace_tests PROPERTIES LABELS trace DISCOVERY_TIMEOUT 60)
 
 # The trace commands of the CLI, on the known program (memplan_cli_test comes

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <chrono>
 #include <map>
 #include <string>
@@ -21,6 +20,7 @@
 #include "memplan/planner.h"
 #include "memplan/validate.h"
 #include "scenarios/scenarios.h"
+#include "support/test_size.h"
 #include "support/watchdog.h"
 
 namespace memplan {
@@ -290,8 +290,9 @@ TEST(ExactDecision, OverloadCheckFromTheStartKeepsEveryOptimum) {
       {.buffers = 10, .ticks = 8, .max_length = 6, .max_size = 100, .with_fixed_offset = true},
   };
   int checked = 0;
+  const uint64_t seeds = test_support::scaled_count(60, 15);  // per shape (test_size.h)
   for (const SmallShape& shape : shapes) {
-    for (uint64_t seed = 100; seed < 160; ++seed) {
+    for (uint64_t seed = 100; seed < 100 + seeds; ++seed) {
       const Problem problem = small_problem(shape, seed);
       const std::string context = "overload, buffers " + std::to_string(shape.buffers) + " seed " + std::to_string(seed);
       const int64_t optimum = BruteForce(problem).optimum();
@@ -304,7 +305,7 @@ TEST(ExactDecision, OverloadCheckFromTheStartKeepsEveryOptimum) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 180);
+  EXPECT_EQ(checked, 3 * static_cast<int>(seeds));
 }
 
 // A generated puzzle is cut from a rectangle max_size bytes high, so it fits
@@ -698,19 +699,9 @@ Problem twin_problem(uint64_t seed) {
   return p;
 }
 
-// Seeds of the brute-force comparisons: 60, or the share of them that
-// MEMPLAN_PROPERTY_ITERATIONS asks of the default 200 (scripts/test.sh asks
-// for a quarter under the sanitizers, which look for memory errors, not for
-// more verdicts), at least 12.
-uint64_t brute_force_seeds() {
-  const char* env = std::getenv("MEMPLAN_PROPERTY_ITERATIONS");
-  const long long asked = env != nullptr ? std::atoll(env) : 0;
-  return asked > 0 ? static_cast<uint64_t>(std::clamp<long long>(60 * asked / 200, 12, 60)) : 60;
-}
-
 TEST(ExactTwins, TheTwinRuleKeepsEveryVerdict) {
   int with_twins = 0;
-  const uint64_t seeds = brute_force_seeds();
+  const uint64_t seeds = test_support::scaled_count(60, 12);  // brute-force comparisons (test_size.h)
   for (uint64_t seed = 1; seed <= seeds; ++seed) {
     const Problem problem = twin_problem(seed);
     const int64_t optimum = BruteForce(problem).optimum();

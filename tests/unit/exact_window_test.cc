@@ -31,7 +31,7 @@ std::string name_of(const char* prefix, int64_t i) {
   return name;
 }
 
-uint64_t mix(uint64_t& state) {
+uint64_t mix_state(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -45,10 +45,10 @@ Problem granular_problem(uint64_t seed, size_t buffers, int64_t granule, int64_t
   for (size_t i = 0; i < buffers; ++i) {
     Buffer b;
     b.id = name_of("b", i);
-    b.lower = static_cast<int64_t>(mix(state) % 12);
-    b.upper = b.lower + 1 + static_cast<int64_t>(mix(state) % 6);
-    b.size = granule * (1 + static_cast<int64_t>(mix(state) % 9));
-    b.alignment = int64_t{1} << (mix(state) % 4);
+    b.lower = static_cast<int64_t>(mix_state(state) % 12);
+    b.upper = b.lower + 1 + static_cast<int64_t>(mix_state(state) % 6);
+    b.size = granule * (1 + static_cast<int64_t>(mix_state(state) % 9));
+    b.alignment = int64_t{1} << (mix_state(state) % 4);
     b.alignment = std::min(b.alignment, max_alignment);
     p.buffers.push_back(b);
   }

@@ -13,7 +13,7 @@ namespace memplan {
 namespace {
 
 // Four buffers over ticks 0..4 (as in problem.h), stacked by hand into a valid plan.
-Problem four_buffers() {
+Problem report_four_buffers() {
   return Problem{.buffers = {
                      {.id = "a", .lower = 0, .upper = 2, .size = 1024},
                      {.id = "b", .lower = 2, .upper = 4, .size = 1024},
@@ -34,7 +34,7 @@ std::string embedded_text(const std::string& html) {
 nlohmann::json embedded(const std::string& html) { return nlohmann::json::parse(embedded_text(html)); }
 
 TEST(HtmlReport, EmbedsTheProblemAndPlanAsExactColumns) {
-  const Problem problem = four_buffers();
+  const Problem problem = report_four_buffers();
   const std::vector<NamedPlan> plans = {{.name = "by hand", .plan = make_plan(problem, {0, 0, 1024, 3072})}};
   ASSERT_TRUE(validate(problem, plans[0].plan).ok());
   const nlohmann::json data = embedded(render_html_report(problem, plans, {.title = "four"}));
@@ -69,7 +69,7 @@ TEST(HtmlReport, WritesSixtyFourBitIntegersExactly) {
 }
 
 TEST(HtmlReport, IsSelfContained) {
-  const Problem problem = four_buffers();
+  const Problem problem = report_four_buffers();
   const std::vector<NamedPlan> plans = {{.name = "p", .plan = make_plan(problem, {0, 0, 1024, 3072})}};
   const std::string html = render_html_report(problem, plans);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
@@ -85,7 +85,7 @@ TEST(HtmlReport, IsSelfContained) {
 }
 
 TEST(HtmlReport, IdsCannotCloseTheDataScript) {
-  Problem problem = four_buffers();
+  Problem problem = report_four_buffers();
   problem.buffers[0].id = "</script><img src=x onerror=alert(1)>&\"\\";
   const std::vector<NamedPlan> plans = {{.name = "</script>", .plan = make_plan(problem, {0, 0, 1024, 3072})}};
   const std::string html = render_html_report(problem, plans, {.title = "<b>"});
@@ -99,7 +99,7 @@ TEST(HtmlReport, IdsCannotCloseTheDataScript) {
 }
 
 TEST(HtmlReport, OperatorsAreATableOfNamesAndOneIndexPerBuffer) {
-  const Problem problem = four_buffers();
+  const Problem problem = report_four_buffers();
   HtmlReportOptions options;
   options.operators = {"aten::conv2d", "", "aten::conv2d", "aten::relu"};
   const std::vector<NamedPlan> plans = {{.name = "p", .plan = make_plan(problem, {0, 0, 1024, 3072})}};
@@ -109,7 +109,7 @@ TEST(HtmlReport, OperatorsAreATableOfNamesAndOneIndexPerBuffer) {
 }
 
 TEST(HtmlReport, ComparesSeveralPlansWithTheirGapsAndFlagsInvalidOnes) {
-  const Problem problem = four_buffers();
+  const Problem problem = report_four_buffers();
   const std::vector<NamedPlan> plans = {
       {.name = "tight", .plan = make_plan(problem, {0, 0, 1024, 3072})},
       {.name = "loose", .plan = make_plan(problem, {0, 0, 1024, 3584})},
@@ -125,7 +125,7 @@ TEST(HtmlReport, ComparesSeveralPlansWithTheirGapsAndFlagsInvalidOnes) {
 }
 
 TEST(HtmlReport, APlanWithFewerOffsetsMarksTheRestUnplaced) {
-  const Problem problem = four_buffers();
+  const Problem problem = report_four_buffers();
   Plan plan;
   plan.offsets = {0, 0};
   plan.arena = 1024;

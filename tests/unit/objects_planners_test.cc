@@ -95,7 +95,7 @@ std::vector<int64_t> sorted_sizes(ObjectAssignment objects) {
 // [3,4], [4,5] (inclusive), i.e. [0,2), [1,3), [2,4), [3,5), [4,6).
 // Naive: objects 16, 8, 64, 32, 8 (128 bytes). Positional maximums: the live
 // sets are {16}, {16,8}, {64,8}, {64,32}, {32,8}, {8}, so 64 + 32 = 96.
-Problem tflite_chain() {
+Problem tflite_object_chain() {
   return from_records({{.size = 16, .first_task = 0, .last_task = 1},
                        {.size = 8, .first_task = 1, .last_task = 2},
                        {.size = 64, .first_task = 2, .last_task = 3},
@@ -104,11 +104,11 @@ Problem tflite_chain() {
 }
 
 TEST(ObjectsPlanners, NaiveGivesEveryChainBufferItsOwnBytes) {
-  StatusOr<Plan> plan = plan_with("naive", tflite_chain());
+  StatusOr<Plan> plan = plan_with("naive", tflite_object_chain());
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->offsets, (std::vector<int64_t>{0, 16, 24, 88, 120}));
   EXPECT_EQ(plan->arena, 128);
-  EXPECT_EQ(compute_bounds(tflite_chain()).positional_maximums, 96);
+  EXPECT_EQ(compute_bounds(tflite_object_chain()).positional_maximums, 96);
 }
 
 // Start order. t0: 16 -> new 0. t1: 8 -> new 1. t2: object 0 (16) is free,
@@ -116,8 +116,8 @@ TEST(ObjectsPlanners, NaiveGivesEveryChainBufferItsOwnBytes) {
 // objects 0 (16), 1 (8) and 2 (64) are free: the last 8 reuses object 1.
 // 120 bytes.
 TEST(Equality, ReusesOnlyAnObjectOfEqualSizeOnTheChain) {
-  expect_objects("equality", tflite_chain(), {0, 1, 2, 3, 1}, {16, 8, 64, 32});
-  StatusOr<Plan> plan = plan_with("equality", tflite_chain());
+  expect_objects("equality", tflite_object_chain(), {0, 1, 2, 3, 1}, {16, 8, 64, 32});
+  StatusOr<Plan> plan = plan_with("equality", tflite_object_chain());
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->offsets, (std::vector<int64_t>{0, 16, 24, 88, 16}));
   EXPECT_EQ(plan->arena, 120);
@@ -127,8 +127,8 @@ TEST(Equality, ReusesOnlyAnObjectOfEqualSizeOnTheChain) {
 // largest free (0) grows to 64. t3: free {1:8} grows to 32. t4: free {0:64}
 // takes the last 8. Objects 64 + 32 = 96: the bound.
 TEST(GreedyInOrder, GrowsTheLargestFreeObjectOnTheChain) {
-  expect_objects("greedy_in_order", tflite_chain(), {0, 1, 0, 1, 0}, {64, 32});
-  StatusOr<Plan> plan = plan_with("greedy_in_order", tflite_chain());
+  expect_objects("greedy_in_order", tflite_object_chain(), {0, 1, 0, 1, 0}, {64, 32});
+  StatusOr<Plan> plan = plan_with("greedy_in_order", tflite_object_chain());
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->offsets, (std::vector<int64_t>{0, 64, 0, 64, 0}));
   EXPECT_EQ(plan->arena, 96);
@@ -140,7 +140,7 @@ TEST(GreedyInOrder, GrowsTheLargestFreeObjectOnTheChain) {
 // object 1 (member [3,5)). t4: 8 [4,6) fits object 0 (member [2,4)). t1: 16
 // [0,2) fits object 0. Objects 64, 32.
 TEST(GreedyByBreadth, PlacesTheWidestTickFirstOnTheChain) {
-  expect_objects("greedy_by_breadth", tflite_chain(), {0, 1, 0, 1, 0}, {64, 32});
+  expect_objects("greedy_by_breadth", tflite_object_chain(), {0, 1, 0, 1, 0}, {64, 32});
 }
 
 // Positional maximums 64, 32: position 0 for the 64, position 1 for the rest.
@@ -149,19 +149,19 @@ TEST(GreedyByBreadth, PlacesTheWidestTickFirstOnTheChain) {
 // 8, both into object 0. Then 32 (larger of the two at infinite distance) ->
 // new 1, and 8 [1,3) ends where the 32 starts -> object 1.
 TEST(GreedyBySizeObjects, ChainsAdjacentBuffersIntoTheBigObject) {
-  expect_objects("greedy_by_size_objects", tflite_chain(), {0, 1, 0, 1, 0}, {64, 32});
+  expect_objects("greedy_by_size_objects", tflite_object_chain(), {0, 1, 0, 1, 0}, {64, 32});
 }
 
 // Both greedy halves give 96; ties keep greedy_by_size_objects.
 TEST(GreedyBest, KeepsSizeDistanceOnATie) {
-  expect_objects("greedy_best", tflite_chain(), {0, 1, 0, 1, 0}, {64, 32});
+  expect_objects("greedy_best", tflite_object_chain(), {0, 1, 0, 1, 0}, {64, 32});
 }
 
 // Chains {16 -> 64 -> 8} cost 16 + 48 + 0 and {8 -> 32} cost 8 + 24: 96, the
 // only way to reach the bound. The sweep opens objects for 16 and 8 and
 // follows them as the flow says.
 TEST(MinCostFlow, FindsTheOptimalChainsOfTfliteChain) {
-  expect_objects("min_cost_flow", tflite_chain(), {0, 1, 0, 1, 0}, {64, 32});
+  expect_objects("min_cost_flow", tflite_object_chain(), {0, 1, 0, 1, 0}, {64, 32});
 }
 
 // --- TFLite's complex records, half-open:
@@ -330,7 +330,7 @@ TEST(ObjectsPlanners, RejectAnInvalidProblem) {
 
 // Fixed buffers belong to no object; the objects are stacked above them.
 TEST(ObjectsPlanners, LeaveFixedBuffersOutOfObjects) {
-  Problem problem = tflite_chain();
+  Problem problem = tflite_object_chain();
   problem.buffers.push_back(Buffer{.id = "fixed", .lower = 0, .upper = 6, .size = 40, .offset = 0});
   for (const Strategy& s : strategies()) {
     const ObjectAssignment objects = assign_valid(s.name, problem);
@@ -372,7 +372,7 @@ TEST(MinCostFlow, StopsWhenCancelled) {
   std::atomic<bool> cancel{true};
   PlanOptions options;
   options.cancel = &cancel;
-  EXPECT_EQ(assign_min_cost_flow(tflite_chain(), options).status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(assign_min_cost_flow(tflite_object_chain(), options).status().code(), StatusCode::kCancelled);
 }
 
 // Every strategy, on seeded random problems of every shape: a valid plan whose

@@ -14,18 +14,18 @@ namespace {
 // A pickle from its opcodes: "\x80\x04" (PROTO 4) + body + "." (STOP).
 std::string pickled(const std::string& body) { return std::string("\x80\x04", 2) + body + "."; }
 
-StatusOr<Document> parse(const std::string& bytes) {
+StatusOr<Document> parse_document(const std::string& bytes) {
   return parse_pickle({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "t.pickle");
 }
 
-Document parse_ok(const std::string& bytes) {
-  StatusOr<Document> d = parse(bytes);
+Document parse_document_ok(const std::string& bytes) {
+  StatusOr<Document> d = parse_document(bytes);
   EXPECT_TRUE(d.ok()) << d.status().message();
   return d.ok() ? std::move(d).value() : Document();
 }
 
 std::string error_of(const std::string& bytes) {
-  StatusOr<Document> d = parse(bytes);
+  StatusOr<Document> d = parse_document(bytes);
   EXPECT_FALSE(d.ok());
   return d.ok() ? "" : d.status().message();
 }
@@ -43,20 +43,20 @@ std::string le64(uint64_t v) {
 std::string short_str(const std::string& s) { return "\x8c" + std::string(1, static_cast<char>(s.size())) + s; }
 
 int64_t root_int(const std::string& body) {
-  Document d = parse_ok(pickled(body));
+  Document d = parse_document_ok(pickled(body));
   return d.integer(d.root()).value_or(-999999);
 }
 
 // ---- accepted opcodes -------------------------------------------------------------------
 
 TEST(PickleReader, ReadsNone) {
-  Document d = parse_ok(pickled("N"));
+  Document d = parse_document_ok(pickled("N"));
   EXPECT_EQ(d.kind(d.root()), Kind::kNone);
 }
 TEST(PickleReader, ReadsNewTrueAndNewFalse) {
-  Document t = parse_ok(pickled("\x88"));
+  Document t = parse_document_ok(pickled("\x88"));
   EXPECT_EQ(t.boolean(t.root()), true);
-  Document f = parse_ok(pickled("\x89"));
+  Document f = parse_document_ok(pickled("\x89"));
   EXPECT_EQ(f.boolean(f.root()), false);
 }
 TEST(PickleReader, ReadsBinInt) { EXPECT_EQ(root_int("J" + le32(static_cast<uint32_t>(-5))), -5); }
@@ -71,7 +71,7 @@ TEST(PickleReader, ReadsLong1) {
 TEST(PickleReader, ReadsLong4) { EXPECT_EQ(root_int("\x8b" + le32(2) + std::string("\x00\x01", 2)), 256); }
 TEST(PickleReader, KeepsIntsBeyond64BitsAsBigInts) {
   // SIZE_MAX, as PyTorch writes an unknown line number: 9 bytes with the sign byte.
-  Document d = parse_ok(pickled("\x8a\x09" + std::string(8, '\xff') + std::string(1, '\0')));
+  Document d = parse_document_ok(pickled("\x8a\x09" + std::string(8, '\xff') + std::string(1, '\0')));
   EXPECT_EQ(d.kind(d.root()), Kind::kBigInt);
   EXPECT_FALSE(d.integer(d.root()).has_value());
 }
@@ -81,58 +81,58 @@ TEST(PickleReader, ReadsWideIntsExactly) {
 }
 TEST(PickleReader, ReadsTextInt) {
   EXPECT_EQ(root_int("I-42\n"), -42);
-  Document d = parse_ok(pickled("I01\n"));
+  Document d = parse_document_ok(pickled("I01\n"));
   EXPECT_EQ(d.boolean(d.root()), true);
 }
 TEST(PickleReader, ReadsTextLong) { EXPECT_EQ(root_int("L123L\n"), 123); }
 TEST(PickleReader, ReadsBinFloat) {
-  Document d = parse_ok(pickled(std::string("G\x3f\xf8\x00\x00\x00\x00\x00\x00", 9)));  // 1.5 big-endian
+  Document d = parse_document_ok(pickled(std::string("G\x3f\xf8\x00\x00\x00\x00\x00\x00", 9)));  // 1.5 big-endian
   EXPECT_EQ(d.kind(d.root()), Kind::kFloat);
   EXPECT_DOUBLE_EQ(d.number(d.root()).value_or(0), 1.5);
 }
 TEST(PickleReader, ReadsTextFloat) {
-  Document d = parse_ok(pickled("F0.25\n"));
+  Document d = parse_document_ok(pickled("F0.25\n"));
   EXPECT_DOUBLE_EQ(d.number(d.root()).value_or(0), 0.25);
 }
 TEST(PickleReader, ReadsShortBinUnicode) {
-  Document d = parse_ok(pickled(short_str("segments")));
+  Document d = parse_document_ok(pickled(short_str("segments")));
   EXPECT_EQ(d.text(d.root()), "segments");
 }
 TEST(PickleReader, ReadsAnEmptyStringAsTheFirstString) {
   // Found by the fuzz target: the string table had no block yet.
-  Document d = parse_ok(pickled(std::string("\x8c\x00", 2)));
+  Document d = parse_document_ok(pickled(std::string("\x8c\x00", 2)));
   EXPECT_EQ(d.text(d.root()), "");
 }
 TEST(PickleReader, ReadsBinUnicode) {
-  Document d = parse_ok(pickled("X" + le32(3) + "abc"));
+  Document d = parse_document_ok(pickled("X" + le32(3) + "abc"));
   EXPECT_EQ(d.text(d.root()), "abc");
 }
 TEST(PickleReader, ReadsBinUnicode8) {
-  Document d = parse_ok(pickled("\x8d" + le64(2) + "hi"));
+  Document d = parse_document_ok(pickled("\x8d" + le64(2) + "hi"));
   EXPECT_EQ(d.text(d.root()), "hi");
 }
 TEST(PickleReader, ReadsBytesOpcodes) {
   for (const std::string& body : {std::string("C\x02xy"), "B" + le32(2) + "xy", "\x8e" + le64(2) + "xy",
                                   "\x96" + le64(2) + "xy", std::string("U\x02xy"), "T" + le32(2) + "xy"}) {
-    Document d = parse_ok(pickled(body));
+    Document d = parse_document_ok(pickled(body));
     EXPECT_EQ(d.kind(d.root()), Kind::kBytes) << body;
     EXPECT_EQ(d.bytes(d.root()), "xy");
   }
 }
 TEST(PickleReader, ReadsEmptyListAppendAndAppends) {
-  Document d = parse_ok(pickled("]K\x01" "a(K\x02K\x03" "e"));
+  Document d = parse_document_ok(pickled("]K\x01" "a(K\x02K\x03" "e"));
   ASSERT_EQ(d.kind(d.root()), Kind::kList);
   std::vector<int64_t> items;
   d.for_each_item(d.root(), [&](Value v) { items.push_back(*d.integer(v)); });
   EXPECT_EQ(items, (std::vector<int64_t>{1, 2, 3}));
 }
 TEST(PickleReader, ReadsList) {
-  Document d = parse_ok(pickled("(K\x01K\x02l"));
+  Document d = parse_document_ok(pickled("(K\x01K\x02l"));
   EXPECT_EQ(d.kind(d.root()), Kind::kList);
   EXPECT_EQ(d.length(d.root()), 2u);
 }
 TEST(PickleReader, ReadsEmptyDictSetItemAndSetItems) {
-  Document d = parse_ok(pickled("}" + short_str("a") + "K\x01s(" + short_str("b") + "K\x02" + short_str("a") + "K\x03u"));
+  Document d = parse_document_ok(pickled("}" + short_str("a") + "K\x01s(" + short_str("b") + "K\x02" + short_str("a") + "K\x03u"));
   ASSERT_EQ(d.kind(d.root()), Kind::kDict);
   EXPECT_EQ(d.length(d.root()), 3u);  // every pair is kept ...
   EXPECT_EQ(d.integer(*d.get(d.root(), "a")), 3);  // ... and the last one answers
@@ -140,28 +140,28 @@ TEST(PickleReader, ReadsEmptyDictSetItemAndSetItems) {
   EXPECT_FALSE(d.get(d.root(), "c").has_value());
 }
 TEST(PickleReader, ReadsDict) {
-  Document d = parse_ok(pickled("(" + short_str("k") + "Nd"));
+  Document d = parse_document_ok(pickled("(" + short_str("k") + "Nd"));
   EXPECT_EQ(d.kind(d.root()), Kind::kDict);
   EXPECT_EQ(d.kind(*d.get(d.root(), "k")), Kind::kNone);
 }
 TEST(PickleReader, ReadsTuples) {
   for (const auto& [body, n] : std::vector<std::pair<std::string, size_t>>{
            {")", 0}, {"K\x01\x85", 1}, {"K\x01K\x02\x86", 2}, {"K\x01K\x02K\x03\x87", 3}, {"(K\x01K\x02K\x03K\x04t", 4}}) {
-    Document d = parse_ok(pickled(body));
+    Document d = parse_document_ok(pickled(body));
     EXPECT_EQ(d.kind(d.root()), Kind::kTuple) << n;
     EXPECT_EQ(d.length(d.root()), n);
   }
 }
 TEST(PickleReader, ReadsSetsAndFrozenSets) {
-  Document s = parse_ok(pickled("\x8f(K\x01K\x02\x90"));
+  Document s = parse_document_ok(pickled("\x8f(K\x01K\x02\x90"));
   EXPECT_EQ(s.kind(s.root()), Kind::kSet);
   EXPECT_EQ(s.length(s.root()), 2u);
-  Document f = parse_ok(pickled("(K\x01\x91"));
+  Document f = parse_document_ok(pickled("(K\x01\x91"));
   EXPECT_EQ(f.kind(f.root()), Kind::kFrozenSet);
 }
 TEST(PickleReader, MemoizeAndBinGetShareOneObject) {
   // [x, x] where x = [] memoized as 0, fetched with BINGET 1 after the outer list (0).
-  Document d = parse_ok(pickled("]\x94(]\x94h\x01" "e"));
+  Document d = parse_document_ok(pickled("]\x94(]\x94h\x01" "e"));
   std::vector<Value> items;
   d.for_each_item(d.root(), [&](Value v) { items.push_back(v); });
   ASSERT_EQ(items.size(), 2u);
@@ -170,7 +170,7 @@ TEST(PickleReader, MemoizeAndBinGetShareOneObject) {
 TEST(PickleReader, PutAndGetInEveryWidth) {
   for (const auto& [put, get] : std::vector<std::pair<std::string, std::string>>{
            {"p7\n", "g7\n"}, {"q\x07", "h\x07"}, {"r" + le32(7), "j" + le32(7)}}) {
-    Document d = parse_ok(pickled("(" + short_str("s") + put + get + "t"));
+    Document d = parse_document_ok(pickled("(" + short_str("s") + put + get + "t"));
     std::vector<Value> items;
     d.for_each_item(d.root(), [&](Value v) { items.push_back(v); });
     ASSERT_EQ(items.size(), 2u) << put;
@@ -180,7 +180,7 @@ TEST(PickleReader, PutAndGetInEveryWidth) {
 TEST(PickleReader, PopPopMarkAndDup) {
   EXPECT_EQ(root_int("K\x01K\x02" "0"), 1);      // POP
   EXPECT_EQ(root_int("K\x01(K\x02K\x03" "1"), 1);  // POP_MARK
-  Document d = parse_ok(pickled("K\x05" "2\x86"));  // DUP then TUPLE2
+  Document d = parse_document_ok(pickled("K\x05" "2\x86"));  // DUP then TUPLE2
   std::vector<int64_t> items;
   d.for_each_item(d.root(), [&](Value v) { items.push_back(*d.integer(v)); });
   EXPECT_EQ(items, (std::vector<int64_t>{5, 5}));
@@ -189,7 +189,7 @@ TEST(PickleReader, FrameIsAHint) { EXPECT_EQ(root_int("\x95" + le64(2) + "K\x09"
 TEST(PickleReader, AcceptsProtocolsTwoToFive) {
   for (char proto : {'\x02', '\x03', '\x05'}) {
     const std::string bytes = std::string("\x80", 1) + proto + "N.";
-    EXPECT_TRUE(parse(bytes).ok()) << static_cast<int>(proto);
+    EXPECT_TRUE(parse_document(bytes).ok()) << static_cast<int>(proto);
   }
 }
 TEST(PickleReader, StoresEqualListsOnceAndKeepsTheirValues) {
@@ -197,7 +197,7 @@ TEST(PickleReader, StoresEqualListsOnceAndKeepsTheirValues) {
   // (as each event's frames are set on its dict): the second shares the
   // first's items.
   const std::string frames = "](" + short_str("f.py") + "K\x0c" "e";
-  Document d = parse_ok(pickled("]" + frames + "a" + frames + "a"));
+  Document d = parse_document_ok(pickled("]" + frames + "a" + frames + "a"));
   std::vector<Value> lists;
   d.for_each_item(d.root(), [&](Value v) { lists.push_back(v); });
   ASSERT_EQ(lists.size(), 2u);

@@ -30,7 +30,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<solver::CanonicalSearch::Item> items_of(const Problem& problem) {
+std::vector<solver::CanonicalSearch::Item> canonical_items(const Problem& problem) {
   std::vector<solver::CanonicalSearch::Item> items;
   for (size_t i = 0; i < problem.size(); ++i) {
     const Buffer& b = problem.buffers[i];
@@ -83,7 +83,7 @@ TEST(SatHelper, ProvesTheOptimumAboveTheLoadAndHandsOverAValidPlan) {
     int64_t ceiling = 0;
     for (const Buffer& b : problem->buffers) ceiling += b.size;  // stacking every buffer fits
     ceiling += 1;
-    const auto items = items_of(*problem);
+    const auto items = canonical_items(*problem);
     int64_t unit = 0;
     ASSERT_TRUE(solver::SatHelper::applies(items, ceiling, solver::kSatMaxClauses, &unit));
     EXPECT_EQ(unit, 1);  // the sizes are coprime
@@ -117,7 +117,7 @@ TEST(SatHelper, DeclinesWhatTheEncodingCannotStateOrIsTooLarge) {
   const StatusOr<Problem> gap = read_problem_csv(gap_files().front());
   ASSERT_TRUE(gap.ok());
   int64_t unit = 0;
-  auto items = items_of(*gap);
+  auto items = canonical_items(*gap);
   EXPECT_TRUE(solver::SatHelper::applies(items, 1000, solver::kSatMaxClauses, &unit));
   EXPECT_FALSE(solver::SatHelper::applies(items, 1000, /*max_clauses=*/100, &unit)) << "over the clause limit";
   auto fixed = items;
@@ -134,13 +134,13 @@ TEST(SatHelper, DeclinesWhatTheEncodingCannotStateOrIsTooLarge) {
   const StatusOr<Problem> d =
       read_problem_csv((std::filesystem::path(MEMPLAN_SHARED_DATA_DIR) / "dsa/minimalloc/challenging/D.1048576.csv").string());
   ASSERT_TRUE(d.ok()) << d.status().message();
-  EXPECT_FALSE(solver::SatHelper::applies(items_of(*d), 1001472, solver::kSatMaxClauses, &unit));
+  EXPECT_FALSE(solver::SatHelper::applies(canonical_items(*d), 1001472, solver::kSatMaxClauses, &unit));
 }
 
 TEST(SatHelper, StopsOnTheCallersCancel) {
   // A 200-buffer puzzle that the solver does not settle in a moment.
   const Problem problem = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 200, .seed = 14, .max_size = 256});
-  const auto items = items_of(problem);
+  const auto items = canonical_items(problem);
   int64_t unit = 0;
   ASSERT_TRUE(solver::SatHelper::applies(items, 300, solver::kSatMaxClauses, &unit));
   // No deadline: only the cancel can end the helper before the bounds meet.
@@ -193,7 +193,7 @@ TEST(SatHelper, DecideModeAnswersTheCapacityAskedAndSaysItFinished) {
     const StatusOr<Problem> problem = read_problem_csv(file);
     ASSERT_TRUE(problem.ok());
     const int64_t optimum = proven_optimum(*problem);
-    const auto items = items_of(*problem);
+    const auto items = canonical_items(*problem);
     for (const int64_t capacity : {optimum, optimum - 1}) {
       int64_t unit = 0;
       ASSERT_TRUE(solver::SatHelper::applies(items, capacity + 1, solver::kSatMaxClauses, &unit));

@@ -23,7 +23,7 @@ constexpr uint64_t MiB = 1 << 20;
 constexpr uint64_t kA = 0x7f0000000000;  // a large segment
 constexpr uint64_t kB = 0x7f1000000000;  // a small segment
 
-StatusOr<Snapshot> parse(const std::string& bytes) {
+StatusOr<Snapshot> parse_snapshot(const std::string& bytes) {
   StatusOr<pickle::Document> doc =
       pickle::parse_pickle({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "s.pickle");
   if (!doc.ok()) return doc.status();
@@ -31,7 +31,7 @@ StatusOr<Snapshot> parse(const std::string& bytes) {
 }
 
 Snapshot parse_ok(const SnapshotBuilder& b) {
-  StatusOr<Snapshot> s = parse(b.bytes());
+  StatusOr<Snapshot> s = parse_snapshot(b.bytes());
   EXPECT_TRUE(s.ok()) << s.status().message();
   return s.ok() ? std::move(s).value() : Snapshot();
 }
@@ -385,7 +385,7 @@ TEST(Snapshot, FreeOfABlockNeverAllocatedIsABlockFromBeforeTheWindow) {
 // type) where GCC nests it.
 TEST(Snapshot, ErrorsNameTheField) {
   auto error_of = [](const memplan::testing::PyValue& root) {
-    StatusOr<Snapshot> s = parse(memplan::testing::PickleWriter().write(root));
+    StatusOr<Snapshot> s = parse_snapshot(memplan::testing::PickleWriter().write(root));
     EXPECT_FALSE(s.ok());
     return s.ok() ? std::string() : s.status().message();
   };
@@ -430,7 +430,7 @@ TEST(Snapshot, UnknownLineNumbersAreZero) {
   const size_t at = bytes.find(key);
   ASSERT_NE(at, std::string::npos);
   bytes.replace(at + 7, 2, std::string("\x8a\x09", 2) + std::string(8, '\xff') + std::string(1, '\0'));
-  StatusOr<Snapshot> s = parse(bytes);
+  StatusOr<Snapshot> s = parse_snapshot(bytes);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->frames[s->stacks[s->devices[0].events[0].stack][0]].line, 0);
 }

@@ -31,7 +31,7 @@ std::string trace(const std::vector<std::string>& events) {
   return out + "]}";
 }
 
-TorchProfile parse_ok(const std::string& text) {
+TorchProfile parse_profile_ok(const std::string& text) {
   StatusOr<TorchProfile> profile = parse_torch_profile(text, "p.json");
   EXPECT_TRUE(profile.ok()) << profile.status().message();
   return profile.ok() ? *profile : TorchProfile{};
@@ -44,7 +44,7 @@ std::string parse_error(const std::string& text) {
 
 TEST(TorchProfile, WholeTraceIsOneIterationWithTicksInTimeOrder) {
   // Written out of time order: the reader sorts by ts.
-  const TorchProfile p = parse_ok(trace({memory(30, -64, 0x100), memory(10, 64, 0x100), memory(20, 32, 0x200),
+  const TorchProfile p = parse_profile_ok(trace({memory(30, -64, 0x100), memory(10, 64, 0x100), memory(20, 32, 0x200),
                                          memory(40, -32, 0x200)}));
   EXPECT_TRUE(p.steps.empty());
   EXPECT_EQ(profile_step_numbers(p), std::vector<int64_t>{0});
@@ -64,7 +64,7 @@ TEST(TorchProfile, WholeTraceIsOneIterationWithTicksInTimeOrder) {
 }
 
 TEST(TorchProfile, AttributesToTheInnermostSpanOfTheSameThread) {
-  const TorchProfile p = parse_ok(trace({
+  const TorchProfile p = parse_profile_ok(trace({
       span("aten::conv2d", 0, 100), span("aten::convolution", 5, 90), span("aten::empty", 10, 5),
       span("aten::add", 0, 100, /*tid=*/2),  // another thread: never the operator of tid 1
       memory(12, 64, 0x100),                 // inside aten::empty
@@ -79,7 +79,7 @@ TEST(TorchProfile, AttributesToTheInnermostSpanOfTheSameThread) {
 }
 
 TEST(TorchProfile, StepsSplitTheTraceAndLeaveOutWhatCrossesThem) {
-  const TorchProfile p = parse_ok(trace({
+  const TorchProfile p = parse_profile_ok(trace({
       R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":7,"tid":1,"ts":100,"dur":100,"args":{}})",
       R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":7,"tid":1,"ts":0,"dur":100,"args":{}})",
       memory(10, 64, 0x100), memory(20, -64, 0x100),  // step 0
@@ -91,7 +91,7 @@ TEST(TorchProfile, StepsSplitTheTraceAndLeaveOutWhatCrossesThem) {
   }));
   EXPECT_EQ(profile_step_numbers(p), (std::vector<int64_t>{0, 1}));
   // Kineto's copy of a step on the GPU timeline is not a second step 0.
-  const TorchProfile with_gpu_copy = parse_ok(trace({
+  const TorchProfile with_gpu_copy = parse_profile_ok(trace({
       R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":7,"tid":1,"ts":0,"dur":100})",
       R"({"ph":"X","cat":"gpu_user_annotation","name":"ProfilerStep#0","pid":0,"tid":7,"ts":3,"dur":90})",
       memory(10, 64, 0x100)}));
