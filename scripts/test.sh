@@ -23,15 +23,26 @@ start=$(date +%s)
 export MEMPLAN_CTEST_TALLY
 MEMPLAN_CTEST_TALLY=$(mktemp)
 timings=$(mktemp)
-trap 'rm -f "$MEMPLAN_CTEST_TALLY" "$timings"' EXIT
+trap 'rm -f "$MEMPLAN_CTEST_TALLY" "$timings" "$timings.cpu" "$timings.cpu-after"' EXIT
 stage() { echo; echo "=== $* ($(( $(date +%s) - start )) s elapsed)"; }
-# timed LABEL COMMAND...: runs the command and records its wall time.
+# CPU seconds (user + system) of this shell's finished children, from a file
+# holding the output of bash's `times` (second line: "0m12.345s 0m1.234s").
+# `times` itself must run in this shell, not in a $(...) subshell.
+children_cpu() {
+  awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"
+}
+# timed LABEL COMMAND...: runs the command and records its wall time and the
+# CPU time it used (on a machine shared with other work, the CPU time is the
+# steadier measure).
 timed() {
   local label=$1 began
   shift
   began=$(date +%s)
+  times > "$timings.cpu"
   "$@"
-  echo "$label $(( $(date +%s) - began ))" >> "$timings"
+  times > "$timings.cpu-after"
+  echo "$label $(( $(date +%s) - began )) $(( $(children_cpu "$timings.cpu-after") - $(children_cpu "$timings.cpu") ))" \
+    >> "$timings"
 }
 # The ten slowest tests of the last ctest run in a build folder.
 slowest() {
@@ -81,8 +92,8 @@ if [ "${MEMPLAN_SKIP_SANITIZE:-0}" != 1 ]; then
   fi
 fi
 stage "all tests passed"
-echo "time per step (s):"
-awk '{ printf "  %-16s %5d\n", $1, $2 }' "$timings"
+echo "time per step (s):      wall    CPU"
+awk '{ printf "  %-16s %5d  %5d\n", $1, $2, $3 }' "$timings"
 cat "$timings.release" "$timings.sanitize" 2>/dev/null || true
 rm -f "$timings.release" "$timings.sanitize"
 echo "tests: $(awk '{ n += $1 } END { print n + 0 }' "$MEMPLAN_CTEST_TALLY") passed, 0 failed in $(( $(date +%s) - start )) s"
