@@ -17,6 +17,7 @@ add_custom_target(memplan_fuzz_targets)
 function(memplan_fuzz_target name test seeds dict)
   add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${name}.cc)
   target_link_libraries(${name} PRIVATE memplan::core ${ARGN})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer-no-link)  # tests/CMakeLists.txt leaves it out
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
   add_dependencies(memplan_fuzz_targets ${name})
   set(work ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
