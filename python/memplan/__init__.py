@@ -26,9 +26,10 @@ def library_path(kind, env=None):
     libmemplan_replay.so).
 
     Looked for, in order: the variable MEMPLAN_TRACE_LIBRARY or
-    MEMPLAN_REPLAY_LIBRARY of `env` (default: os.environ); the library folders of the prefix this package is
-    installed under (<prefix>/lib, lib64, lib/<multiarch>); the build tree the
-    module was built in. Raises FileError listing where it looked."""
+    MEMPLAN_REPLAY_LIBRARY of `env` (default: os.environ); the package's own
+    folder (where `pip install .` puts it); the library folders of the prefix
+    this package is installed under (<prefix>/lib, lib64, lib/<multiarch>); the
+    build tree the module was built in. Raises FileError listing where it looked."""
     if kind not in _LIBRARY_FILES:
         raise InputError(f"library kind {kind!r}: expected 'trace' or 'replay'")  # noqa: F405
     name = _LIBRARY_FILES[kind]
@@ -37,9 +38,9 @@ def library_path(kind, env=None):
         if not os.path.isfile(override):
             raise FileError(f"MEMPLAN_{kind.upper()}_LIBRARY={override}: no such file")  # noqa: F405
         return override
-    candidates = []
-    # <prefix>/lib/python3.X/dist-packages/memplan/__init__.py -> <prefix>
     package = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.path.join(package, name)]
+    # <prefix>/lib/python3.X/dist-packages/memplan/__init__.py -> <prefix>
     prefix = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(package))))
     multiarch = getattr(sys.implementation, "_multiarch", "") or ""
     for folder in ("lib", "lib64", os.path.join("lib", multiarch) if multiarch else None):
