@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -90,6 +91,9 @@ struct PoolOptions {
 // MEMPLAN_POOL_MAX_CACHED and every replay knob (replay_config_from_environment);
 // unset variables keep their defaults. Fails on a malformed value, naming it.
 StatusOr<PoolOptions> pool_options_from_environment(EnvironmentLookup lookup = nullptr);
+// The knobs of PoolOptions but its replay part (MEMPLAN_POOL_*), as
+// replay_knobs() lists the replay knobs.
+std::span<const ReplayKnob> pool_knobs();
 
 class MemoryPool {
  public:

@@ -124,23 +124,32 @@ struct ReplayConfig {
   // that followed the last variant before. Off: unkeyed iterations are one
   // variant (key 0).
   bool predict_variants = true;
+  // The LD_PRELOAD drop-in: print the replay statistics to stderr at exit.
+  // Other adapters ignore it (their programs read stats()).
+  bool print_stats = false;
 };
 
+// One knob as `memplan run --help` and docs/runtime.md list it. Its default
+// is the field's value in ReplayConfig{} (PoolOptions{} for the pools'
+// knobs, pool_knobs() in memplan/pool.h).
 struct ReplayKnob {
-  std::string_view variable;      // MEMPLAN_...
-  std::string_view default_value;
+  std::string_view variable;   // MEMPLAN_...
+  std::string type;            // what it accepts, in words
+  std::string default_value;
   std::string_view description;
 };
-// The knob table, in the order of ReplayConfig's fields.
+// Every knob of ReplayConfig, in the order of its fields: the one table the
+// environment is read from (src/runtime/replay_config.cc).
 std::span<const ReplayKnob> replay_knobs();
 
-// Reads every MEMPLAN_* knob through `lookup` (getenv by default); unset
-// variables keep their default. A malformed value (or MEMPLAN_PLANNER naming
-// no registered planner) rejects that knob alone: it keeps its default, the
-// others still apply, and `rejected` (if given) gets one line naming the
-// variable, its value and what was expected.
+// Reads every MEMPLAN_* knob through `lookup` (getenv by default) into a
+// copy of `base`; unset variables keep base's value. A malformed value (or
+// MEMPLAN_PLANNER naming no registered planner) rejects that knob alone: it
+// keeps base's value, the others still apply, and `rejected` (if given) gets
+// one line naming the variable, its value and what was expected.
 using EnvironmentLookup = const char* (*)(const char*);
-ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::string>* rejected);
+ReplayConfig read_replay_config(EnvironmentLookup lookup, std::vector<std::string>* rejected,
+                                const ReplayConfig& base = ReplayConfig{});
 // The same, strict: fails on the first rejected knob, naming it.
 StatusOr<ReplayConfig> replay_config_from_environment(EnvironmentLookup lookup = nullptr);
 // An on/off knob's value: 1/0, on/off, true/false, yes/no (any case);

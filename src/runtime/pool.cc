@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "runtime/knob_table.h"
+
 #ifdef MEMPLAN_WITH_CUDA
 #include "runtime/cuda/cuda_device.h"
 #endif
@@ -349,6 +351,35 @@ PoolRegistry& PoolRegistry::global() {
   // Never destroyed: blocks may be freed from other static destructors.
   static PoolRegistry* registry = new PoolRegistry;
   return *registry;
+}
+
+namespace {
+
+// The pools' own knobs (runtime/knob_table.h); the replay pool reads the
+// replay knobs (replay_config.cc).
+constexpr runtime::Knob<PoolOptions> kPoolKnobs[] = {
+    {"MEMPLAN_POOL_PAGE_UNIT", runtime::KnobType::kInteger, &PoolOptions::page_unit_bytes,
+     "the page_unit pool: rounding unit in bytes", 1},
+    {"MEMPLAN_POOL_MAX_CACHED", runtime::KnobType::kInteger, &PoolOptions::max_cached_bytes,
+     "the page_unit pool: most bytes kept cached; frees beyond go to the device", 0},
+};
+
+}  // namespace
+
+std::span<const ReplayKnob> pool_knobs() {
+  static const std::vector<ReplayKnob> described = runtime::describe_knobs<PoolOptions>(kPoolKnobs);
+  return described;
+}
+
+StatusOr<PoolOptions> pool_options_from_environment(EnvironmentLookup lookup) {
+  PoolOptions options;
+  StatusOr<ReplayConfig> replay = replay_config_from_environment(lookup);
+  if (!replay.ok()) return replay.status();
+  options.replay = std::move(replay).value();
+  std::vector<std::string> rejected;
+  options = runtime::read_knobs<PoolOptions>(kPoolKnobs, lookup, &rejected, std::move(options));
+  if (!rejected.empty()) return InvalidArgument(rejected.front());
+  return options;
 }
 
 Status init_pool(std::string_view device, std::string_view name) {

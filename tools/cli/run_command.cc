@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "memplan/pool.h"
 #include "memplan/replay_config.h"
 #include "exit_codes.h"
 #include "inputs.h"
@@ -38,12 +39,14 @@ void set_run_environment(const RunArguments& args) {
   if (args.stats) setenv("MEMPLAN_STATS", "1", 1);
 }
 
-// Every knob of the runtime (replay_knobs()), one per entry, its text
-// wrapped at 100 columns under the name.
+// Every knob of the runtime (replay_knobs(), then pool_knobs()), one per
+// entry: name, [default], type, and its help wrapped at 100 columns below.
 std::string knob_lines() {
   std::string out;
-  for (const memplan::ReplayKnob& knob : memplan::replay_knobs()) {
-    out += "  " + std::string(knob.variable) + " [" + std::string(knob.default_value) + "]\n";
+  std::vector<memplan::ReplayKnob> knobs(memplan::replay_knobs().begin(), memplan::replay_knobs().end());
+  knobs.insert(knobs.end(), memplan::pool_knobs().begin(), memplan::pool_knobs().end());
+  for (const memplan::ReplayKnob& knob : knobs) {
+    out += "  " + std::string(knob.variable) + " [" + knob.default_value + "] " + knob.type + "\n";
     std::string line = "      ";
     size_t start = 0;
     const std::string_view text = knob.description;
@@ -71,10 +74,13 @@ void register_run_command(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("run", "Run a command with the replay allocator: learn its iterations, serve them from slabs");
   command->add_option("--profile-iterations", args->profile_iterations,
-                      "Iterations that must repeat (per thread) before they are planned (default 2)")
+                      "Iterations that must repeat (per thread) before they are planned (default " +
+                          std::to_string(memplan::ReplayConfig{}.profile_iterations) + ")")
       ->type_name("K")
       ->check(CLI::PositiveNumber);
-  command->add_option("--planner", args->planner, "Planner used at iteration boundaries (default portfolio)")
+  command
+      ->add_option("--planner", args->planner,
+                   "Planner used at iteration boundaries (default " + memplan::ReplayConfig{}.planner + ")")
       ->type_name("NAME");
   command->add_flag("--stats", args->stats, "Print the replay allocator's statistics when the command exits");
   command->add_option("--library", args->library_path, "The replay library to preload (default: found beside memplan)")

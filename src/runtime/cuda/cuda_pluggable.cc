@@ -174,8 +174,7 @@ DeviceReplayAllocator* allocator() {
       return;
     }
     g_allocator = made->release();
-    const char* stats = std::getenv("MEMPLAN_STATS");
-    if (stats != nullptr && stats[0] == '1') std::atexit(print_stats);
+    if (config->print_stats) std::atexit(print_stats);
   });
   return g_allocator;
 }

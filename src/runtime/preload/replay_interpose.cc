@@ -22,8 +22,8 @@
 //     allocator, so the replay allocator never re-enters itself. A slab
 //     pointer never reaches the backing allocator, whoever frees it.
 //
-// Environment: the MEMPLAN_* knobs of memplan/replay.h (replay_knobs()), and
-//   MEMPLAN_STATS=1   print the replay statistics to stderr at exit.
+// Environment: the MEMPLAN_* knobs of memplan/replay_config.h (replay_knobs(),
+// MEMPLAN_STATS among them), read once at load.
 // A malformed knob is reported on stderr and the defaults are used.
 #include <dlfcn.h>
 #include <errno.h>
@@ -102,19 +102,12 @@ __attribute__((constructor)) void on_load() {
   Inside inside;
   // A malformed knob is reported and keeps its default; the others apply.
   std::vector<std::string> rejected;
-  memplan::ReplayConfig config = memplan::read_replay_config(nullptr, &rejected);
   // A whole process: what runs before its first mark is start-up, not an
   // iteration (unless MEMPLAN_PROFILE_BEFORE_FIRST_MARK says otherwise).
-  if (!getenv("MEMPLAN_PROFILE_BEFORE_FIRST_MARK") ||
-      !memplan::parse_switch(getenv("MEMPLAN_PROFILE_BEFORE_FIRST_MARK"))) {
-    config.profile_before_first_mark = false;
-  }
-  const char* stats = getenv("MEMPLAN_STATS");
-  const std::optional<bool> stats_switch = memplan::parse_switch(stats);
-  if (stats != nullptr && !stats_switch) {
-    rejected.push_back(std::string("MEMPLAN_STATS='") + stats + "': expected 1/0, on/off, true/false or yes/no");
-  }
-  g_print_stats = stats_switch.value_or(false);
+  memplan::ReplayConfig drop_in_defaults;
+  drop_in_defaults.profile_before_first_mark = false;
+  const memplan::ReplayConfig config = memplan::read_replay_config(nullptr, &rejected, drop_in_defaults);
+  g_print_stats = config.print_stats;
   for (const std::string& message : rejected) {
     fprintf(stderr, "memplan replay: %s; that knob keeps its default\n", message.c_str());
   }
