@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,23 @@
 #include "memplan/status.h"
 
 namespace memplan {
+
+class PlanningBudget;
+
+// When a quick plan is good enough (PlanOptions::good_enough). Arena and
+// load are counted in whole units of `unit_bytes` (the runtime's: a page,
+// since a slab is committed in pages), and a plan is good enough when its
+// arena takes at most the load's units plus `tolerance` of them, rounded
+// down: with 4 KiB units and 0.01, a load of 8,100 units accepts an arena
+// of up to 8,181.
+struct GoodEnough {
+  int64_t unit_bytes = 1;
+  double tolerance = 0;
+  // With a time limit set, of which less than this is left (after the
+  // budget, PlanOptions::budget), the named planner is not run: the quick
+  // plan is kept.
+  double shortest_run_seconds = 0.002;
+};
 
 struct PlanOptions {
   // Wall-clock budget in seconds; 0 means each planner's own default (none
@@ -53,6 +71,19 @@ struct PlanOptions {
   // in a loop (the runtime, tests) pay nothing unasked; the front ends
   // (memplan plan, memplan bench, memplan.plan) use kDefaultSearchSeconds.
   double default_search_seconds = 0;
+  // Stop at a good-enough plan (run_planner only; planning.h, "Good
+  // enough"): greedy_by_size runs first, and its plan is kept without
+  // running the named planner when it is close enough to the load. Unset:
+  // the named planner alone.
+  std::optional<GoodEnough> good_enough;
+  // A time budget that runs share (run_planner only; planning.h,
+  // PlanningBudget): the run's time limit is what the budget allows, at
+  // most time_limit_seconds, and the run's wall time is charged to it.
+  // nullptr: the time limit as given.
+  PlanningBudget* budget = nullptr;
+  // The budget's refill: it earns this share of the wall time since its
+  // first run (PlanningBudget::allowance); 1 or more: no budget at all.
+  double budget_share = 1;
 };
 
 // The front ends' default search budget (PlanOptions::default_search_seconds)

@@ -50,6 +50,25 @@
 //     kCancelled             cancelled; the plan, if any, is the best so far
 //     kUnknown               no plan within the capacity, none proven impossible
 //
+// Good enough (options.good_enough, a named planner other than
+// greedy_by_size): for a caller that plans often and pays for every
+// millisecond (the runtime plans at iteration boundaries), before step 2:
+//     a. greedy_by_size plans (no time limit, no cancel; milliseconds) and
+//        its plan is validated;
+//     b. that plan is the result, and the named planner does not run, when
+//        it is good enough (GoodEnough: within a tolerance of the load, in
+//        whole units) or when less than GoodEnough::shortest_run_seconds of
+//        a set time limit is left;
+//     c. else the named planner runs (steps 1-3) and its plan is the result
+//        only when its run ended with a plan, not cancelled, and smaller
+//        than the quick one; otherwise — an error, a cancel, no plan, a plan
+//        no smaller — the quick plan is, with the quick run's verdict.
+//   made_by says "greedy_by_size" when the quick plan is the result.
+//
+// Budget (options.budget): the time limit is budget.allowance(time limit,
+// options.budget_share), and the whole call's wall time is charged to the
+// budget; see PlanningBudget.
+//
 // Cancel (options.cancel set from another thread or a signal handler): the
 // call returns soon with cancelled = true and the best valid plan found so far,
 // if any (none when the first heuristic had not finished).
@@ -58,6 +77,7 @@
 // (kInvalidArgument), a planner's own error, an invalid plan (kInternal).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -107,6 +127,26 @@ struct PlanningResult {
   double validation_seconds = 0;  // wall time of validation (step 3)
   // The default search's budget when it ran (step 2d), else 0.
   double default_search_seconds = 0;
+};
+
+// The planning time that many runs share and may still spend: one full
+// run (the time limit), plus a share of the wall time elapsed since the
+// budget's first run. A run gets its full limit while the budget has it,
+// what is left of it otherwise (never below 0). For a caller whose plans
+// keep coming (a new variant every few iterations) it bounds planning to a
+// share of a core. Thread-safe.
+class PlanningBudget {
+ public:
+  // Seconds the next run may take under `limit_seconds`: the full limit
+  // while the budget has it, what is left otherwise. The first call starts
+  // the budget's clock. A limit of 0 (the planner's own default) or a share
+  // of 1 or more has no budget: the limit is returned as it is.
+  double allowance(double limit_seconds, double share);
+  void spend(int64_t ns);
+
+ private:
+  std::atomic<int64_t> first_ns_{0};
+  std::atomic<int64_t> spent_ns_{0};
 };
 
 StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& problem, const PlanOptions& options = {});

@@ -119,8 +119,9 @@ class ReplayAllocator {
 
   ReplayPhase phase_of_calling_thread();
   ReplayStats stats() const;
-  // Checks every slab, every plan against the validator, and that each live
-  // block sits at a planned offset. Run while no other thread uses the allocator.
+  // Checks every slab, that each thread serves its learner's plan (validated
+  // once, when it was made: memplan/planning.h), and that each live block
+  // sits at a planned offset. Run while no other thread uses the allocator.
   Status check_invariants() const;
 
   struct Impl;

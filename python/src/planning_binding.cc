@@ -72,7 +72,8 @@ StatusOr<PlanningResult> run_planner_interruptibly(const std::string& name, cons
 }
 
 PlanResult plan(const Problem& original, const std::string& planner, py::object capacity, py::object time_limit_arg,
-                uint64_t seed, int threads, py::object alignment) {
+                uint64_t seed, int threads, py::object alignment, py::object good_enough,
+                py::object good_enough_unit) {
   // None (the default): the default planner's short search after the
   // heuristics (PlanOptions::default_search_seconds); 0: heuristics only.
   const bool default_budget = time_limit_arg.is_none();
@@ -103,6 +104,13 @@ PlanResult plan(const Problem& original, const std::string& planner, py::object 
   options.default_search_seconds = default_budget ? kDefaultSearchSeconds : 0.0;
   options.seed = seed;
   options.threads = threads;
+  if (!good_enough.is_none()) {
+    const double tolerance = good_enough.cast<double>();
+    if (!(tolerance >= 0)) raise_input_error("good_enough: " + std::to_string(tolerance) + " is negative");
+    const int64_t unit = good_enough_unit.is_none() ? 1 : bytes_from(good_enough_unit, "good_enough_unit");
+    if (unit <= 0) raise_input_error("good_enough_unit: " + std::to_string(unit) + " is not positive");
+    options.good_enough = GoodEnough{.unit_bytes = unit, .tolerance = tolerance};
+  }
   StatusOr<PlanningResult> planned = run_planner_interruptibly(planner, *problem, options);
   if (!planned.ok()) {
     raise_status(Status(planned.status().code(), "planner '" + planner + "' failed: " + planned.status().message()),
@@ -223,7 +231,7 @@ void bind_planning(py::module_& m) {
 
   m.def("plan", &plan, py::arg("problem"), py::arg("planner") = std::string(kDefaultPlanner), py::kw_only(),
         py::arg("capacity") = py::none(), py::arg("time_limit") = py::none(), py::arg("seed") = 0, py::arg("threads") = 0,
-        py::arg("alignment") = py::none(),
+        py::arg("alignment") = py::none(), py::arg("good_enough") = py::none(), py::arg("good_enough_unit") = py::none(),
         "Plans the problem with a registered planner, through the path `memplan plan` takes (heuristics, then the "
         "exact solver for a capacity, or for a short search where the heuristics leave a gap, with the default "
         "planner), and validates the plan.\n\n"
@@ -231,7 +239,9 @@ void bind_planning(py::module_& m) {
         "the default planner, the heuristics then up to 1 s of exact search on problems of up to 2,000 buffers "
         "where a gap to the load is left, other planners their own default; 0: the heuristics alone, other "
         "planners their own default); seed: for planners with randomised orders; threads: the exact solver's threads, as --threads (0, the "
-        "default: one per hardware thread; up to 256; 1 repeats a run not cut short by time); alignment: the default alignment, as --alignment.\n"
+        "default: one per hardware thread; up to 256; 1 repeats a run not cut short by time); alignment: the default alignment, as --alignment; good_enough: a share of the load (0.01: 1%): greedy_by_size runs "
+        "first and its plan is kept, the named planner not run, when its arena is within that share of the load, "
+        "counted in units of good_enough_unit bytes (int or '4KiB'; default 1), as --good-enough.\n"
         "Returns a PlanResult; 'does not fit' and 'unknown' are verdicts, not exceptions. Raises "
         "UnknownPlannerError, InputError (a bad argument) or PlanningError (a planner's error, the time limit "
         "ran out before a heuristic finished, an invalid plan: a bug). Ctrl-C cancels and raises KeyboardInterrupt.");

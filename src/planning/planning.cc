@@ -218,9 +218,8 @@ PlanningResult with_ending(PlanningResult result) {
   return result;
 }
 
-}  // namespace
-
-StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& problem, const PlanOptions& options) {
+// Steps 1-3 of run_planner (planning.h) for one named planner.
+StatusOr<PlanningResult> run_named(std::string_view name, const Problem& problem, const PlanOptions& options) {
   const PlannerInfo* planner = find_planner(name);
   if (planner == nullptr) return NotFound("no planner named '" + std::string(name) + "' (see `memplan planners`)");
   MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
@@ -303,6 +302,75 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
                   ", above the capacity of " + bytes_text(capacity) + "; proven lower bound " +
                   bytes_text(result.lower_bound) + (name == "exact" || name == kDefaultPlanner ? "" : " (a heuristic result, not a proof that no plan fits)");
   return with_ending(std::move(result));
+}
+
+// GoodEnough: the arena in whole units is at most the load's units plus the tolerated share of them.
+bool is_good_enough(int64_t arena, int64_t load_bytes, const GoodEnough& good) {
+  const auto unit = static_cast<uint64_t>(std::max<int64_t>(good.unit_bytes, 1));
+  auto units = [unit](int64_t bytes) { return (static_cast<uint64_t>(std::max<int64_t>(bytes, 0)) + unit - 1) / unit; };
+  const uint64_t floor_units = units(load_bytes);
+  const auto tolerated = static_cast<uint64_t>(static_cast<double>(floor_units) * good.tolerance);
+  return units(arena) <= floor_units + tolerated;
+}
+
+bool has_plan_in_capacity(const PlanningResult& r) {
+  return r.plan && (r.verdict == PlanVerdict::kPlanned || r.verdict == PlanVerdict::kFits);
+}
+
+}  // namespace
+
+double PlanningBudget::allowance(double limit_seconds, double share) {
+  if (share >= 1 || limit_seconds <= 0) return limit_seconds;  // no budget; 0: the planner's own default
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  int64_t first = first_ns_.load(std::memory_order_relaxed);
+  if (first == 0) {
+    int64_t expected = 0;  // on failure: the clock another thread started
+    first = first_ns_.compare_exchange_strong(expected, now, std::memory_order_relaxed) ? now : expected;
+  }
+  const double earned = share * 1e-9 * static_cast<double>(now - first) + limit_seconds;
+  const double left = earned - 1e-9 * static_cast<double>(spent_ns_.load(std::memory_order_relaxed));
+  return std::clamp(left, 0.0, limit_seconds);
+}
+
+void PlanningBudget::spend(int64_t ns) { spent_ns_.fetch_add(ns, std::memory_order_relaxed); }
+
+StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& problem, const PlanOptions& options) {
+  const Clock::time_point start = Clock::now();
+  struct Charge {  // the whole call's wall time, to the budget
+    PlanningBudget* budget;
+    Clock::time_point start;
+    ~Charge() {
+      if (budget) budget->spend(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    }
+  } charge{options.budget, start};
+  PlanOptions run = options;
+  run.good_enough.reset();
+  run.budget = nullptr;
+  if (options.budget) run.time_limit_seconds = options.budget->allowance(options.time_limit_seconds, options.budget_share);
+  if (!options.good_enough || name == "greedy_by_size") return run_named(name, problem, run);
+
+  // Good enough (planning.h): the quick plan first.
+  const GoodEnough& good = *options.good_enough;
+  StatusOr<PlanningResult> quick = run_named("greedy_by_size", problem, PlanOptions{});
+  const bool have_quick = quick.ok() && has_plan_in_capacity(*quick);
+  auto keep_quick = [&]() -> StatusOr<PlanningResult> {
+    PlanningResult r = std::move(quick).value();
+    r.planner = std::string(name);
+    r.made_by = "greedy_by_size";
+    r.planning_seconds = seconds_since(start) - r.validation_seconds;
+    return r;
+  };
+  if (have_quick && is_good_enough(quick->plan->arena, quick->load, good)) return keep_quick();
+  if (have_quick && options.time_limit_seconds > 0 && run.time_limit_seconds < good.shortest_run_seconds) {
+    return keep_quick();
+  }
+  StatusOr<PlanningResult> named = run_named(name, problem, run);
+  if (!have_quick) return named;
+  if (named.ok() && has_plan_in_capacity(*named) && !named->cancelled && named->plan->arena < quick->plan->arena) {
+    return named;
+  }
+  return keep_quick();
 }
 
 StatusOr<Plan> plan_with(std::string_view name, const Problem& problem, const PlanOptions& options) {

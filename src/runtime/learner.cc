@@ -15,7 +15,7 @@
 
 #include "memplan/bounds.h"
 #include "memplan/planner.h"
-#include "memplan/validate.h"
+#include "memplan/planning.h"
 #include "runtime/os/os_memory.h"
 
 namespace memplan::runtime {
@@ -157,64 +157,20 @@ constexpr size_t kMaxPlannerThreads = 64;
 std::atomic<void*> g_planner_states[kMaxPlannerThreads];
 }  // namespace
 
-PlanningBudget& PlanningBudget::process() {
+PlanningBudget& process_planning_budget() {
   static PlanningBudget budget;
   return budget;
 }
 
-double PlanningBudget::allowance(const ReplayConfig& config) {
-  const double limit = config.plan_time_limit_seconds;
-  if (config.plan_time_share >= 1 || limit <= 0) return limit;  // no budget; 0: the planner's own default
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch()).count();
-  int64_t first = first_ns_.load(std::memory_order_relaxed);
-  if (first == 0) {
-    int64_t expected = 0;  // on failure: the clock another thread started
-    first = first_ns_.compare_exchange_strong(expected, now, std::memory_order_relaxed) ? now : expected;
-  }
-  const double earned = config.plan_time_share * 1e-9 * static_cast<double>(now - first) + limit;
-  const double left = earned - 1e-9 * static_cast<double>(spent_ns_.load(std::memory_order_relaxed));
-  return std::clamp(left, 0.0, limit);
-}
-
-void PlanningBudget::spend(int64_t ns) { spent_ns_.fetch_add(ns, std::memory_order_relaxed); }
-
-StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config, PlanningBudget* budget) {
-  PlanningBudget& account = budget ? *budget : PlanningBudget::process();
-  const auto start = std::chrono::steady_clock::now();
-  struct Spend {
-    PlanningBudget& account;
-    std::chrono::steady_clock::time_point start;
-    ~Spend() {
-      account.spend(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-                        .count());
-    }
-  } spend{account, start};
+PlanOptions plan_options(const ReplayConfig& config, PlanningBudget* budget) {
   PlanOptions options;
-  options.time_limit_seconds = account.allowance(config);
+  options.time_limit_seconds = config.plan_time_limit_seconds;
+  options.budget = budget ? budget : &process_planning_budget();
+  options.budget_share = config.plan_time_share;
   options.cancel = &g_exiting;
-  std::optional<Plan> quick;
-  if (config.planner != "greedy_by_size") {
-    StatusOr<Plan> greedy = plan_with("greedy_by_size", problem, PlanOptions{});
-    if (greedy.ok() && validate(problem, *greedy).ok()) quick = std::move(greedy).value();
-    const uint64_t page = os::page_size();
-    auto pages = [page](int64_t bytes) { return (static_cast<uint64_t>(std::max<int64_t>(bytes, 0)) + page - 1) / page; };
-    const uint64_t floor_pages = pages(load(problem));
-    const auto tolerated = static_cast<uint64_t>(static_cast<double>(floor_pages) * config.plan_tolerance);
-    if (quick && pages(quick->arena) <= floor_pages + tolerated) return std::move(*quick);
-    if (quick && config.plan_time_limit_seconds > 0 && options.time_limit_seconds < PlanningBudget::kShortestRun) {
-      return std::move(*quick);
-    }
-  }
-  StatusOr<Plan> plan = plan_with(config.planner, problem, options);
-  if (!plan.ok()) {
-    if (quick) return std::move(*quick);
-    return plan.status();
-  }
-  const ValidationResult valid = validate(problem, *plan);
-  if (!valid.ok()) return Internal("planner '" + config.planner + "' made an invalid plan: " + valid.message);
-  if (quick && quick->arena <= plan->arena) return std::move(*quick);
-  return plan;
+  options.good_enough = GoodEnough{.unit_bytes = static_cast<int64_t>(os::page_size()),
+                                   .tolerance = config.plan_tolerance};
+  return options;
 }
 
 Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out) {
@@ -243,7 +199,7 @@ Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLay
     h = structure_step(h, a.requests[i].size, a.requests[i].alignment, !config.upper_bound_plans);
   }
   out.prefix_hash[a.size()] = h;
-  StatusOr<Plan> plan = plan_of(problem, config);
+  StatusOr<Plan> plan = plan_with(config.planner, problem, plan_options(config));
   if (!plan.ok()) return plan.status();
   if (plan->arena < 0 || static_cast<uint64_t>(plan->arena) > layout.max_arena) {
     return CapacityExceeded("the plan's arena of " + std::to_string(plan->arena) + " B does not fit the slab");

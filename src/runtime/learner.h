@@ -119,6 +119,7 @@
 #include "memplan/backing_allocator.h"
 #include "memplan/iteration.h"
 #include "memplan/plan.h"
+#include "memplan/planning.h"
 #include "memplan/problem.h"
 #include "memplan/replay_config.h"
 #include "memplan/status.h"
@@ -231,32 +232,13 @@ struct BlockLayout {
 // profile. Reads only its arguments: planner threads call it.
 Status plan_profile(const Profile& agreed, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out);
 
-// Note [One validation rule]: a plan is served only if memplan::validate
-// accepts it, whichever planner made it. The planner is chosen by
-// Note [Page-optimal plans] (learner.cc).
-// The planning time a process has spent and may still spend (Note [Planning
-// budget] in learner.cc). Thread-safe.
-class PlanningBudget {
- public:
-  // Below this (seconds) the configured planner is not run at all.
-  static constexpr double kShortestRun = 0.002;
-  // The process's budget, which plan_of draws on by default.
-  static PlanningBudget& process();
-  // Seconds the next plan may take: the full limit while the budget has it,
-  // what is left of it otherwise (never below 0). The first call starts the
-  // budget's clock. A limit of 0 (the planner's own default) has no budget.
-  double allowance(const ReplayConfig& config);
-  void spend(int64_t ns);
-
- private:
-  std::atomic<int64_t> first_ns_{0};
-  std::atomic<int64_t> spent_ns_{0};
-};
-
-// The plan of one profile's problem (Notes [Page-optimal plans], [One
-// validation rule] and [Planning budget] in learner.cc); `budget` nullptr:
-// the process's.
-StatusOr<Plan> plan_of(const Problem& problem, const ReplayConfig& config, PlanningBudget* budget = nullptr);
+// The planning options of every plan the runtime makes (Notes [Page-optimal
+// plans] and [Planning budget] in learner.cc): config's planner and time
+// limit, stopping at a page-optimal greedy plan (GoodEnough, one page unit,
+// config.plan_tolerance), the time drawn from `budget` (nullptr: the
+// process's, which every unit of every allocator shares), cancelled at exit
+// (Note [Planning at exit]). run_planner validates the plan, once.
+PlanOptions plan_options(const ReplayConfig& config, PlanningBudget* budget = nullptr);
 
 // Turns an agreed profile into a plan with the adapter's tables. Must be
 // safe to call from a planner thread (it reads only immutable state).

@@ -84,6 +84,26 @@ def test_the_default_searches_where_the_heuristics_leave_a_gap(cli):
                      re.M)
 
 
+def test_a_good_enough_greedy_plan_stops_planning_as_in_the_cli(cli):
+    # The gap problem: load 157 B, greedy_by_size's plan at most 10% above it
+    # is kept and the default planner's search (to 163 B) is not run.
+    path = os.path.join(os.path.dirname(__file__), "..", "cli", "data", "gap_above_load.csv")
+    problem = memplan.read_problem(path)
+    greedy = memplan.plan(problem, "greedy_by_size")
+    assert greedy.arena <= 1.1 * problem.load()
+    kept = memplan.plan(problem, good_enough=0.1)
+    assert kept.made_by == "greedy_by_size" and kept.planner == "portfolio" and kept.arena == greedy.arena
+    assert memplan.validate(problem, kept)
+    searched = memplan.plan(problem, good_enough=0)  # not at the load: the default planner runs, keeps the better plan
+    assert searched.arena == 163 and searched.made_by != "greedy_by_size"
+    pages = memplan.plan(problem, good_enough=0, good_enough_unit="4KiB")  # both in one page: good enough
+    assert pages.made_by == "greedy_by_size"
+    with pytest.raises(memplan.InputError, match="good_enough"):
+        memplan.plan(problem, good_enough=-1)
+    out = cli("plan", path, "--good-enough", "0.1", expect=0).stdout
+    assert re.search(rf"^arena\s+{greedy.arena} B", out, re.M), out
+
+
 def test_capacity_verdicts_and_messages_are_the_clis(cli, tmp_path):
     # a [0,2) 64, b [1,3) 32, c [2,4) 64: load 96, fits in 96.
     problem = memplan.Problem([(0, 2, 64), (1, 3, 32), (2, 4, 64)])

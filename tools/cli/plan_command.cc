@@ -31,6 +31,8 @@ struct PlanArguments {
   int32_t threads = 0;  // 0: one per hardware thread
   std::string output_path;
   bool json = false;
+  std::optional<double> good_enough;  // the tolerance; unset: the named planner alone
+  std::string good_enough_unit;       // bytes; empty: 1
 };
 
 void run_plan(const PlanArguments& args) {
@@ -53,6 +55,11 @@ void run_plan(const PlanArguments& args) {
   options.seed = args.seed;
   options.threads = args.threads;
   options.cancel = interrupt.flag();
+  if (args.good_enough) {
+    options.good_enough = GoodEnough{
+        .unit_bytes = args.good_enough_unit.empty() ? 1 : byte_size(args.good_enough_unit),
+        .tolerance = *args.good_enough};
+  }
   StatusOr<PlanningResult> planned = Status(StatusCode::kInternal, "no planner ran");
   {
     ProgressLine progress("planning " + args.problem_path + " with " + std::string(planner.name),
@@ -203,6 +210,17 @@ void register_plan_command(CLI::App& app) {
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(0, kMaxPlanThreads));
+  command->add_option("--good-enough", args->good_enough,
+                      "Try greedy_by_size first and keep its plan, without running --planner, when its arena is\n"
+                      "within this share of the load (0.01: 1% more; counted in --good-enough-unit units);\n"
+                      "else keep the smaller of the two plans (as the runtime plans at its boundaries)")
+      ->type_name("SHARE")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--good-enough-unit", args->good_enough_unit,
+                      "With --good-enough: compare arena and load in whole units of this many bytes\n"
+                      "(the runtime: a page, 4KiB); default 1")
+      ->type_name("BYTES")
+      ->check(byte_size_validator());
   command->add_option("--seed", args->seed,
                       "Seed of the randomised searches: the portfolio's perturbations, the exact solver's\n"
                       "seeded restarts; with --capacity and the exact planner, 0 searches the fixed orderings\n"
@@ -233,7 +251,8 @@ void register_plan_command(CLI::App& app) {
       "Examples:\n"
       "  memplan plan model.csv\n"
       "  memplan plan model.csv --planner greedy_by_size --capacity 1MiB --output plan.csv\n"
-      "  memplan plan model.csv --json > plan.json");
+      "  memplan plan model.csv --json > plan.json\n"
+      "  memplan plan step.csv --good-enough 0.01 --good-enough-unit 4KiB --time-limit 0.25");
   command->callback([args] { run_plan(*args); });
 }
 
