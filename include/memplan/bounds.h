@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "memplan/problem.h"
 
@@ -28,6 +29,11 @@ struct Bounds {
 
 // load alone: O(n log n).
 int64_t load(const Problem& problem);
+
+// The plain load of lifetimes [lower[i], upper[i]) of sizes[i] bytes (no
+// alignment): the most bytes live at one tick. For callers that hold
+// lifetimes but no Problem (the runtime's profiles). O(n log n).
+int64_t load(std::span<const int64_t> lower, std::span<const int64_t> upper, std::span<const int64_t> sizes);
 
 // All bounds. The positional-maximums part costs O(sum over start ticks of
 // live-set size · log) and is skipped (left 0) if `with_positional_maximums` is false.

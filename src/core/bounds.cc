@@ -86,4 +86,13 @@ Bounds compute_bounds(const Problem& problem, bool with_positional_maximums) {
 
 int64_t load(const Problem& problem) { return compute_bounds(problem, false).load; }
 
+int64_t load(std::span<const int64_t> lower, std::span<const int64_t> upper, std::span<const int64_t> sizes) {
+  int64_t live = 0, most = 0;
+  for (const LifetimeEvent& e : sorted_events(lower, upper)) {
+    live += e.start ? sizes[e.buffer] : -sizes[e.buffer];
+    most = std::max(most, live);
+  }
+  return most;
+}
+
 }  // namespace memplan

@@ -1,0 +1,107 @@
+// profile_plan.cc — an agreed profile becomes a plan (profile.h,
+// plan_profile): the problem of its planned requests, laid out as the
+// adapter's BlockLayout says and coloured, planned by one run_planner call.
+//
+// Note [Address colouring]. With ReplayConfig::color_span_bytes = S > 0,
+// the k-th planned block of at least 4 KiB starts (k * 37 mod S/64) * 64
+// bytes (rounded down to its alignment) above its planned offset, so that
+// slab blocks do not all share their address bits below the page size (4K
+// aliasing between streams); the buffer grows by that shift, so the plan
+// stays valid, at a cost of < S bytes per block. Record:
+// docs/history/runtime.md, "The learner's rules: the record".
+//
+// Note [Page-optimal plans]. A slab is committed in whole pages, so
+// greedy_by_size's plan (milliseconds) is kept, and the configured planner
+// not run, when its arena takes at most ReplayConfig::plan_tolerance (1%)
+// more pages than the load: run_planner's good-enough stop (GoodEnough,
+// planning.h) with one page as its unit. Record: docs/history/runtime.md,
+// "The learner's rules: the record".
+//
+// Note [One validation rule]. A plan is served only as run_planner returns
+// it: validated there, once, whichever planner made it; no runtime file
+// validates plans (a slab block handed out under an invalid plan would
+// share bytes with another live block).
+//
+// Note [Planning budget]. Planning may take one full run
+// (ReplayConfig::plan_time_limit_seconds) plus ReplayConfig::plan_time_share
+// (5%) of the time since the process's first plan; past that a plan gets
+// what is left, and below 2 ms greedy_by_size's plan alone
+// (PlanningBudget, GoodEnough::shortest_run_seconds in planning.h). One
+// budget per process: every unit of every allocator draws on it, from any
+// thread. Record: docs/history/runtime.md, "Why planning has a budget".
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "memplan/planner.h"
+#include "memplan/planning.h"
+#include "runtime/os/os_memory.h"
+#include "runtime/planner_thread.h"
+#include "runtime/profile.h"
+
+namespace memplan::runtime {
+namespace {
+
+PlanningBudget& process_planning_budget() {
+  static PlanningBudget budget;
+  return budget;
+}
+
+// Note [Address colouring]: the shift of the k-th planned block.
+uint64_t color_shift(const ReplayConfig& config, size_t k, uint64_t size, uint64_t alignment) {
+  if (config.color_span_bytes <= 0 || size < 4096) return 0;
+  const uint64_t slots = static_cast<uint64_t>(config.color_span_bytes) / 64;
+  const uint64_t shift = (static_cast<uint64_t>(k) * 37 % slots) * 64;
+  return shift / alignment * alignment;
+}
+
+}  // namespace
+
+PlanOptions plan_options(const ReplayConfig& config, PlanningBudget* budget) {
+  PlanOptions options;
+  options.time_limit_seconds = config.plan_time_limit_seconds;
+  options.budget = budget ? budget : &process_planning_budget();
+  options.budget_share = config.plan_time_share;
+  options.cancel = &planning_cancelled_at_exit();
+  options.good_enough = GoodEnough{.unit_bytes = static_cast<int64_t>(os::page_size()),
+                                   .tolerance = config.plan_tolerance};
+  return options;
+}
+
+Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out) {
+  Problem& problem = out.problem;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.uppers[i] == kEscaped) continue;
+    const Request& r = a.requests[i];
+    if (static_cast<int64_t>(r.size) < config.min_planned_size) continue;
+    const uint64_t color = color_shift(config, problem.buffers.size(), r.size, r.alignment);
+    const uint64_t shift = color + (layout.header_bytes ? layout.header_bytes(r.alignment) : 0);
+    Buffer b;
+    b.id = std::to_string(i);
+    b.lower = a.lower(i);
+    b.upper = std::max(a.uppers[i], b.lower + 1);
+    // At least one byte, so that a request of 0 bytes gets a unique address.
+    b.size = static_cast<int64_t>(shift + std::max<uint64_t>(r.size, 1));
+    b.alignment = static_cast<int64_t>(r.alignment);
+    problem.buffers.push_back(std::move(b));
+    out.request_of.push_back(static_cast<uint32_t>(i));
+    out.shift_of.push_back(static_cast<uint32_t>(shift));
+  }
+  out.prefix_hash.resize(a.size() + 1);
+  uint64_t h = kStructureSeed;
+  for (size_t i = 0; i < a.size(); ++i) {
+    out.prefix_hash[i] = h;
+    h = structure_step(h, a.requests[i].size, a.requests[i].alignment, !config.upper_bound_plans);
+  }
+  out.prefix_hash[a.size()] = h;
+  StatusOr<Plan> plan = plan_with(config.planner, problem, plan_options(config));
+  if (!plan.ok()) return plan.status();
+  if (plan->arena < 0 || static_cast<uint64_t>(plan->arena) > layout.max_arena) {
+    return CapacityExceeded("the plan's arena of " + std::to_string(plan->arena) + " B does not fit the slab");
+  }
+  out.plan = std::move(plan).value();
+  out.arena = static_cast<uint64_t>(out.plan.arena);
+  return Status::Ok();
+}
+
+}  // namespace memplan::runtime
