@@ -41,9 +41,8 @@ bool can_serve(const std::vector<CheckedBlock>& blocks, const CheckedBlock& bloc
 }
 
 // The live blocks: indexed, counted, disjoint, inside the mapping.
-Status check_live_blocks(const std::vector<CheckedBlock>& blocks,
-                         const std::unordered_map<int64_t, int32_t>& live_at, int64_t live_count,
-                         size_t mapped_bytes) {
+Status check_live_blocks(const std::vector<CheckedBlock>& blocks, const std::unordered_map<int64_t, int32_t>& live_at,
+                         int64_t live_count, size_t mapped_bytes) {
   std::vector<const CheckedBlock*> live;
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (!blocks[i].live) continue;
@@ -146,7 +145,9 @@ Status CheckedKernel::check_invariants(const PreparedPlan* serving) const {
   return check_live_blocks(blocks, live_at_, live_count_, slab_.mapped_bytes());
 }
 
-void CheckedKernel::after_boundary(const PreparedPlan* serving) const { expensive_check(serving, "iteration boundary"); }
+void CheckedKernel::after_boundary(const PreparedPlan* serving) const {
+  expensive_check(serving, "iteration boundary");
+}
 
 uint64_t CheckedKernel::expensive_checks() { return g_expensive_checks.load(std::memory_order_relaxed); }
 

@@ -71,8 +71,8 @@ inline Status parse_number(std::string_view name, const char* text, KnobType typ
   const double value = std::strtod(text, &end);
   const bool fraction = type == KnobType::kFraction;
   if (errno != 0 || end == text || *end != '\0' || !(value >= 0) || (fraction && !(value <= 1))) {
-    return InvalidArgument(std::string(name) + "='" + text + "': " +
-                           (fraction ? "expected a fraction from 0 to 1" : "expected seconds >= 0"));
+    return InvalidArgument(std::string(name) + "='" + text +
+                           "': " + (fraction ? "expected a fraction from 0 to 1" : "expected seconds >= 0"));
   }
   *out = value;
   return Status::Ok();

@@ -140,9 +140,7 @@ TEST_F(CheckedKernelTest, AFailedExpensiveCheckStopsTheProcess) {
   EXPECT_DEATH(kernel_.after_boundary(&plan_), "checked kernel invariant failed at iteration boundary");
 }
 #else
-TEST(CheckedKernelExpensiveChecks, RunNowhereWithoutTheSwitch) {
-  EXPECT_EQ(CheckedKernel::expensive_checks(), 0u);
-}
+TEST(CheckedKernelExpensiveChecks, RunNowhereWithoutTheSwitch) { EXPECT_EQ(CheckedKernel::expensive_checks(), 0u); }
 #endif
 
 }  // namespace
