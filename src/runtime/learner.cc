@@ -322,7 +322,7 @@ void Learner::try_plan(const Planning& planning, Adapter& adapter, PlanJob* job)
   // A job was prepared in the background from this very profile: it is
   // adopted only while the agreed profile is the one it was given.
   StatusOr<std::unique_ptr<PreparedPlan>> prepared =
-      job ? std::move(*job->prepared) : planning.preparer.prepare(agreed_);
+      job ? std::move(*job->prepared) : plan_with_tables(agreed_, config_, planning.tables);
   if (job) job->prepared.reset();
   // Note [Trim before the slab]; a plan made in the background was trimmed
   // after on the planner thread (Note [Trim after adoption]).

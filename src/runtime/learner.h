@@ -36,10 +36,11 @@
 // What an adapter supplies: its request identity (RequestIdentity) — the
 // drop-in's request is its index in the thread's sequence, the libtorch
 // allocator's a key made of (operator, invocation, index) — its BlockLayout,
-// a PlanPreparer that turns a PreparedPlan into the tables its fast path
-// reads, and an Adapter to withdraw and publish those tables. Everything
-// else — profiles, agreement, the filters, the planner, the slab, counting
-// — is here, once.
+// and its PlanTables: the tables its fast path reads, built from a plan the
+// learner made (profile → problem → run_planner, with the adapter's
+// layout); and an Adapter to withdraw and publish those tables. Everything
+// else — profiles, agreement, the filters, planning, the slab, counting —
+// is here, once.
 //
 // Thread-safety: a Learner belongs to its unit and is not thread-safe (the
 // replay allocator's per-thread record owns one; the libtorch allocator
@@ -93,7 +94,7 @@ class Learner {
   };
   // What a boundary may use to plan.
   struct Planning {
-    const PlanPreparer& preparer;
+    const PlanTables& tables;  // the adapter's layout and fast-path tables (plan_with_tables)
     BackingAllocator& backing;          // trimmed before a slab is committed
     BackgroundPlanner* planner = nullptr;  // with plan_in_background; nullptr plans at the boundary
   };

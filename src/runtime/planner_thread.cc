@@ -99,6 +99,7 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
   }
   auto job = std::make_unique<PlanJob>();
   job->profile = agreed_;
+  job->config = &config_;
   job->structure = structure_key_of(agreed_, !config_.upper_bound_plans);
   job->slab = &slab_;
   job->slab_mutex = &slab_mutex_;
@@ -132,9 +133,9 @@ struct BackgroundPlanner::State {
   std::thread thread;
 };
 
-BackgroundPlanner::BackgroundPlanner(const PlanPreparer& preparer, BackingAllocator& backing,
+BackgroundPlanner::BackgroundPlanner(const PlanTables& tables, BackingAllocator& backing,
                                      void (*on_thread_start)())
-    : preparer_(preparer),
+    : tables_(tables),
       backing_(backing),
       on_thread_start_(on_thread_start),
       creator_process_(os::process_id()) {}
@@ -223,7 +224,7 @@ void BackgroundPlanner::run(State& s) {
     static std::once_flag exit_handler;  // Note [Planning at exit]
     std::call_once(exit_handler, [] { std::atexit(&BackgroundPlanner::stop_all_at_exit); });
     try {
-      j->prepared.emplace(preparer_.prepare(j->profile));
+      j->prepared.emplace(plan_with_tables(j->profile, *j->config, tables_));
       j->profile = Profile{};
       // Note [Trim before the slab], off the owner's boundary: by now the
       // planner's memory and the profiled blocks are free.

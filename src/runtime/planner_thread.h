@@ -17,19 +17,12 @@
 
 namespace memplan::runtime {
 
-// Turns an agreed profile into a plan with the adapter's tables. Must be
-// safe to call from a planner thread (it reads only immutable state).
-class PlanPreparer {
- public:
-  virtual ~PlanPreparer() = default;
-  virtual StatusOr<std::unique_ptr<PreparedPlan>> prepare(const Profile& agreed) const = 0;
-};
-
 // A planner run on a BackgroundPlanner: a copy of the agreed profile, and
 // the plan prepared from it once `done` is set (release; the owner reads it
 // after an acquire load of `done`).
 struct PlanJob {
   Profile profile;          // a copy: the owner keeps profiling meanwhile
+  const ReplayConfig* config = nullptr;  // the owner's: how to plan
   // The owner's slab, grown by the planner thread to the plan's arena (the
   // mapping off the owner's boundary; its pages are faulted in after adoption,
   // Note [Pre-fault after adoption]), under slab_mutex; nullptr: not grown.
@@ -52,9 +45,10 @@ struct PlanJob {
 // done. Thread-safe.
 class BackgroundPlanner {
  public:
+  // `tables`: the adapter's, for every job (plan_with_tables).
   // `on_thread_start` runs first on the planner thread (the replay allocator
   // keeps it from claiming a per-thread record).
-  BackgroundPlanner(const PlanPreparer& preparer, BackingAllocator& backing,
+  BackgroundPlanner(const PlanTables& tables, BackingAllocator& backing,
                     void (*on_thread_start)() = nullptr);
   // Stops and joins the thread in the process that started it; a fork
   // child's copy of the parent's is left alone (its thread is not there).
@@ -79,7 +73,7 @@ class BackgroundPlanner {
   void run(State& state);
   // Note [Planning at exit] (planner_thread.cc): an exit handler.
   static void stop_all_at_exit();
-  const PlanPreparer& preparer_;
+  const PlanTables& tables_;
   BackingAllocator& backing_;
   void (*on_thread_start_)();
   int64_t creator_process_;

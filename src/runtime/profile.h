@@ -125,6 +125,30 @@ struct BlockLayout {
 // Reads only its arguments: planner threads call it.
 Status plan_profile(const Profile& agreed, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out);
 
+// An adapter's side of planning: the learner plans (plan_profile, with the
+// adapter's layout) and the adapter only builds the tables its fast path
+// reads. Called on planner threads: implementations read only immutable
+// state. A plain adapter gives its layout and nothing else:
+//   struct Plain final : PlanTables {
+//     BlockLayout layout() const override { return {.max_arena = 1 << 20}; }
+//   };
+class PlanTables {
+ public:
+  virtual ~PlanTables() = default;
+  // How the adapter lays a block out inside its buffer.
+  virtual BlockLayout layout() const = 0;
+  // An empty plan of the adapter's type (PreparedPlan or a type derived from it).
+  virtual std::unique_ptr<PreparedPlan> new_plan() const { return std::make_unique<PreparedPlan>(); }
+  // Adds the fast path's tables to `plan`, which the learner planned from `agreed`.
+  virtual Status build_tables(const Profile& agreed, PreparedPlan& plan) const { return Status::Ok(); }
+};
+
+// The plan of an agreed profile, ready to publish: planned with the
+// adapter's layout, then its tables built (profile_plan.cc). Reads only its
+// arguments: planner threads call it.
+StatusOr<std::unique_ptr<PreparedPlan>> plan_with_tables(const Profile& agreed, const ReplayConfig& config,
+                                                         const PlanTables& tables);
+
 // The planning options of every plan the runtime makes (Notes [Page-optimal
 // plans] and [Planning budget], profile_plan.cc): config's planner and time
 // limit, stopping at a greedy plan within config.plan_tolerance of the load

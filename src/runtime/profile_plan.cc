@@ -104,4 +104,12 @@ Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLay
   return Status::Ok();
 }
 
+StatusOr<std::unique_ptr<PreparedPlan>> plan_with_tables(const Profile& agreed, const ReplayConfig& config,
+                                                         const PlanTables& tables) {
+  std::unique_ptr<PreparedPlan> plan = tables.new_plan();
+  MEMPLAN_RETURN_IF_ERROR(plan_profile(agreed, config, tables.layout(), *plan));
+  MEMPLAN_RETURN_IF_ERROR(tables.build_tables(agreed, *plan));
+  return plan;
+}
+
 }  // namespace memplan::runtime

@@ -186,8 +186,8 @@ void on_thread_exit(void* value) {
 
 // fast::SharedFast holds what the fast paths read: the instance id, the
 // epoch, the reservation and its windows' plans, the invalid-free count.
-// As the learner's PlanPreparer it turns an agreed profile into a ServedPlan.
-struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanPreparer {
+// As the learner's PlanTables it builds a ServedPlan's fast-path tables.
+struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanTables {
   ReplayConfig config;
   BackingAllocator& backing;
   Status init;
@@ -218,10 +218,13 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanPreparer 
   // The thread's iteration boundary; `key` names the variant that starts.
   void boundary(ThreadRecord& r, uint64_t e) { boundary(r, e, iteration_key.load(std::memory_order_acquire)); }
   void boundary(ThreadRecord& r, uint64_t e, uint64_t key);
-  // The plan of an agreed profile, ready to publish: problem, plan and the
-  // arrays the fast paths read; an error when the planner fails or the
-  // arena cannot be held. Touches no thread state: the planner thread runs it.
-  StatusOr<std::unique_ptr<rt::PreparedPlan>> prepare(const rt::Profile& a) const override;
+  // The tick header below each block; offset16 holds offsets below 64 GiB.
+  rt::BlockLayout layout() const override {
+    return {.header_bytes = &header_bytes, .max_arena = std::min<uint64_t>(pool_offset, (uint64_t{1} << 36) - 1)};
+  }
+  std::unique_ptr<rt::PreparedPlan> new_plan() const override { return std::make_unique<ServedPlan>(); }
+  // The arrays the fast paths read. Touches no thread state: the planner thread runs it.
+  Status build_tables(const rt::Profile& a, rt::PreparedPlan& plan) const override;
   // The general case: consumes the tick; nullptr when the tick is not planned
   // (r.deviating stays false) or the request deviates (r.deviating is set).
   void* serve(ThreadRecord& r, size_t size, size_t alignment);
@@ -401,7 +404,7 @@ void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e, uint64_t key) 
   r.epoch = e;
   open_pool(r);
   RecordAdapter adapter(*this, r);
-  r.learner.end_iteration(r.deviating, {.preparer = *this, .backing = backing, .planner = planner.get()}, adapter,
+  r.learner.end_iteration(r.deviating, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter,
                           r.tick, key);
   r.tick = 0;
   r.deviating = false;
@@ -412,12 +415,8 @@ void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e, uint64_t key) 
   r.update_serving();
 }
 
-StatusOr<std::unique_ptr<rt::PreparedPlan>> ReplayAllocator::Impl::prepare(const rt::Profile& a) const {
-  auto served = std::make_unique<ServedPlan>();
-  // offset16 holds offsets below 64 GiB.
-  const rt::BlockLayout layout{.header_bytes = &header_bytes,
-                               .max_arena = std::min<uint64_t>(pool_offset, (uint64_t{1} << 36) - 1)};
-  MEMPLAN_RETURN_IF_ERROR(rt::plan_profile(a, config, layout, *served));
+Status ReplayAllocator::Impl::build_tables(const rt::Profile& a, rt::PreparedPlan& plan) const {
+  auto* served = static_cast<ServedPlan*>(&plan);
   // One entry per tick, and the sentinel (limit 0) that stops the fast path past the plan.
   served->ticks.assign(a.size() + 1, TickEntry{});
   std::vector<std::pair<int64_t, uint32_t>> ends;  // (upper, tick) of the planned blocks
@@ -443,7 +442,7 @@ StatusOr<std::unique_ptr<rt::PreparedPlan>> ReplayAllocator::Impl::prepare(const
   for (const auto& end : ends) served->end_ticks.push_back(end.second);
   served->occupants = std::make_unique<std::atomic<uint32_t>[]>(served->ticks.size());
   served->finish_view();
-  return std::unique_ptr<rt::PreparedPlan>(std::move(served));
+  return Status::Ok();
 }
 
 

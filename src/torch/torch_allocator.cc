@@ -16,7 +16,7 @@
 //   2. Profiling: each request goes to c10::alloc_cpu and is recorded by the
 //      learner with its key and alignment 64 (c10's); its free closes its
 //      lifetime.
-//   3. Planning (the learner's; here prepare() adds the tables): the checked
+//   3. Planning (the learner's; here build_tables() adds the tables): the checked
 //      kernel's blocks (runtime/checked_kernel.h), one per planned buffer, and
 //      key → block.
 //   4. Replay: key → block (hash map), served by the checked kernel (a larger
@@ -84,13 +84,12 @@ class C10Backing final : public BackingAllocator {
   void release_free_memory() override { malloc_trim(0); }
 };
 
-uint64_t no_header(uint64_t) { return 0; }
-
 }  // namespace
 
-// The allocator's state; as the learner's PlanPreparer it builds a TorchPlan,
-// as its Adapter it withdraws and publishes one.
-struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learner::Adapter {
+// The allocator's state; as the learner's PlanTables it builds a TorchPlan's
+// lookups from the plan the learner made, as its Adapter it withdraws and
+// publishes one.
+struct TorchReplayAllocator::Impl final : runtime::PlanTables, runtime::Learner::Adapter {
   explicit Impl(const ReplayConfig& c)
       : config(c), learner(config, runtime::RequestIdentity::kKeyed), kernel(learner.slab()) {}
 
@@ -124,7 +123,9 @@ struct TorchReplayAllocator::Impl final : runtime::PlanPreparer, runtime::Learne
 
   TorchPlan* plan() const { return static_cast<TorchPlan*>(kernel.plan()); }
 
-  StatusOr<std::unique_ptr<runtime::PreparedPlan>> prepare(const runtime::Profile& agreed) const override;
+  runtime::BlockLayout layout() const override { return {.max_arena = window_bytes}; }
+  std::unique_ptr<runtime::PreparedPlan> new_plan() const override { return std::make_unique<TorchPlan>(); }
+  Status build_tables(const runtime::Profile& agreed, runtime::PreparedPlan& planned) const override;
   bool slab_in_use() const override { return kernel.in_use(); }
   void withdraw() override { kernel.withdraw(); }
   void publish(runtime::PreparedPlan& p) override {
@@ -220,11 +221,9 @@ void TorchReplayAllocator::Impl::note_free(void* p) {
   if (learner.phase() == ReplayPhase::kProfiling) learner.record_end(p, false);
 }
 
-StatusOr<std::unique_ptr<runtime::PreparedPlan>> TorchReplayAllocator::Impl::prepare(
-    const runtime::Profile& agreed) const {
-  auto next = std::make_unique<TorchPlan>();
-  const runtime::BlockLayout layout{.header_bytes = &no_header, .max_arena = window_bytes};
-  MEMPLAN_RETURN_IF_ERROR(runtime::plan_profile(agreed, config, layout, *next));
+Status TorchReplayAllocator::Impl::build_tables(const runtime::Profile& agreed,
+                                               runtime::PreparedPlan& plan) const {
+  auto* next = static_cast<TorchPlan*>(&plan);
   runtime::CheckedKernel::build_blocks(agreed, *next);
   std::vector<bool> planned(agreed.size(), false);
   for (size_t k = 0; k < next->request_of.size(); ++k) {
@@ -235,7 +234,7 @@ StatusOr<std::unique_ptr<runtime::PreparedPlan>> TorchReplayAllocator::Impl::pre
   for (size_t i = 0; i < agreed.size(); ++i) {
     if (!planned[i]) next->unplanned_keys.insert(agreed.key(i));
   }
-  return std::unique_ptr<runtime::PreparedPlan>(std::move(next));
+  return Status::Ok();
 }
 
 void TorchReplayAllocator::Impl::mark(uint64_t next_key) {
@@ -243,7 +242,7 @@ void TorchReplayAllocator::Impl::mark(uint64_t next_key) {
   if (planner) planner->ensure_started();
   std::lock_guard lock(mutex);
   torch_identity::advance_epoch();
-  learner.end_iteration(iteration_deviated, {.preparer = *this, .backing = backing, .planner = planner.get()}, *this,
+  learner.end_iteration(iteration_deviated, {.tables = *this, .backing = backing, .planner = planner.get()}, *this,
                         iteration_requests, next_key);
   kernel.after_boundary(learner.serving());
   iteration_deviated = false;

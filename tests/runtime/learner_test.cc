@@ -30,17 +30,10 @@ class NoBacking final : public BackingAllocator {
   int trims = 0;
 };
 
-class PlainPreparer final : public PlanPreparer {
+// The learner plans; an adapter with no tables of its own gives its layout.
+class PlainTables final : public PlanTables {
  public:
-  explicit PlainPreparer(const ReplayConfig& config) : config_(config) {}
-  StatusOr<std::unique_ptr<PreparedPlan>> prepare(const Profile& agreed) const override {
-    auto plan = std::make_unique<PreparedPlan>();
-    MEMPLAN_RETURN_IF_ERROR(plan_profile(agreed, config_, {.header_bytes = nullptr, .max_arena = 1 << 20}, *plan));
-    return plan;
-  }
-
- private:
-  const ReplayConfig& config_;
+  BlockLayout layout() const override { return {.max_arena = 1 << 20}; }
 };
 
 class RecordingAdapter final : public Learner::Adapter {
@@ -54,7 +47,7 @@ class RecordingAdapter final : public Learner::Adapter {
 
 class LearnerTest : public ::testing::Test {
  protected:
-  LearnerTest() : preparer_(config_) {
+  LearnerTest() {
     config_.profile_iterations = 2;
     config_.deviations_to_reprofile = 2;
     config_.planner = "greedy_by_size";
@@ -81,12 +74,12 @@ class LearnerTest : public ::testing::Test {
       previous = p;
     }
     if (previous && !keep_last) l.record_end(previous, false);
-    l.end_iteration(deviated, {.preparer = preparer_, .backing = backing_, .planner = nullptr}, adapter_,
+    l.end_iteration(deviated, {.tables = tables_, .backing = backing_, .planner = nullptr}, adapter_,
                     static_cast<uint32_t>(requests.size()));
   }
 
   ReplayConfig config_;
-  PlainPreparer preparer_;
+  PlainTables tables_;
   NoBacking backing_;
   RecordingAdapter adapter_;
   size_t window_bytes_ = size_t{1} << 24;
@@ -206,9 +199,9 @@ TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
   config_.plan_in_background = true;
   config_.trim_backing = false;  // the planner thread would count trims while this thread reads nothing
   auto l = make(RequestIdentity::kSequence);
-  BackgroundPlanner planner(preparer_, backing_);  // stopped and joined before the learner goes
+  BackgroundPlanner planner(tables_, backing_);  // stopped and joined before the learner goes
   planner.ensure_started();
-  const Learner::Planning planning{.preparer = preparer_, .backing = backing_, .planner = &planner};
+  const Learner::Planning planning{.tables = tables_, .backing = backing_, .planner = &planner};
   auto run = [&] {
     l->record(0, 300000, 64, reinterpret_cast<const void*>(0x1000));
     l->record(0, 200000, 64, reinterpret_cast<const void*>(0x2000));
@@ -328,7 +321,7 @@ TEST_F(LearnerTest, ExplicitKeysWinOverPredictedOnes) {
     iteration(*l, {{0, 4096}});
   }
   EXPECT_TRUE(l->key_predicted());
-  l->end_iteration(false, {.preparer = preparer_, .backing = backing_, .planner = nullptr}, adapter_, 0, 9);
+  l->end_iteration(false, {.tables = tables_, .backing = backing_, .planner = nullptr}, adapter_, 0, 9);
   EXPECT_FALSE(l->key_predicted());
   EXPECT_EQ(l->key(), 9u);
 }

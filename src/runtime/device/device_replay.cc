@@ -35,8 +35,6 @@ namespace {
 // keeps that alignment so that kernels see the same address alignment.
 constexpr uint64_t kDeviceAlignment = 512;
 
-uint64_t no_header(uint64_t) { return 0; }
-
 // The checked kernel's plan and the request identity's lookup: per request
 // of the profile, its block (or -1).
 struct DevicePlan final : CheckedPlan {
@@ -62,19 +60,19 @@ class DeviceBacking final : public BackingAllocator {
 }  // namespace
 
 // One (device, stream): its learner, window and the checked kernel that
-// serves its slab. As the learner's PlanPreparer it builds a DevicePlan, as
-// its Adapter it withdraws and publishes one.
-struct DeviceUnit final : PlanPreparer, Learner::Adapter {
+// serves its slab. As the learner's PlanTables it builds a DevicePlan's
+// lookup from the plan the learner made, as its Adapter it withdraws and
+// publishes one.
+struct DeviceUnit final : PlanTables, Learner::Adapter {
   DeviceUnit(const ReplayConfig& config, DeviceMemory& memory, void* stream)
       : memory(memory), backing(memory), stream(stream), learner(config, RequestIdentity::kSequence),
-        kernel(learner.slab()), config(config) {}
+        kernel(learner.slab()) {}
 
   DeviceMemory& memory;
   DeviceBacking backing;
   void* stream;
   Learner learner;
   CheckedKernel kernel;
-  const ReplayConfig& config;
   unsigned char* window = nullptr;
   size_t window_bytes = 0;
   uint32_t requests = 0;  // this iteration's requests
@@ -85,14 +83,14 @@ struct DeviceUnit final : PlanPreparer, Learner::Adapter {
   }
   DevicePlan* plan() const { return static_cast<DevicePlan*>(kernel.plan()); }
 
-  StatusOr<std::unique_ptr<PreparedPlan>> prepare(const Profile& agreed) const override {
-    auto next = std::make_unique<DevicePlan>();
-    const BlockLayout layout{.header_bytes = &no_header, .max_arena = window_bytes};
-    MEMPLAN_RETURN_IF_ERROR(plan_profile(agreed, config, layout, *next));
-    CheckedKernel::build_blocks(agreed, *next);
-    next->block_of.assign(agreed.size(), -1);
-    for (size_t k = 0; k < next->request_of.size(); ++k) next->block_of[next->request_of[k]] = static_cast<int32_t>(k);
-    return std::unique_ptr<PreparedPlan>(std::move(next));
+  BlockLayout layout() const override { return {.max_arena = window_bytes}; }
+  std::unique_ptr<PreparedPlan> new_plan() const override { return std::make_unique<DevicePlan>(); }
+  Status build_tables(const Profile& agreed, PreparedPlan& planned) const override {
+    auto& next = static_cast<DevicePlan&>(planned);
+    CheckedKernel::build_blocks(agreed, next);
+    next.block_of.assign(agreed.size(), -1);
+    for (size_t k = 0; k < next.request_of.size(); ++k) next.block_of[next.request_of[k]] = static_cast<int32_t>(k);
+    return Status::Ok();
   }
   bool slab_in_use() const override { return kernel.in_use(); }
   // The learner withdraws a plan before the slab is given back or another
@@ -147,7 +145,7 @@ struct DeviceUnit final : PlanPreparer, Learner::Adapter {
   }
 
   void end_iteration(uint64_t next_key) {
-    learner.end_iteration(deviated, {.preparer = *this, .backing = backing, .planner = nullptr}, *this, requests,
+    learner.end_iteration(deviated, {.tables = *this, .backing = backing, .planner = nullptr}, *this, requests,
                           next_key);
     kernel.after_boundary(learner.serving());
     deviated = false;
