@@ -105,7 +105,7 @@ class ReplayAllocator {
   // Iteration boundary for every thread (memplan_mark).
   void mark();
   // Iteration boundary that names the variant of the iteration it starts
-  // (memplan_mark_key; Note [Keyed plans] in runtime/learner.h): each key is
+  // (memplan_mark_key; Note [Keyed plans] in runtime/variants.cc): each key is
   // learnt and planned on its own, and a key with a plan is served from its
   // first request. mark() is mark_key(0).
   void mark_key(uint64_t key);

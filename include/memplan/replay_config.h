@@ -72,7 +72,7 @@ struct ReplayConfig {
   // page-optimal greedy plan is kept.
   double plan_tolerance = 0.01;
   // Most of the process's elapsed time that planning may take, over and
-  // above one full run (Note [Planning budget], runtime/learner.cc): past it
+  // above one full run (Note [Planning budget], runtime/profile_plan.cc): past it
   // a plan gets only what is left of the budget, down to greedy_by_size's
   // plan alone (milliseconds). A program whose variants keep changing then
   // pays little for plans it may not reuse; one that plans once is not
@@ -90,7 +90,7 @@ struct ReplayConfig {
   // and the planner's working memory, freed by then, would otherwise stay
   // resident under the slab that replaces them.
   bool trim_backing = true;
-  // Address colouring (Note [Address colouring] in replay.cc): when > 0, each
+  // Address colouring (Note [Address colouring] in runtime/profile_plan.cc): when > 0, each
   // planned block of at least 4 KiB is shifted up by a different multiple of
   // 64 bytes below this span (bytes, a multiple of 64), so that blocks do not
   // all share the same address bits below the page size. 0: off.
@@ -105,19 +105,19 @@ struct ReplayConfig {
   // On by default: planning at the boundary stopped real torchvision runs
   // for up to ~90 ms (docs/runtime.md, "Where planning runs").
   bool plan_in_background = true;
-  // Upper-bound plans (Note [Upper-bound plans], runtime/learner.h): iterations
+  // Upper-bound plans (Note [Upper-bound plans], runtime/learner.cc): iterations
   // that make the same requests (count, order, alignments; keys for keyed
   // identity) with different sizes agree, and their plan is sized by the
   // per-request maximum seen. A request larger than its planned block is a
   // deviation that raises the maximum for the next plan. Off: iterations
   // agree only when their sizes are equal too.
   bool upper_bound_plans = true;
-  // Keyed plans (Note [Keyed plans], runtime/learner.h): most variants a
+  // Keyed plans (Note [Keyed plans], runtime/variants.cc): most variants a
   // thread keeps (profiles and plans), and most bytes of plan arenas it
   // keeps; beyond either, the least recently used variant is evicted.
   int64_t max_plans = 8;
   int64_t max_plan_bytes = int64_t{1} << 30;
-  // Predicted variants (Note [Predicted variants], runtime/learner.h): a
+  // Predicted variants (Note [Predicted variants], runtime/variants.cc): a
   // thread whose marks name no key sorts its iterations into variants by
   // their request structure, keeps them with the keyed ones (max_plans,
   // max_plan_bytes) and predicts the next iteration's variant from the one

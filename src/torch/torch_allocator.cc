@@ -12,7 +12,7 @@
 //      the invocation), or mix(outside, index among the thread's requests
 //      outside any operator); the counts restart at each mark. A mark may
 //      name the variant of the iteration it starts: a key the program gives,
-//      or shape_key() of the next inputs (Note [Keyed plans], learner.h).
+//      or shape_key() of the next inputs (Note [Keyed plans], runtime/variants.cc).
 //   2. Profiling: each request goes to c10::alloc_cpu and is recorded by the
 //      learner with its key and alignment 64 (c10's); its free closes its
 //      lifetime.

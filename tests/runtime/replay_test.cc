@@ -1004,7 +1004,7 @@ TEST(ReplayTest, RejectsAMalformedKnob) {
 
 
 // ---------------------------------------------------------------------------
-// Upper-bound plans (Note [Upper-bound plans], runtime/learner.h).
+// Upper-bound plans (Note [Upper-bound plans], runtime/learner.cc).
 
 // A deterministic generator (xorshift), so that a failing stream replays.
 struct Rng {
@@ -1209,7 +1209,7 @@ TEST(ReplayTest, CreepingSizesCostAFewPlansPerDoubling) {
 
 
 // ---------------------------------------------------------------------------
-// Keyed plans (Note [Keyed plans], runtime/learner.h).
+// Keyed plans (Note [Keyed plans], runtime/variants.cc).
 
 TEST(ReplayTest, KeyedVariantsOfDifferentStructuresEachGetAPlan) {
   MockBacking backing;
@@ -1354,7 +1354,7 @@ TEST(ReplayTest, RandomKeyedStreamsKeepCookies) {
 }
 
 // ---------------------------------------------------------------------------
-// Predicted variants (Note [Predicted variants], runtime/learner.h): plain
+// Predicted variants (Note [Predicted variants], runtime/variants.cc): plain
 // marks, iterations of several structures.
 
 // Three structures: other request counts (and one other alignment).

@@ -1,5 +1,5 @@
 // exit_while_planning.cc — exits while the replay drop-in's planner thread is
-// in the middle of a plan (Note [Planning at exit] in runtime/learner.cc).
+// in the middle of a plan (Note [Planning at exit] in runtime/planner_thread.cc).
 //
 // Run under LD_PRELOAD of libmemplan_replay.so with a long plan time limit
 // (tests/runtime/tests.cmake). Three identical iterations of a few thousand
