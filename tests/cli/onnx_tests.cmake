@@ -94,6 +94,21 @@ memplan_cli_test(extract_onnx_empty_range EXIT 1 ARGS extract ${onnx_data}/fold_
   STDERR "range 4..1 is empty")
 memplan_cli_test(extract_onnx_json_needs_a_range EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --json --output out.csv
   STDERR "--json applies to ONNX models with --input ranges or lists")
+# Memory before the run: weights and constants + graph inputs + planned
+# activations per shape; --capacity says which fit (totals 128, 152, 184 B).
+memplan_cli_test(extract_onnx_predict_with_capacity EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=1..4x4 --predict --capacity 160
+  STDOUT "3 shapes;.*x=1x4 +32 B +16 B +80 B +128 B +yes\nx=2x4 +32 B +32 B +88 B +152 B +yes\nx=4x4 +32 B +64 B +88 B +184 B +no\n.*serves every shape with 88 B of activations\ncapacity +160 B: 2 of 3 shapes fit; the largest is x=2x4 \\(152 B\\)")
+memplan_cli_test(extract_onnx_predict_as_json EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=4,1x4 --predict --capacity 100 --json
+  STDOUT "\"capacity\": 100, \"shapes\": \\[\n  {\"inputs\": \"x=1x4\", \"weights_bytes\": 32, \"input_bytes\": 16, \"activation_bytes\": 80, \"activation_load_bytes\": 65, \"total_bytes\": 128, \"fits\": false}.*\"largest_fitting\": null}")
+memplan_cli_test(extract_onnx_predict_one_shape_writes_its_problem EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --predict --output tiny.csv
+  STDOUT "1 shape;.*x=2x4 +128 B +32 B +192 B +352 B\n.*wrote +tiny.csv"
+  FILE tiny.csv FILE_REGEX "^id,lower,upper,size")
+memplan_cli_test(extract_onnx_predict_on_a_trace EXIT 1 ARGS extract ${MEMPLAN_CLI_DATA}/small.csv --predict
+  STDERR "--predict applies to ONNX models, not to traces")
+memplan_cli_test(extract_onnx_capacity_needs_predict EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --capacity 1G --output -
+  STDERR "--capacity applies with --predict")
+memplan_cli_test(extract_onnx_output_required_without_predict EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4
+  STDERR "--output is required")
 memplan_cli_test(extract_onnx_scan_inside_a_branch EXIT 1 ARGS extract ${onnx_data}/scan_in_branch.onnx --input x=1x4 --output out.csv
   STDERR "node 0 \\(If 'branch'\\) then_branch: node 0 \\(Scan 'scan'\\): Loop and Scan are not handled")
 memplan_cli_test(extract_onnx_short_constant EXIT 1 ARGS extract ${onnx_data}/short_constant.onnx --input x=2x4 --output out.csv

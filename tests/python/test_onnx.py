@@ -89,3 +89,34 @@ def test_a_range_of_shapes_and_its_upper_bound_are_the_clis(model, cli, tmp_path
     assert memplan.format_problem(bound, operators=shapes[0][1].operators) == out.read_text()
     with pytest.raises(memplan.InputError, match="range 4..1 is empty"):
         memplan.extract_shapes(model, inputs=["x=4..1x3x16x16"])
+
+
+def test_predict_is_the_clis_table(model, cli):
+    import json
+
+    result = memplan.predict(model, inputs=["x=1..4x3x16x16"], capacity="200KiB")
+    table = json.loads(cli("extract", model, "--input", "x=1..4x3x16x16", "--predict", "--capacity", "200KiB",
+                           "--json", expect=0).stdout)
+    assert result["capacity"] == table["capacity"] == 200 * 1024
+    assert result["upper_bound_activation_bytes"] == table["upper_bound_activation_bytes"]
+    assert len(result["shapes"]) == len(table["shapes"]) == 3
+    for ours, theirs in zip(result["shapes"], table["shapes"]):
+        assert "x=" + "x".join(map(str, ours["inputs"]["x"])) == theirs["inputs"]
+        for key in ("weights_bytes", "input_bytes", "activation_bytes", "activation_load_bytes", "total_bytes",
+                    "fits"):
+            assert ours[key] == theirs[key], key
+    # An independent account of one shape: weights are the four conv parameters
+    # (float32), the input is the batch's image, activations are a plan of the
+    # extracted problem; the total fits exactly when it is within the capacity.
+    first = result["shapes"][0]
+    assert first["weights_bytes"] == 4 * (8 * 3 * 3 * 3 + 8 + 8 * 8 * 3 * 3 + 8)
+    assert first["input_bytes"] == 4 * 1 * 3 * 16 * 16
+    x = memplan.extract(model, inputs={"x": (1, 3, 16, 16)})
+    assert first["activation_load_bytes"] == x.problem.load() <= first["activation_bytes"]
+    assert first["total_bytes"] == first["weights_bytes"] + first["input_bytes"] + first["activation_bytes"]
+    fitting = [s for s in result["shapes"] if s["total_bytes"] <= 200 * 1024]
+    assert [s["fits"] for s in result["shapes"]] == [s["total_bytes"] <= 200 * 1024 for s in result["shapes"]]
+    assert result["largest_fitting"] == (max(fitting, key=lambda s: s["total_bytes"])["inputs"] if fitting else None)
+    assert "fits" not in memplan.predict(model, inputs="x=2x3x16x16")["shapes"][0]
+    with pytest.raises(memplan.InputError, match="capacity"):
+        memplan.predict(model, inputs="x=2x3x16x16", capacity="lots")

@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "exit_codes.h"
 #include "inputs.h"
+#include "progress.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/planner.h"
@@ -33,7 +35,9 @@ struct ExtractArguments {
   std::string output_path;
   std::vector<std::string> inputs;  // ONNX: NAME=DIMS
   bool keep_constants = false;      // ONNX: constants in the arena too
-  bool json = false;                // ONNX with ranges or lists: the table as JSON
+  bool json = false;                // ONNX with ranges or lists, or --predict: the table as JSON
+  bool predict = false;             // ONNX: weights + inputs + planned activations per shape
+  std::string capacity;             // --predict: the memory budget (bytes); empty: none
   CLI::Option* iteration_option = nullptr;  // tells whether --iteration was given
 };
 
@@ -78,6 +82,81 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+// One shape of `--predict`: what a process holds to run the model at it.
+struct PredictRow {
+  std::string shape;
+  int64_t weights = 0;      // initializers and folded constants
+  int64_t inputs = 0;       // graph inputs
+  int64_t activations = 0;  // the planned arena of the intermediate tensors and outputs
+  int64_t load = 0;         // the activations' lower bound
+  int64_t total() const { return weights + inputs + activations; }
+};
+
+// The prediction table: per shape, weights + inputs + planned activations,
+// and with --capacity which shapes fit and the largest total that does.
+void print_prediction(std::FILE* out, const ExtractArguments& args, const std::vector<PredictRow>& rows,
+                      int64_t upper_bound_arena) {
+  const int64_t capacity = args.capacity.empty() ? 0 : byte_size(args.capacity);
+  const PredictRow* largest = nullptr;
+  size_t fitting = 0;
+  for (const PredictRow& r : rows) {
+    if (capacity > 0 && r.total() <= capacity) {
+      ++fitting;
+      if (largest == nullptr || r.total() > largest->total()) largest = &r;
+    }
+  }
+  if (args.json) {
+    std::fprintf(out, "{\"model\": %s, \"planner\": %s, \"capacity\": %lld, \"shapes\": [",
+                 json_string(args.trace_path).c_str(), json_string(std::string(kDefaultPlanner)).c_str(),
+                 static_cast<long long>(capacity));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const PredictRow& r = rows[i];
+      std::fprintf(out, "%s\n  {\"inputs\": %s, \"weights_bytes\": %lld, \"input_bytes\": %lld, "
+                   "\"activation_bytes\": %lld, \"activation_load_bytes\": %lld, \"total_bytes\": %lld",
+                   i ? "," : "", json_string(r.shape).c_str(), static_cast<long long>(r.weights),
+                   static_cast<long long>(r.inputs), static_cast<long long>(r.activations),
+                   static_cast<long long>(r.load), static_cast<long long>(r.total()));
+      if (capacity > 0) std::fprintf(out, ", \"fits\": %s", r.total() <= capacity ? "true" : "false");
+      std::fprintf(out, "}");
+    }
+    std::fprintf(out, "],\n \"upper_bound_activation_bytes\": %lld, \"largest_fitting\": %s}\n",
+                 static_cast<long long>(upper_bound_arena),
+                 largest == nullptr ? "null" : json_string(largest->shape).c_str());
+    return;
+  }
+  std::vector<TextTable::Column> columns = {{.header = "inputs"},
+                                            {.header = "weights", .numeric = true},
+                                            {.header = "input bytes", .numeric = true},
+                                            {.header = "activations", .numeric = true},
+                                            {.header = "total", .numeric = true}};
+  if (capacity > 0) columns.push_back({.header = "fits"});
+  TextTable table(columns);
+  for (const PredictRow& r : rows) {
+    std::vector<std::string> cells = {r.shape, format_bytes(r.weights), format_bytes(r.inputs),
+                                      format_bytes(r.activations), format_bytes(r.total())};
+    if (capacity > 0) cells.emplace_back(r.total() <= capacity ? "yes" : "no");
+    table.add_row(std::move(cells));
+  }
+  std::fprintf(out, "model        %s: %zu shape%s; activations planned by %s\n", args.trace_path.c_str(), rows.size(), rows.size() == 1 ? "" : "s",
+               std::string(kDefaultPlanner).c_str());
+  table.print(out);
+  std::fprintf(out, "total        weights and constants + graph inputs + planned activations (intermediate tensors\n"
+                    "             and outputs); one upper-bound plan serves every shape with %s of activations\n",
+               format_bytes(upper_bound_arena).c_str());
+  if (capacity > 0) {
+    if (largest == nullptr) {
+      std::fprintf(out, "capacity     %s: no shape fits\n", format_bytes(capacity).c_str());
+    } else {
+      std::fprintf(out, "capacity     %s: %zu of %zu shapes fit; the largest is %s (%s)\n",
+                   format_bytes(capacity).c_str(), fitting, rows.size(), largest->shape.c_str(),
+                   format_bytes(largest->total()).c_str());
+    }
+  }
+  if (!args.output_path.empty()) {
+    std::fprintf(out, "wrote        %s (the upper-bound problem)\n", args.output_path.c_str());
+  }
+}
+
 // --input with ranges or lists: each shape extracted and planned, and one
 // upper-bound plan for all of them (its problem is what --output gets).
 void run_extract_onnx_grid(const ExtractArguments& args, const std::string& bytes, const OnnxOptions& base,
@@ -88,10 +167,15 @@ void run_extract_onnx_grid(const ExtractArguments& args, const std::string& byte
     int64_t load = 0;
     int64_t arena = 0;
     int64_t bound_arena = 0;  // the upper-bound plan's arena as this shape uses it
+    int64_t weights = 0;      // initializers and folded constants (resident while the model is loaded)
+    int64_t inputs = 0;       // graph inputs (fed by the caller)
+    int64_t total() const { return weights + inputs + arena; }
   };
   std::vector<Row> rows;
   std::vector<Problem> problems;
   std::vector<std::string> operators;
+  std::optional<ProgressLine> progress;
+  progress.emplace("extracting and planning " + std::to_string(grid.size()) + " shapes of " + args.trace_path, 0);
   for (const std::vector<OnnxInputShape>& shapes : grid) {
     OnnxOptions options = base;
     options.inputs = shapes;
@@ -101,7 +185,8 @@ void run_extract_onnx_grid(const ExtractArguments& args, const std::string& byte
     StatusOr<Plan> plan = plan_with(kDefaultPlanner, x->problem);
     throw_if_error(plan.status(), shapes_text(shapes));
     rows.push_back({.shape = shapes_text(shapes), .buffers = x->problem.size(), .load = load(x->problem),
-                    .arena = plan->arena});
+                    .arena = plan->arena, .weights = x->initializer_bytes + x->constant_bytes,
+                    .inputs = x->graph_input_bytes});
     if (operators.empty()) operators = x->operators;
     problems.push_back(std::move(x->problem));
   }
@@ -109,6 +194,7 @@ void run_extract_onnx_grid(const ExtractArguments& args, const std::string& byte
   throw_if_error(bound.status(), args.trace_path);
   StatusOr<Plan> bound_plan = plan_with(kDefaultPlanner, *bound);
   throw_if_error(bound_plan.status(), "the upper-bound plan");
+  progress.reset();
   // The upper-bound plan serves every shape with its offsets: checked, not assumed.
   for (size_t i = 0; i < problems.size(); ++i) {
     const Plan served{.offsets = bound_plan->offsets, .arena = arena_of(problems[i], bound_plan->offsets)};
@@ -116,8 +202,17 @@ void run_extract_onnx_grid(const ExtractArguments& args, const std::string& byte
     if (!v.message.empty()) throw CommandError("the upper-bound plan does not serve " + rows[i].shape + ": " + v.message, kExitFailure);
     rows[i].bound_arena = bound_plan->arena;
   }
-  write_file_or_throw(args.output_path, format_problem_csv(*bound, operators));
+  if (!args.output_path.empty()) write_file_or_throw(args.output_path, format_problem_csv(*bound, operators));
   std::FILE* out = args.output_path == "-" ? stderr : stdout;
+  if (args.predict) {
+    std::vector<PredictRow> predicted;
+    for (const Row& r : rows) {
+      predicted.push_back({.shape = r.shape, .weights = r.weights, .inputs = r.inputs, .activations = r.arena,
+                           .load = r.load});
+    }
+    print_prediction(out, args, predicted, bound_plan->arena);
+    return;
+  }
   if (args.json) {
     std::fprintf(out, "{\"model\": %s, \"planner\": %s, \"shapes\": [", json_string(args.trace_path).c_str(),
                  json_string(std::string(kDefaultPlanner)).c_str());
@@ -176,12 +271,14 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
     choices.push_back(*input);
   }
   if (!args.min_size.empty()) throw CommandError("--min-size applies to traces, not to ONNX models", kExitFailure);
-  if (several) {
+  if (several || args.predict) {
     StatusOr<std::vector<std::vector<OnnxInputShape>>> grid = onnx_input_grid(choices, kMaxShapes);
     throw_if_error(grid.status());
     return run_extract_onnx_grid(args, bytes, options, *grid);
   }
-  if (args.json) throw CommandError("--json applies to ONNX models with --input ranges or lists", kExitFailure);
+  if (args.json) {
+    throw CommandError("--json applies to ONNX models with --input ranges or lists, or with --predict", kExitFailure);
+  }
   StatusOr<OnnxExtraction> extraction = extract_onnx_model(
       {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
   throw_if_error(extraction.status());
@@ -254,10 +351,14 @@ void run_extract_profile(const ExtractArguments& args, const ExtractOptions& opt
 }
 
 void run_extract(const ExtractArguments& args) {
-  check_output_path_or_throw(args.output_path, "--output");
-  if (args.trace_path != "-" && is_onnx_model(args.trace_path)) {
-    return run_extract_onnx(args, read_input_or_throw(args.trace_path));
+  const bool onnx = args.trace_path != "-" && is_onnx_model(args.trace_path);
+  if (!onnx && args.predict) throw CommandError("--predict applies to ONNX models, not to traces", kExitFailure);
+  if (!args.capacity.empty() && !args.predict) throw CommandError("--capacity applies with --predict", kExitFailure);
+  if (args.output_path.empty() && !args.predict) {
+    throw CommandError("--output is required (a problem CSV, or - for standard output)", kExitFailure);
   }
+  if (!args.output_path.empty()) check_output_path_or_throw(args.output_path, "--output");
+  if (onnx) return run_extract_onnx(args, read_input_or_throw(args.trace_path));
   if (!args.inputs.empty()) throw CommandError("--input applies to ONNX models, not to traces", kExitFailure);
   if (args.json) throw CommandError("--json applies to ONNX models with --input ranges or lists", kExitFailure);
   ExtractOptions options;
@@ -308,7 +409,16 @@ void register_extract_command(CLI::App& app) {
                       "problem of one upper-bound plan that serves them all")
       ->type_name("NAME=DIMS");
   command->add_flag("--json", args->json,
-                    "ONNX with --input ranges or lists: the per-shape table as JSON");
+                    "ONNX with --input ranges or lists, or --predict: the per-shape table as JSON");
+  command->add_flag("--predict", args->predict,
+                    "ONNX: memory before you run, per input shape (every shape of the --input ranges and lists): "
+                    "weights and constants, graph inputs and planned activations, and their total; --output "
+                    "is optional");
+  command->add_option("--capacity", args->capacity,
+                      "With --predict: the memory budget (e.g. 16GiB); says which shapes fit and the largest "
+                      "that does")
+      ->type_name("BYTES")
+      ->check(byte_size_validator());
   command->add_flag("--keep-constants", args->keep_constants,
                     "ONNX: plan constants (outputs of nodes that read only initializers) in the arena too");
   args->iteration_option =
@@ -325,7 +435,9 @@ void register_extract_command(CLI::App& app) {
                       "models: 64)")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("-o,--output", args->output_path, "Problem CSV to write; - for standard output")->required()->type_name("PROBLEM.csv");
+  command->add_option("-o,--output", args->output_path,
+                      "Problem CSV to write; - for standard output (required, except with --predict)")
+      ->type_name("PROBLEM.csv");
   command->footer(
       "Lifetimes are in event ticks: the k-th event after the iteration's mark is tick k; a buffer\n"
       "allocated at tick a and freed at tick f lives [a, f); a realloc at tick r keeps the old buffer\n"
@@ -346,6 +458,7 @@ void register_extract_command(CLI::App& app) {
       "  memplan plan step.csv\n"
       "  memplan extract resnet18.onnx --input input=1x3x224x224 --output resnet18.csv\n"
       "  memplan extract gpt.onnx --input ids=1,4x16..512 --output gpt-upper-bound.csv\n"
+      "  memplan extract gpt.onnx --input ids=1,2,4,8x128..2048 --predict --capacity 16GiB\n"
       "  memplan extract prof.json --iteration 1 --output step.csv");
   command->callback([args] { run_extract(*args); });
 }
