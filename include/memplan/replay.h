@@ -60,9 +60,11 @@ namespace memplan {
 
 class ReplayAllocator;
 namespace runtime::fast {
-struct SharedFast;
-// The state read by the inlined fast paths (src/runtime/replay_fast.h, private
-// to memplan): the drop-in runs them without calling into the allocator.
+struct SequencedKernel;
+using SharedFast = SequencedKernel;
+// The sequenced serving kernel, whose inlined fast paths read this state
+// (src/runtime/replay_fast.h, private to memplan): the drop-in runs them
+// without calling into the allocator.
 SharedFast* shared_state(ReplayAllocator& allocator);
 }  // namespace runtime::fast
 

@@ -79,7 +79,7 @@ std::atomic<memplan::ReplayAllocator*> g_allocator{nullptr};
 // The state of g_allocator that the inlined fast paths read (replay_fast.h):
 // a slab allocation or free costs no call into the allocator. Set after the
 // library is ready, so a non-null value also means ensure_ready() holds.
-std::atomic<fast::SharedFast*> g_fast{nullptr};
+std::atomic<fast::SequencedKernel*> g_fast{nullptr};
 bool g_print_stats = false;
 
 // Runs the replay allocator with this thread's own allocations passing through.
@@ -166,9 +166,9 @@ __attribute__((destructor)) void on_unload() {
 // while the thread replays, at worst spends a tick of an iteration that never
 // ends.
 [[gnu::always_inline]] inline void* serve_fast(size_t size, size_t alignment) {
-  fast::SharedFast* s = g_fast.load(std::memory_order_acquire);
+  fast::SequencedKernel* s = g_fast.load(std::memory_order_acquire);
   if (MEMPLAN_UNLIKELY(s == nullptr)) return nullptr;
-  return fast::serve(*s, size, alignment);
+  return s->serve(size, alignment);
 }
 
 void* aligned_request(size_t alignment, size_t size) {
@@ -231,8 +231,8 @@ MEMPLAN_EXPORT void* calloc(size_t n, size_t size) {
 MEMPLAN_EXPORT void free(void* p) {
   // Slab pointers go to the replay allocator even from inside it (null is
   // never one: it lies below the reservation).
-  fast::SharedFast* s = g_fast.load(std::memory_order_acquire);
-  if (s && fast::release(*s, p)) return;
+  fast::SequencedKernel* s = g_fast.load(std::memory_order_acquire);
+  if (s && s->release(p)) return;
   free_slow(p);
 }
 
