@@ -102,6 +102,7 @@ def test_a_good_enough_greedy_plan_stops_planning_as_in_the_cli(cli):
         memplan.plan(problem, good_enough=-1)
     out = cli("plan", path, "--good-enough", "0.1", expect=0).stdout
     assert re.search(rf"^arena\s+{greedy.arena} B", out, re.M), out
+    assert re.search(r"^made by\s+greedy_by_size", out, re.M), out
 
 
 def test_capacity_verdicts_and_messages_are_the_clis(cli, tmp_path):

@@ -135,6 +135,9 @@ void run_plan(const PlanArguments& args) {
                     format_milliseconds(path.back().seconds).c_str(), path.size(), path.size() == 1 ? "" : "s");
       }
     }
+    if (args.good_enough && result.made_by == "greedy_by_size") {
+      std::printf("made by   greedy_by_size (good enough: --planner %s not needed)\n", result.planner.c_str());
+    }
     std::printf("result    %s\n", std::string(plan_ending_name(result.ending)).c_str());
     if (result.ending == PlanEnding::kBestAtSearchBudget) {
       std::printf("          (the default %g s of exact search; --time-limit SECONDS searches longer)\n",
