@@ -4,7 +4,8 @@
 // Time runs along x (ticks), offset up along y (bytes, 0 at the bottom). Every
 // buffer is one rectangle [lower, upper) × [offset, offset + size), filled with
 // a colour derived from a hash of its id (the same id gets the same colour in
-// every picture) and carrying a <title> tooltip: id, lifetime, size, offset.
+// every picture) and carrying a <title> tooltip: id, lifetime, size, offset,
+// and the operator that allocated it when RenderOptions::operators names one.
 // The load is drawn as a dashed horizontal line, the arena as a solid one, the
 // capacity (if the problem has one within the picture) as a dotted one. Axes
 // are labelled in ticks and in binary byte units; a caption names the planner
@@ -44,6 +45,10 @@ struct RenderOptions {
   // Buffers smaller than this many pixels in both width and height are merged
   // into one grey shape instead of getting their own rectangle (see above).
   double merge_below_px = 0.5;
+  // One name per buffer, in problem order: the operator (or graph node) that
+  // allocated it, as a problem CSV's `operator` column gives it; shown in the
+  // buffer's tooltip. Empty or shorter than the problem: the rest unknown.
+  std::vector<std::string> operators;
 };
 
 std::string render_svg(const Problem& problem, const Plan& plan, const RenderOptions& options = {});

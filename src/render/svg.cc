@@ -264,6 +264,10 @@ class SvgWriter {
       out_ += format_bytes(b.size);
       out_ += ") at offset ";
       append_int(out_, offset);
+      if (i < options_.operators.size() && !options_.operators[i].empty()) {
+        out_ += ", from ";
+        append_escaped(out_, options_.operators[i]);
+      }
       out_ += "</title></rect>\n";
     }
     out_ += "</g>\n";

@@ -26,6 +26,9 @@ memplan_cli_test(report_reads_the_operator_column EXIT 0
   ARGS report ${PROJECT_SOURCE_DIR}/tests/browser/data/conv_block.csv --planner naive --html report.html --title "conv <block>"
   FILE report.html
   FILE_REGEX "<title>memplan report: conv &lt;block&gt;</title>.*\"operator_names\":\\[\"aten::conv2d\",\"aten::batch_norm\",.*\"operator\":\\[-1,0,0,1,")
+memplan_cli_test(render_names_operators_in_tooltips EXIT 0
+  ARGS render ${PROJECT_SOURCE_DIR}/tests/browser/data/conv_block.csv --planner naive --svg -
+  STDOUT "<title>[^<]+ at offset [0-9]+</title>.*<title>[^<]+ at offset [0-9]+, from aten::conv2d</title>")
 memplan_cli_test(report_output_into_a_missing_folder_is_refused_first EXIT 1 ARGS report ${small} --html no/such/report.html
   STDERR "--html no/such/report.html: folder no/such does not exist")
 memplan_cli_test(report_unknown_planner_is_named EXIT 1 ARGS report ${small} --planner naive,nope --html report.html

@@ -103,6 +103,22 @@ TEST(RenderSvg, EscapesIdsWithMarkupCharacters) {
   EXPECT_NE(svg.find(">a&amp;b</text>"), std::string::npos);
 }
 
+TEST(RenderSvg, TooltipsNameTheOperatorWhenKnown) {
+  const Problem problem = four_buffers();
+  const Plan plan = four_buffers_plan(problem);
+  // Three names for four buffers: "" and a missing name both mean unknown.
+  const std::string svg = render_svg(problem, plan, {.operators = {"aten::conv2d", "", "MatMul <attn>"}});
+  const std::string group = buffers_group(svg);
+  EXPECT_NE(group.find("<title>a: ticks [0, 2), 1024 B (1.00 KiB) at offset 0, from aten::conv2d</title>"),
+            std::string::npos)
+      << group;
+  EXPECT_NE(group.find("<title>b: ticks [2, 4), 1024 B (1.00 KiB) at offset 0</title>"), std::string::npos) << group;
+  EXPECT_NE(group.find("at offset 1024, from MatMul &lt;attn&gt;</title>"), std::string::npos) << group;
+  EXPECT_NE(group.find("<title>d: ticks [1, 2), 512 B (512 B) at offset 3072</title>"), std::string::npos) << group;
+  EXPECT_EQ(count(group, ", from "), 2u);
+  EXPECT_EQ(count(buffers_group(render_svg(problem, plan)), ", from "), 0u);
+}
+
 TEST(RenderSvg, SameIdGetsSameColourInEveryPicture) {
   Problem one{.buffers = {{.id = "conv1", .lower = 0, .upper = 3, .size = 64}}};
   Problem two{.buffers = {{.id = "other", .lower = 0, .upper = 1, .size = 8}, {.id = "conv1", .lower = 5, .upper = 9, .size = 32}}};

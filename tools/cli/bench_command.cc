@@ -58,6 +58,7 @@ struct Instance {
   std::string name;  // path relative to the directory given (no .csv), or the file's stem
   std::string path;
   Problem problem;
+  std::vector<std::string> operators;  // the CSV's operator column, for the heap maps' tooltips
   int64_t load = 0;
 };
 
@@ -103,7 +104,8 @@ std::vector<Instance> collect_instances(const std::vector<std::string>& inputs, 
   instances.reserve(files.size());
   for (auto& [name, path] : files) {
     try {
-      Instance instance{.name = std::move(name), .path = path, .problem = read_problem_or_throw(path)};
+      Instance instance{.name = std::move(name), .path = path};
+      instance.problem = read_problem_or_throw(path, &instance.operators);
       instance.load = load(instance.problem);
       instances.push_back(std::move(instance));
     } catch (const CommandError& e) {
@@ -121,7 +123,8 @@ void write_heap_map(const std::string& svg_dir, const Instance& instance, const 
   fs::create_directories(path.parent_path(), error);
   if (error) throw CommandError(path.parent_path().string() + ": " + error.message(), kExitFailure);
   write_file_or_throw(path.string(), render_svg(instance.problem, plan,
-                                                {.planner = std::string(planner), .title = instance.name}));
+                                                {.planner = std::string(planner), .title = instance.name,
+                                                 .operators = instance.operators}));
 }
 
 std::string_view outcome_name(Outcome outcome) {

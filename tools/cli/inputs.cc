@@ -65,9 +65,50 @@ Trace read_trace_or_throw(const std::string& path) {
   return std::move(trace).value();
 }
 
-Problem read_problem_or_throw(const std::string& path) {
-  StatusOr<Problem> problem = parse_problem_csv(read_input_or_throw(path), source_name(path));
+namespace {
+std::string_view trimmed_field(std::string_view text) {
+  const size_t begin = text.find_first_not_of(" \t\r");
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1);
+}
+
+}  // namespace
+
+// The `operator` column of a problem CSV that parse_problem_csv accepted (it
+// ignores the column), one entry per buffer in row order; empty when the file
+// has no such column. The reader skips blank lines; so does this, so rows and
+// buffers line up. Ids with commas are not part of the format (csv.h).
+std::vector<std::string> operator_column(std::string_view text, size_t buffers) {
+  std::vector<std::string> operators;
+  size_t column = std::string_view::npos;
+  bool header = true;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (header && line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
+    if (trimmed_field(line).empty()) continue;
+    size_t field = 0;
+    for (size_t from = 0;; ++field) {
+      const size_t comma = line.find(',', from);
+      const std::string_view value = trimmed_field(line.substr(from, comma - from));
+      if (header && value == "operator") column = field;
+      if (!header && field == column) operators.emplace_back(value);
+      if (comma == std::string_view::npos) break;
+      from = comma + 1;
+    }
+    if (header && column == std::string_view::npos) return {};
+    header = false;
+  }
+  operators.resize(buffers);
+  return operators;
+}
+
+Problem read_problem_or_throw(const std::string& path, std::vector<std::string>* operators) {
+  const std::string text = read_input_or_throw(path);
+  StatusOr<Problem> problem = parse_problem_csv(text, source_name(path));
   throw_if_error(problem.status());
+  if (operators != nullptr) *operators = operator_column(text, problem->size());
   return std::move(problem).value();
 }
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "memplan/plan.h"
@@ -23,7 +24,12 @@ void throw_if_error(const Status& status, const std::string& context = "");
 // Every file argument may be "-": standard input for what is read, standard
 // output for what is written. A directory given as a file is a user error.
 std::string read_input_or_throw(const std::string& path);
-Problem read_problem_or_throw(const std::string& path);
+// With `operators`, also its operator column (operator_column, below).
+Problem read_problem_or_throw(const std::string& path, std::vector<std::string>* operators = nullptr);
+// The `operator` column of a problem CSV's text that parse_problem_csv
+// accepted (the reader ignores the column), one entry per buffer in row order
+// ("" past the rows that have one); empty when the file has no such column.
+std::vector<std::string> operator_column(std::string_view text, size_t buffers);
 Trace read_trace_or_throw(const std::string& path);
 // A plan as CSV, or as JSON (what `memplan plan --json` writes), told apart by
 // the first character.

@@ -26,8 +26,8 @@ struct RenderArguments {
 
 void run_render(const RenderArguments& args) {
   check_output_path_or_throw(args.svg_path, "--svg");
-  const Problem problem = read_problem_or_throw(args.problem_path);
   RenderOptions options;
+  const Problem problem = read_problem_or_throw(args.problem_path, &options.operators);
   options.width = args.width;
   options.height = args.height;
   options.title = args.title.empty() ? std::filesystem::path(args.problem_path).stem().string() : args.title;
