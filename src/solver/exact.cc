@@ -380,6 +380,10 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   // Seeded restarts (capacity_rounds.h, step 5): 64 nodes a buffer; on
   // D and J 15k-30k nodes did about as well, 60k worse (docs/history/exact.md,
   // "Seeded restarts: budget, jitter and key order").
+  // The first helper's dive at the floor (seeded_helpers.h): 2^20 nodes, at
+  // most half the time limit. MiniMalloc's E fits its load after 154,625
+  // nodes of that decision, past the main thread's first dive (64k).
+  constexpr int64_t kHelperFloorBudget = int64_t{1} << 20;
   const int64_t seeded_budget = std::clamp<int64_t>(64 * static_cast<int64_t>(input.items.size()), 4096, 1 << 17);
   bool running = !cap || lower <= *cap;
 
@@ -487,7 +491,8 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
                     solver::SeededHelpers::Config{.threads = seeded_threads,
                                                   .node_budget = capped(seeded_budget),
                                                   .seed = 1 + options.seed * 7919 + (uint64_t{1} << 32),
-                                                  .granule = input.granule},
+                                                  .granule = input.granule,
+                                                  .floor_budget = capped(kHelperFloorBudget)},
                     lower, upper);
   }
   // Hands a helper this thread's bounds; takes its floor and its plan when

@@ -58,6 +58,39 @@ void SeededHelpers::run(int32_t index) {
     return halt_.load(std::memory_order_relaxed) ||
            (caller_cancel_ != nullptr && caller_cancel_->load(std::memory_order_relaxed)) || stop_.reached();
   };
+  // Offers a plan the search holds to the exchange.
+  auto offer = [&] {
+    int64_t arena = 0;
+    for (size_t i = 0; i < items_.size(); ++i) arena = std::max(arena, search.offsets()[i] + items_[i].size);
+    if (exchange_.offer({.arena = arena, .offsets = search.offsets(), .at = std::chrono::steady_clock::now()})) {
+      plans_.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  if (index == 0 && config_.floor_budget > 0 && !halted()) {
+    CapacityBounds bounds(exchange_.floor(), exchange_.ceiling(), config_.granule);
+    if (!bounds.closed()) {
+      StopCondition dive_stop = stop_;
+      if (options_.time_limit_seconds > 0 && config_.floor_share > 0) {
+        const auto cap = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                             std::chrono::duration<double>(config_.floor_share * options_.time_limit_seconds));
+        dive_stop.deadline = dive_stop.has_deadline ? std::min(dive_stop.deadline, cap) : cap;
+        dive_stop.has_deadline = true;
+      }
+      ExactStats stats;
+      const int64_t floor = bounds.floor();
+      const SearchVerdict verdict = search.decide(floor, config_.floor_budget, dive_stop, &stats,
+                                                  /*allow_restarts=*/true, /*first_order=*/0, /*seed=*/0);
+      nodes_.fetch_add(stats.nodes, std::memory_order_relaxed);
+      probes_.fetch_add(1, std::memory_order_release);
+      if (verdict == SearchVerdict::kExhausted) {
+        bounds.refuted(floor, search.next_capacity());
+        exchange_.publish(bounds.floor(), bounds.ceiling());
+      } else if (verdict == SearchVerdict::kFound) {
+        offer();
+      }
+    }
+  }
   while (!halted()) {
     CapacityBounds bounds(exchange_.floor(), exchange_.ceiling(), config_.granule);
     if (bounds.closed()) break;
@@ -75,11 +108,7 @@ void SeededHelpers::run(int32_t index) {
       continue;
     }
     if (verdict != SearchVerdict::kFound) continue;
-    int64_t arena = 0;
-    for (size_t i = 0; i < items_.size(); ++i) arena = std::max(arena, search.offsets()[i] + items_[i].size);
-    if (exchange_.offer({.arena = arena, .offsets = search.offsets(), .at = std::chrono::steady_clock::now()})) {
-      plans_.fetch_add(1, std::memory_order_relaxed);
-    }
+    offer();
   }
 }
 

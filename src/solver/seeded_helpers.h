@@ -50,6 +50,13 @@ class SeededHelpers : public HelperBounds {
     int32_t levels = 16;      // steps below the ceiling to draw from
     uint64_t seed = 1;        // helper i draws seeds from seed + i * 2^40 on
     int64_t granule = 1;      // every canonical arena is a multiple of it
+    // Helper 0 first decides at the floor, as a decision at that capacity
+    // runs (first key order, restarts, no jitter), with this many nodes and
+    // at most floor_share of the time limit (0: no such dive). Most problems
+    // fit at their load, some only after more nodes than the main thread's
+    // first dive (MiniMalloc's E: 154,625).
+    int64_t floor_budget = 0;
+    double floor_share = 0.5;
   };
   using Found = HelperPlan;
   struct Stats {

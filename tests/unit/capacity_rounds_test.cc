@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "memplan/bounds.h"
 #include "memplan/exact.h"
 #include "memplan/validate.h"
 #include "memplan/generate.h"
@@ -306,6 +307,33 @@ TEST(SeededHelpers, FindValidPlansBelowTheCeilingAndStopWhenTheBoundsMeet) {
   EXPECT_GE(stats.plans, 1);
   EXPECT_GE(stats.nodes, stats.probes);
   EXPECT_EQ(helpers.floor(), found->arena);
+}
+
+// Helper 0's dive at the floor: a decision at the load with its own budget,
+// before the seeded probes. Here the seeded probes get one node each (no plan
+// can be found in one node), so a plan at the load can only come from the dive.
+TEST(SeededHelpers, TheFirstHelperDivesAtTheFloorFirst) {
+  const Problem problem = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 24, .seed = 3, .max_size = 64});
+  std::vector<solver::CanonicalSearch::Item> items;
+  for (const Buffer& b : problem.buffers) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size});
+  const int64_t floor = load(problem);
+  solver::SeededHelpers helpers(items, ExactOptions{}, solver::StopCondition{},
+                                {.threads = 1, .node_budget = 1, .seed = 4, .floor_budget = int64_t{1} << 20},
+                                floor, 4 * floor);
+  std::optional<solver::SeededHelpers::Found> found;
+  {
+    test_support::Watchdog watchdog(std::chrono::minutes(5), "the floor dive's plan");
+    while (!found) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      found = helpers.take_better(4 * floor);
+    }
+  }
+  helpers.join();
+  EXPECT_EQ(found->arena, floor);
+  const Plan plan = make_plan(problem, found->offsets);
+  EXPECT_EQ(plan.arena, floor);
+  EXPECT_TRUE(validate(problem, plan).ok()) << validate(problem, plan).message;
+  EXPECT_GE(helpers.stats().plans, 1);
 }
 
 // The real search behind the rounds: on small random problems
