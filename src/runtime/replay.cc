@@ -2,7 +2,8 @@
 // thread's iterations from its slab. What is learnt and how a plan is made
 // is the learner's (runtime/learner.h: one Learner per thread record, with
 // the sequence identity); this file holds the thread records, their windows,
-// and the tables the fast paths read.
+// and serving. The served plan's tables and the thread record are
+// replay_records.h.
 //
 // Layout. One reservation of address space holds max_threads windows of
 // window_bytes (a power of two). Thread record w owns window w: its slab is
@@ -53,6 +54,7 @@
 #include "runtime/learner.h"
 #include "runtime/os/os_memory.h"
 #include "runtime/replay_fast.h"
+#include "runtime/replay_records.h"
 #include "runtime/slab.h"
 #include "runtime/small_pool.h"
 
@@ -71,82 +73,14 @@ namespace fast = memplan::runtime::fast;
 using fast::t_link;
 
 constexpr size_t kMinAlignment = 16;  // what malloc promises (alignof(max_align_t))
-constexpr uint32_t kNoWindow = UINT32_MAX;
 
 using fast::kHeaderBytes;
 using fast::read_header;
 using fast::TickEntry;
-
-// Every served block is preceded by kHeaderBytes of slab that hold its tick,
-// so that a free finds the block's occupant from the pointer alone. The
-// header of a block with a larger alignment is that alignment, so the block
-// stays aligned.
-uint64_t header_bytes(uint64_t alignment) { return std::max(kHeaderBytes, alignment); }
-
-// A plan ready to serve, immutable once published except for the occupants.
-// Its PlanView (entries, occupant, tick_count, header_span) points into the
-// vectors below and is what frees read.
-struct ServedPlan final : rt::PreparedPlan, fast::PlanView {
-  std::vector<TickEntry> ticks;  // one per allocation of the iteration, then the sentinel (limit 0)
-  // Ticks of the planned blocks in order of their planned end (upper), which
-  // is the order in which the liveness walk must find them freed.
-  std::vector<uint32_t> end_ticks;
-  // Per tick (and the sentinel): offset16 of the block served there while it is live, else 0.
-  std::unique_ptr<std::atomic<uint32_t>[]> occupants;
-
-  uint32_t size() const { return tick_count; }
-  bool any_live() const {
-    for (uint32_t t = 0; t < tick_count; ++t) {
-      if (occupants[t].load(std::memory_order_acquire) != 0) return true;
-    }
-    return false;
-  }
-  // Points the view at the vectors, once they are final.
-  void finish_view() {
-    entries = ticks.data();
-    occupant = occupants.get();
-    tick_count = static_cast<uint32_t>(ticks.size() - 1);
-    header_span = arena >= kHeaderBytes ? arena - kHeaderBytes + 1 : 0;
-  }
-};
-
-struct ThreadRecord : fast::ThreadFast {
-  // fast::ThreadFast is the first cache line: all the allocation fast path
-  // reads (a copy of the serving plan's arrays, and the cursors).
-  explicit ThreadRecord(const ReplayConfig& config) : learner(config, rt::RequestIdentity::kSequence) {}
-
-  uint64_t epoch = 0;         // the last epoch this thread processed
-  bool thread_marked = false;  // the thread marked its own boundary (mark_thread) at least once
-  uint32_t entry_count = 0;   // ticks of the serving plan
-  std::atomic<uint32_t> claimed{0};
-  ThreadRecord* next = nullptr;
-  uint32_t window = kNoWindow;
-
-  fast::SmallPool small;  // the window's small-request pool (used once `pool` points at it)
-
-  // The owner's state.
-  bool deviating = false;     // rest of the iteration goes to the backing allocator
-  ServedPlan* plan = nullptr;  // the learner's serving plan, also in window_plans[window]
-  rt::Learner learner;         // profiles, agreement, planning, the slab, the counters
-
-  ReplayPhase phase() const { return learner.phase(); }
-  bool serving() const { return serve_epoch != fast::kNotServing; }
-  // Serving: replaying, not deviating, and in the epoch just processed.
-  void update_serving() {
-    serve_epoch = phase() == ReplayPhase::kReplaying && !deviating ? epoch : fast::kNotServing;
-  }
-  void deviate() {
-    deviating = true;
-    serve_epoch = fast::kNotServing;
-  }
-  void adopt(ServedPlan* p) {
-    plan = p;
-    entries = p ? p->ticks.data() : nullptr;
-    end_ticks = p ? p->end_ticks.data() : nullptr;
-    occupant = p ? p->occupants.get() : nullptr;
-    entry_count = p ? p->size() : 0;
-  }
-};
+using rt::header_bytes;
+using rt::kNoWindow;
+using rt::ServedPlan;
+using rt::ThreadRecord;
 
 ThreadRecord* record_of(const fast::ThreadLink& link) { return static_cast<ThreadRecord*>(link.record); }
 
@@ -416,32 +350,7 @@ void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e, uint64_t key) 
 }
 
 Status ReplayAllocator::Impl::build_tables(const rt::Profile& a, rt::PreparedPlan& plan) const {
-  auto* served = static_cast<ServedPlan*>(&plan);
-  // One entry per tick, and the sentinel (limit 0) that stops the fast path past the plan.
-  served->ticks.assign(a.size() + 1, TickEntry{});
-  std::vector<std::pair<int64_t, uint32_t>> ends;  // (upper, tick) of the planned blocks
-  for (size_t k = 0; k < served->request_of.size(); ++k) {
-    const Buffer& b = served->problem.buffers[k];
-    const uint32_t tick = served->request_of[k];
-    TickEntry& t = served->ticks[tick];
-    const uint64_t shift = served->shift_of[k];  // colour and header
-    t.offset16 = static_cast<uint32_t>((static_cast<uint64_t>(served->plan.offsets[k]) + shift) >> 4);
-    t.limit = static_cast<uint64_t>(b.size) - shift + 1;
-    ends.push_back({b.upper, tick});
-  }
-  std::stable_sort(ends.begin(), ends.end(),
-                   [](const std::pair<int64_t, uint32_t>& x, const std::pair<int64_t, uint32_t>& y) {
-                     return x.first < y.first;
-                   });
-  // walk_end of tick t: the blocks whose planned life ends at or before t, which must be dead before t is served.
-  size_t ended = 0;
-  for (size_t t = 0; t < served->ticks.size(); ++t) {
-    while (ended < ends.size() && ends[ended].first <= static_cast<int64_t>(t)) ++ended;
-    served->ticks[t].walk_end = static_cast<uint32_t>(ended);
-  }
-  for (const auto& end : ends) served->end_ticks.push_back(end.second);
-  served->occupants = std::make_unique<std::atomic<uint32_t>[]>(served->ticks.size());
-  served->finish_view();
+  rt::build_served_tables(a, *static_cast<ServedPlan*>(&plan));
   return Status::Ok();
 }
 
@@ -671,33 +580,9 @@ ReplayStats ReplayAllocator::stats() const {
 Status ReplayAllocator::check_invariants() const {
   const Impl& m = *impl_;
   for (ThreadRecord* r = m.records.load(std::memory_order_acquire); r; r = r->next) {
-    const rt::Slab& slab = r->learner.slab();
-    MEMPLAN_RETURN_IF_ERROR(slab.check_invariants());
-    if (const char* error = r->small.check()) return Internal(error);
-    if (r->pool && r->pool != &r->small) return Internal("a record uses another window's small-request pool");
-    if (r->window == kNoWindow) {
-      if (r->phase() != ReplayPhase::kBackingOnly) return Internal("a thread without a slab window is not backing-only");
-      continue;
-    }
-    if (r->phase() == ReplayPhase::kReplaying && !r->plan) return Internal("a replaying thread has no plan");
-    if (r->plan != r->learner.serving()) return Internal("the record serves another plan than its learner");
-    if (!r->learner.serves_running_variant()) return Internal("a replaying thread serves another variant's plan");
-    if (m.window_plans[r->window].load() != r->plan) return Internal("window plan differs from its thread's plan");
-    if (slab.base() != r->window_base) return Internal("slab is not at its window");
-    if (!r->plan) continue;
-    const ServedPlan& p = *r->plan;
-    if (static_cast<uint64_t>(p.plan.arena) > slab.mapped_bytes()) return Internal("plan's arena exceeds its slab");
-    for (uint32_t t = 0; t < p.size(); ++t) {
-      if (p.occupants[t].load() == 0) continue;
-      if (p.occupants[t].load() != p.ticks[t].offset16) return Internal("a live slab block's occupant is not its offset");
-      if (p.ticks[t].limit == 0) return Internal("a tick the plan leaves to the backing allocator is live in the slab");
-      const unsigned char* block = r->window_base + (uint64_t{p.ticks[t].offset16} << 4);
-      if (read_header(block) != t) return Internal("a live slab block's header does not name its tick");
-    }
-    if (r->walk > p.end_ticks.size()) return Internal("liveness cursor past the plan");
-    if (r->entries != p.ticks.data() || r->occupant != p.occupants.get()) return Internal("the fast path reads another plan");
-    if (p.entries != p.ticks.data() || p.tick_count + 1 != p.ticks.size() || p.ticks.back().limit != 0) {
-      return Internal("the plan's view or sentinel is wrong");
+    MEMPLAN_RETURN_IF_ERROR(rt::check_record(*r));
+    if (r->window != kNoWindow && m.window_plans[r->window].load() != r->plan) {
+      return Internal("window plan differs from its thread's plan");
     }
   }
   return Status::Ok();
