@@ -127,6 +127,13 @@ struct ReplayConfig {
   // The LD_PRELOAD drop-in: print the replay statistics to stderr at exit.
   // Other adapters ignore it (their programs read stats()).
   bool print_stats = false;
+  // The LD_PRELOAD drop-in: the allocator behind the slabs, which serves
+  // every request they do not ("mimalloc": the mimalloc library loaded
+  // privately; "next": the next malloc in the lookup order, glibc's unless
+  // an allocator is preloaded after the drop-in). The drop-in's default is
+  // "mimalloc" when it was built with it (MEMPLAN_WITH_MIMALLOC); other
+  // adapters ignore it (they are given their BackingAllocator).
+  std::string backing = "next";
 };
 
 // One knob as `memplan run --help` and docs/runtime.md list it. Its default

@@ -30,6 +30,7 @@ enum class KnobType {
   kFraction,  // a number from 0 to 1
   kSeconds,   // a number >= 0
   kPlanner,   // a planner's name in the registry
+  kChoice,    // one of the names in `choices`
 };
 
 template <class Options>
@@ -41,6 +42,7 @@ struct Knob {
   int64_t min = 0;  // kInteger only
   int64_t max = std::numeric_limits<int64_t>::max();
   int64_t multiple = 1;
+  std::string_view choices = {};  // kChoice only: the accepted names, separated by '|'
 };
 
 namespace knob_detail {
@@ -84,6 +86,13 @@ inline std::string number_text(double value) {
   return text;
 }
 
+// "a|b|c" as "a, b, c" (a '|' would split a row of the docs' table).
+inline std::string choice_list(std::string_view choices) {
+  std::string out;
+  for (char c : choices) out += c == '|' ? std::string(", ") : std::string(1, c);
+  return out;
+}
+
 }  // namespace knob_detail
 
 // Sets the knob's field of `options` from `text`; on a malformed value the
@@ -122,6 +131,17 @@ Status parse_knob(const Knob<Options>& knob, const char* text, Options& options)
       }
       options.*std::get<std::string Options::*>(knob.field) = text;
       return Status::Ok();
+    case KnobType::kChoice:
+      for (std::string_view rest = knob.choices; !rest.empty();) {
+        const size_t bar = rest.find('|');
+        if (rest.substr(0, bar) == text) {
+          options.*std::get<std::string Options::*>(knob.field) = text;
+          return Status::Ok();
+        }
+        rest = bar == std::string_view::npos ? std::string_view{} : rest.substr(bar + 1);
+      }
+      return InvalidArgument(std::string(knob.variable) + "='" + text + "': expected one of " +
+                             choice_list(knob.choices));
   }
   return Internal("unknown knob type");
 }
@@ -170,6 +190,10 @@ ReplayKnob describe_knob(const Knob<Options>& knob) {
       break;
     case KnobType::kPlanner:
       out.type = "planner name";
+      out.default_value = defaults.*std::get<std::string Options::*>(knob.field);
+      break;
+    case KnobType::kChoice:
+      out.type = "one of " + knob_detail::choice_list(knob.choices);
       out.default_value = defaults.*std::get<std::string Options::*>(knob.field);
       break;
   }

@@ -3,6 +3,7 @@
 // help; reading the environment, `memplan run --help` and the knob table of
 // docs/runtime.md come from it. The pools' knobs are in pool.cc.
 #include <cctype>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +79,11 @@ constexpr Knob<C> kKnobs[] = {
     {"MEMPLAN_STATS", KnobType::kSwitch, &C::print_stats,
      "the drop-in and the CUDA pluggable allocator: print the statistics to stderr at exit, with the plan stall "
      "(`memplan run --stats`)"},
+    {"MEMPLAN_BACKING", KnobType::kChoice, &C::backing,
+     "the drop-in's allocator for every request the slabs do not serve: mimalloc (loaded privately; the drop-in's "
+     "default when built with it) or next (the next malloc in the lookup order: glibc's, or one preloaded after the "
+     "drop-in)",
+     0, std::numeric_limits<int64_t>::max(), 1, "mimalloc|next"},
 };
 
 }  // namespace

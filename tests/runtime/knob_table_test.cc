@@ -68,7 +68,7 @@ TEST(KnobTable, EveryVariableIsListedOnce) {
     EXPECT_FALSE(knob.type.empty());
     EXPECT_FALSE(knob.description.empty());
   }
-  EXPECT_EQ(replay_knobs().size(), 23u);
+  EXPECT_EQ(replay_knobs().size(), 24u);
   EXPECT_EQ(pool_knobs().size(), 2u);
 }
 
@@ -88,6 +88,7 @@ TEST(KnobTable, ListedDefaultsAreTheStructsAndReadBackUnchanged) {
   EXPECT_EQ(read.plan_time_share, defaults.plan_time_share);
   EXPECT_EQ(read.profile_before_first_mark, defaults.profile_before_first_mark);
   EXPECT_EQ(read.print_stats, defaults.print_stats);
+  EXPECT_EQ(read.backing, defaults.backing);
   const StatusOr<PoolOptions> pool = pool_options_from_environment(from_map);
   ASSERT_TRUE(pool.ok()) << pool.status().message();
   EXPECT_EQ(pool->page_unit_bytes, PoolOptions{}.page_unit_bytes);
@@ -110,15 +111,20 @@ TEST(KnobTable, AnUnsetKnobKeepsTheCallersBase) {
 
 TEST(KnobTable, AMalformedKnobNamesItselfAndWhatItTakes) {
   std::map<std::string, std::string> environment = {
-      {"MEMPLAN_COLOR_SPAN", "100"}, {"MEMPLAN_STATS", "maybe"}, {"MEMPLAN_POOL_PAGE_UNIT", "0"}};
+      {"MEMPLAN_COLOR_SPAN", "100"},
+      {"MEMPLAN_STATS", "maybe"},
+      {"MEMPLAN_BACKING", "glibc"},
+      {"MEMPLAN_POOL_PAGE_UNIT", "0"}};
   g_environment = &environment;
   std::vector<std::string> rejected;
   read_replay_config(from_map, &rejected);
-  ASSERT_EQ(rejected.size(), 2u);
+  ASSERT_EQ(rejected.size(), 3u);
   EXPECT_EQ(rejected[0], "MEMPLAN_COLOR_SPAN='100': expected a multiple of 64 up to 1 MiB");
   EXPECT_EQ(rejected[1], "MEMPLAN_STATS='maybe': expected 1/0, on/off, true/false or yes/no");
+  EXPECT_EQ(rejected[2], "MEMPLAN_BACKING='glibc': expected one of mimalloc, next");
   environment.erase("MEMPLAN_COLOR_SPAN");
   environment.erase("MEMPLAN_STATS");
+  environment.erase("MEMPLAN_BACKING");
   EXPECT_EQ(pool_options_from_environment(from_map).status().message(),
             "MEMPLAN_POOL_PAGE_UNIT='0': expected an integer >= 1");
   g_environment = nullptr;

@@ -90,6 +90,56 @@ if(TARGET memplan_replay_preload)
     PASS_REGULAR_EXPRESSION "one thread left at exit")
 endif()
 
+# The backing allocator (docs/runtime.md, "The backing allocator"): one
+# program under each MEMPLAN_BACKING value mixes every interposed function,
+# frees and reallocates blocks made before the drop-in's constructor (by its
+# dependency memplan_early_blocks) and checks which library's malloc and
+# operator new the process resolves; the drop-in neither exports nor needs
+# mimalloc's symbols; a bad value names the variable.
+if(TARGET memplan_replay_preload)
+  add_library(memplan_early_blocks SHARED ${CMAKE_CURRENT_SOURCE_DIR}/runtime/programs/early_blocks.cc)
+  set_target_properties(memplan_early_blocks PROPERTIES COMPILE_OPTIONS "" LINK_OPTIONS "")
+  target_compile_options(memplan_early_blocks PRIVATE -fno-sanitize=all)
+  target_link_libraries(memplan_early_blocks PRIVATE ${CMAKE_DL_LIBS})
+  add_executable(memplan_backing_mix ${CMAKE_CURRENT_SOURCE_DIR}/runtime/programs/backing_mix.cc)
+  set_target_properties(memplan_backing_mix PROPERTIES COMPILE_OPTIONS "" LINK_OPTIONS "")
+  target_compile_options(memplan_backing_mix PRIVATE -fno-sanitize=all)
+  target_link_libraries(memplan_backing_mix PRIVATE memplan_early_blocks ${CMAKE_DL_LIBS})
+  set(_memplan_backings next)
+  if(MEMPLAN_WITH_MIMALLOC)
+    list(APPEND _memplan_backings mimalloc)
+  endif()
+  foreach(backing IN LISTS _memplan_backings)
+    add_test(NAME runtime.backing_mix_${backing} COMMAND memplan_backing_mix)
+    set_tests_properties(runtime.backing_mix_${backing} PROPERTIES LABELS runtime TIMEOUT 300
+      ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_BACKING=${backing};MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_PLAN_IN_BACKGROUND=0"
+      PASS_REGULAR_EXPRESSION "backing_mix: ok" FAIL_REGULAR_EXPRESSION "memplan replay: MEMPLAN_BACKING")
+  endforeach()
+  # mimalloc preloaded under the drop-in: the next allocator and the backing
+  # one are then the same library.
+  find_library(MEMPLAN_PLAIN_MIMALLOC NAMES libmimalloc.so.2)
+  if(MEMPLAN_PLAIN_MIMALLOC)
+    foreach(backing IN LISTS _memplan_backings)
+      add_test(NAME runtime.backing_mix_${backing}_over_preloaded_mimalloc COMMAND memplan_backing_mix)
+      set_tests_properties(runtime.backing_mix_${backing}_over_preloaded_mimalloc PROPERTIES LABELS runtime TIMEOUT 300
+        ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload> ${MEMPLAN_PLAIN_MIMALLOC};MEMPLAN_BACKING=${backing};MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_PLAN_IN_BACKGROUND=0"
+        PASS_REGULAR_EXPRESSION "backing_mix: ok" FAIL_REGULAR_EXPRESSION "memplan replay: MEMPLAN_BACKING")
+    endforeach()
+  endif()
+  # The stress program over the next allocator too (the other stress_preloaded
+  # tests run over the default backing).
+  add_test(NAME runtime.stress_preloaded_next COMMAND memplan_replay_stress --expect-replay)
+  set_tests_properties(runtime.stress_preloaded_next PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_BACKING=next;MEMPLAN_PLANNER=greedy_by_size;MEMPLAN_STATS=1;MEMPLAN_PLAN_IN_BACKGROUND=0")
+  add_test(NAME runtime.backing_not_exported
+    COMMAND sh -c "! nm -D --defined-only \"$1\" | grep -E ' (mi_[a-z_]+|_Znwm|_ZdlPv|__libc_malloc)$' && ! readelf -d \"$1\" | grep -i 'NEEDED.*mimalloc'" sh $<TARGET_FILE:memplan_replay_preload>)
+  set_tests_properties(runtime.backing_not_exported PROPERTIES LABELS runtime TIMEOUT 60)
+  add_test(NAME runtime.backing_bad_value_names_the_variable COMMAND memplan_backing_mix)
+  set_tests_properties(runtime.backing_bad_value_names_the_variable PROPERTIES LABELS runtime TIMEOUT 300
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:memplan_replay_preload>;MEMPLAN_BACKING=glibc"
+    PASS_REGULAR_EXPRESSION "MEMPLAN_BACKING='glibc': expected one of mimalloc, next; that knob keeps its default")
+endif()
+
 # `memplan run` (memplan_cli_test comes from tests/cli/cli_tests.cmake, included before this file).
 if(COMMAND memplan_cli_test AND TARGET memplan_replay_stress)
   memplan_cli_test(run_serves_the_stress_program_from_slabs EXIT 0

@@ -4,8 +4,9 @@
 //
 // It interposes malloc, free, calloc, realloc, reallocarray, posix_memalign,
 // aligned_alloc, memalign, malloc_usable_size, free_sized and
-// free_aligned_sized on top of the next allocator in the lookup order
-// (glibc's, normally), which becomes the backing allocator, and exports
+// free_aligned_sized on top of a backing allocator (backing.h,
+// MEMPLAN_BACKING: mimalloc, loaded privately, or the next allocator in the
+// lookup order, glibc's normally) and exports
 // memplan_mark (memplan/mark.h) for the program's iteration boundaries.
 // C++'s operator new and delete reach it through malloc and free.
 //
@@ -16,7 +17,10 @@
 //     are served from a static arena, whose pointers free() ignores forever
 //     after. Other threads wait for the resolution.
 //   * The replay allocator is built in this library's constructor, when libc
-//     and the environment are ready; until then every call passes through.
+//     and the environment are ready; until then every call passes through to
+//     the next allocator. The constructor chooses the backing allocator; the
+//     next allocator's blocks made before then are routed back to it
+//     (Note [Backing ownership], backing.h).
 //   * Its own bookkeeping (profiles, plans, the planner) allocates with
 //     malloc: a per-thread flag sends those calls straight to the backing
 //     allocator, so the replay allocator never re-enters itself. A slab
@@ -44,6 +48,7 @@
 
 #include "common/preload/real_allocator.h"
 #include "memplan/replay.h"
+#include "runtime/preload/backing.h"
 #include "runtime/replay_fast.h"
 
 #define MEMPLAN_EXPORT extern "C" __attribute__((visibility("default")))
@@ -59,21 +64,23 @@ using pre::is_boot_pointer;
 
 inline bool ensure_ready() { return pre::ensure_ready(); }
 
-class NextBacking final : public memplan::BackingAllocator {
+class DropInBacking final : public memplan::BackingAllocator {
  public:
-  void* allocate(size_t size, size_t alignment) override {
-    return alignment <= 16 ? pre::g_real.malloc(size) : pre::g_real.memalign(alignment, size);
-  }
-  void* allocate_zeroed(size_t size) override { return pre::g_real.calloc(1, size); }
-  void* reallocate(void* p, size_t size) override { return pre::g_real.realloc(p, size); }
-  void deallocate(void* p) override { pre::g_real.free(p); }
-  size_t usable_size(void* p) override { return pre::g_real.malloc_usable_size(p); }
+  void* allocate(size_t size, size_t alignment) override { return pre::backing_memalign(alignment, size); }
+  void* allocate_zeroed(size_t size) override { return pre::backing_zalloc(size); }
+  void* reallocate(void* p, size_t size) override { return pre::backing_realloc(p, size); }
+  void deallocate(void* p) override { pre::backing_free(p); }
+  size_t usable_size(void* p) override { return pre::backing_usable_size(p); }
   // The process's malloc_trim (glibc's, or a preloaded allocator's if it
-  // defines one; this library does not interpose it).
-  void release_free_memory() override { malloc_trim(0); }
+  // defines one; this library does not interpose it), and mimalloc's collect
+  // of this thread's heap when mimalloc backs the drop-in.
+  void release_free_memory() override {
+    if (pre::g_use_mimalloc) pre::g_mi.collect(true);
+    malloc_trim(0);
+  }
 };
 
-alignas(NextBacking) unsigned char g_backing_storage[sizeof(NextBacking)];
+alignas(DropInBacking) unsigned char g_backing_storage[sizeof(DropInBacking)];
 alignas(memplan::ReplayAllocator) unsigned char g_allocator_storage[sizeof(memplan::ReplayAllocator)];
 std::atomic<memplan::ReplayAllocator*> g_allocator{nullptr};
 // The state of g_allocator that the inlined fast paths read (replay_fast.h):
@@ -106,12 +113,19 @@ __attribute__((constructor)) void on_load() {
   // iteration (unless MEMPLAN_PROFILE_BEFORE_FIRST_MARK says otherwise).
   memplan::ReplayConfig drop_in_defaults;
   drop_in_defaults.profile_before_first_mark = false;
+#ifdef MEMPLAN_MIMALLOC_SONAME
+  drop_in_defaults.backing = "mimalloc";
+#endif
   const memplan::ReplayConfig config = memplan::read_replay_config(nullptr, &rejected, drop_in_defaults);
   g_print_stats = config.print_stats;
   for (const std::string& message : rejected) {
     fprintf(stderr, "memplan replay: %s; that knob keeps its default\n", message.c_str());
   }
-  auto* backing = new (g_backing_storage) NextBacking;
+  if (const char* why = pre::select_backing(config.backing.c_str())) {
+    fprintf(stderr, "memplan replay: MEMPLAN_BACKING=%s: %s; the backing allocator is the next malloc\n",
+            config.backing.c_str(), why);
+  }
+  auto* backing = new (g_backing_storage) DropInBacking;
   auto* allocator = new (g_allocator_storage) memplan::ReplayAllocator(config, *backing);
   if (!allocator->init_status().ok()) {
     fprintf(stderr, "memplan replay: %s; serving from the backing allocator only\n",
@@ -178,7 +192,7 @@ void* aligned_request(size_t alignment, size_t size) {
     Inside inside;
     return a->allocate(size, alignment);
   }
-  return pre::g_real.memalign(alignment, size);
+  return pre::backing_memalign(alignment, size);
 }
 
 }  // namespace
@@ -193,7 +207,7 @@ namespace {
     Inside inside;
     return a->allocate(size, 16);
   }
-  return pre::g_real.malloc(size);
+  return pre::backing_malloc(size);
 }
 
 [[gnu::noinline]] void free_slow(void* p) {
@@ -204,7 +218,7 @@ namespace {
     a->deallocate(p);
     return;
   }
-  pre::g_real.free(p);
+  pre::backing_free(p);
 }
 
 }  // namespace
@@ -225,7 +239,7 @@ MEMPLAN_EXPORT void* calloc(size_t n, size_t size) {
     Inside inside;
     return a->allocate_zeroed(bytes);
   }
-  return pre::g_real.calloc(n, size);
+  return pre::backing_zalloc(bytes);
 }
 
 MEMPLAN_EXPORT void free(void* p) {
@@ -257,7 +271,7 @@ MEMPLAN_EXPORT void* realloc(void* p, size_t size) {
     Inside inside;
     return a->reallocate(p, size);
   }
-  return pre::g_real.realloc(p, size);
+  return pre::backing_realloc(p, size);
 }
 
 // glibc's reallocarray, free_sized and free_aligned_sized reach its own
@@ -304,7 +318,7 @@ MEMPLAN_EXPORT size_t malloc_usable_size(void* p) {
   if (is_boot_pointer(p)) return boot_size(p);
   if (memplan::ReplayAllocator* a = owner_of(p)) return a->usable_size(p);
   if (MEMPLAN_UNLIKELY(!ensure_ready())) return 0;
-  return pre::g_real.malloc_usable_size(p);
+  return pre::backing_usable_size(p);
 }
 
 MEMPLAN_EXPORT void memplan_mark(void) {
