@@ -24,7 +24,7 @@
 // own work ends, so a free is ordered after every kernel already launched on
 // such a stream, and an allocation before every kernel launched after it.
 // Work on non-blocking streams (cudaStreamNonBlocking) is not ordered by it:
-// callers using those must synchronise before freeing (docs/runtime.md).
+// callers using those must synchronise before freeing (docs/adapters.md).
 //
 // Allocators are never destroyed: blocks may be freed from static
 // destructors, and the CUDA runtime may already be shut down at exit, when a

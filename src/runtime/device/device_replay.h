@@ -27,7 +27,7 @@
 // stream must be recorded with record_stream for the caching allocator; the
 // pluggable interface has no such hook, so such a block is as unsafe here as
 // in any pluggable allocator: programs that share tensors across streams
-// must synchronise themselves (documented in docs/runtime.md).
+// must synchronise themselves (documented in docs/adapters.md).
 //
 // Note [No headers on the device]. The host drop-in keeps a tick header in
 // front of each block to detect a block outliving its plan; the host cannot
