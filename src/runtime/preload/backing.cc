@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifdef MEMPLAN_MIMALLOC_SONAME
 #include <mimalloc.h>
@@ -15,6 +16,19 @@ MimallocApi g_mi;
 bool g_use_mimalloc = false;
 ArenaRange g_mi_arenas[kMaxMimallocArenas];
 int g_mi_arena_count = 0;
+std::atomic<uint32_t> g_collect_epoch{0};
+__thread uint32_t t_collect_epoch __attribute__((tls_model("initial-exec")));
+
+void collect_this_thread() {
+  t_collect_epoch = g_collect_epoch.load(std::memory_order_relaxed);
+  g_mi.collect(true);
+}
+
+void request_collect() {
+  if (!g_use_mimalloc) return;
+  g_collect_epoch.fetch_add(1, std::memory_order_relaxed);
+  collect_this_thread();
+}
 
 namespace {
 
@@ -60,11 +74,16 @@ const char* load_mimalloc() {
   }
   // Note [Backing ownership]: arenas only, and one reserved now.
   option_set(mi_option_limit_os_alloc, 1);
+  // Note [Trimming mimalloc]: mi_collect does not hurry the delayed decommit
+  // of free memory (25 ms for pages, 500 ms for segments by default), so the
+  // backing's free memory would still be resident when a slab is committed
+  // after the trim. Decommit at once, unless the user chose otherwise.
+  if (!getenv("MIMALLOC_DECOMMIT_DELAY")) option_set(mi_option_decommit_delay, 0);
+  if (!getenv("MIMALLOC_SEGMENT_DECOMMIT_DELAY")) option_set(mi_option_segment_decommit_delay, 0);
   mi_arena_id_t ours = 0;
   bool reserved = false;
   for (size_t bytes = kMostArenaBytes; !reserved && bytes >= kLeastArenaBytes; bytes /= 2) {
-    reserved = reserve(bytes, /*commit=*/true, /*allow_large=*/false, /*exclusive=*/false, &ours) == 0 ||
-               reserve(bytes, /*commit=*/false, /*allow_large=*/false, /*exclusive=*/false, &ours) == 0;
+    reserved = reserve(bytes, /*commit=*/false, /*allow_large=*/false, /*exclusive=*/false, &ours) == 0;
   }
   if (!reserved) {
     option_set(mi_option_limit_os_alloc, 0);

@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -59,6 +60,20 @@ extern MimallocApi g_mi;
 // True once select_backing chose mimalloc. Set in the drop-in's constructor,
 // before any thread but the loading one runs the program.
 extern bool g_use_mimalloc;
+
+// Note [Trimming mimalloc]: mi_collect frees only the calling thread's heap,
+// and MEMPLAN_TRIM_BACKING trims on the planning thread. A trim request
+// therefore bumps g_collect_epoch; each thread collects its own heap at its
+// next call into mimalloc that sees a newer epoch (the slow paths only: the
+// slab fast path never comes here).
+extern std::atomic<uint32_t> g_collect_epoch;
+extern __thread uint32_t t_collect_epoch __attribute__((tls_model("initial-exec")));
+void collect_this_thread();
+inline void collect_if_asked() {
+  if (__builtin_expect(g_collect_epoch.load(std::memory_order_relaxed) != t_collect_epoch, 0)) collect_this_thread();
+}
+// Asks every thread to collect its mimalloc heap, collects this one's.
+void request_collect();
 
 // Note [Backing ownership]: the address ranges of mimalloc's arenas.
 constexpr int kMaxMimallocArenas = 4;
@@ -89,6 +104,7 @@ inline size_t mimalloc_request(size_t size) { return size > SIZE_MAX - 15 ? SIZE
 
 inline void* backing_malloc(size_t size) {
   if (g_use_mimalloc) {
+    collect_if_asked();
     if (void* p = g_mi.malloc(mimalloc_request(size))) return p;
   }
   return g_real.malloc(size);
@@ -96,6 +112,7 @@ inline void* backing_malloc(size_t size) {
 
 inline void* backing_zalloc(size_t bytes) {
   if (g_use_mimalloc) {
+    collect_if_asked();
     if (void* p = g_mi.zalloc(mimalloc_request(bytes))) return p;
   }
   return g_real.calloc(1, bytes);

@@ -72,10 +72,11 @@ class DropInBacking final : public memplan::BackingAllocator {
   void deallocate(void* p) override { pre::backing_free(p); }
   size_t usable_size(void* p) override { return pre::backing_usable_size(p); }
   // The process's malloc_trim (glibc's, or a preloaded allocator's if it
-  // defines one; this library does not interpose it), and mimalloc's collect
-  // of this thread's heap when mimalloc backs the drop-in.
+  // defines one; this library does not interpose it), and, when mimalloc
+  // backs the drop-in, a collect of every thread's mimalloc heap, each on
+  // its own thread (Note [Trimming mimalloc], backing.h).
   void release_free_memory() override {
-    if (pre::g_use_mimalloc) pre::g_mi.collect(true);
+    pre::request_collect();
     malloc_trim(0);
   }
 };
