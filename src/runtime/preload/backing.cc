@@ -4,7 +4,6 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #ifdef MEMPLAN_MIMALLOC_SONAME
 #include <mimalloc.h>
@@ -19,9 +18,24 @@ int g_mi_arena_count = 0;
 std::atomic<uint32_t> g_collect_epoch{0};
 __thread uint32_t t_collect_epoch __attribute__((tls_model("initial-exec")));
 
+// Note [Trimming mimalloc]: mi_collect does not hurry mimalloc's delayed
+// decommit of free memory (25 ms for pages, 500 ms for segments by default),
+// so the freed memory would still be resident when the slab is committed
+// after the trim. The delays are 0 while this thread collects (other threads
+// that purge meanwhile purge at once too: a cost, never an error). They stay
+// on otherwise: decommitting at once in every free made the profiled
+// iterations fault ~200 times more.
 void collect_this_thread() {
   t_collect_epoch = g_collect_epoch.load(std::memory_order_relaxed);
+#ifdef MEMPLAN_MIMALLOC_SONAME
+  const long page_delay = g_mi.option_get(mi_option_decommit_delay);
+  const long segment_delay = g_mi.option_get(mi_option_segment_decommit_delay);
+  g_mi.option_set(mi_option_decommit_delay, 0);
+  g_mi.option_set(mi_option_segment_decommit_delay, 0);
   g_mi.collect(true);
+  g_mi.option_set(mi_option_decommit_delay, page_delay);
+  g_mi.option_set(mi_option_segment_decommit_delay, segment_delay);
+#endif
 }
 
 void request_collect() {
@@ -60,33 +74,27 @@ const char* load_mimalloc() {
     return g_why;
   }
   MimallocApi api;
-  void (*option_set)(mi_option_t, long) = nullptr;
   int (*reserve)(size_t, bool, bool, bool, mi_arena_id_t*) = nullptr;
   void* (*arena_area)(mi_arena_id_t, size_t*) = nullptr;
   if (!find(library, api.malloc, "mi_malloc") || !find(library, api.zalloc, "mi_zalloc") ||
       !find(library, api.realloc, "mi_realloc") || !find(library, api.malloc_aligned, "mi_malloc_aligned") ||
       !find(library, api.free, "mi_free") || !find(library, api.usable_size, "mi_usable_size") ||
-      !find(library, api.collect, "mi_collect") || !find(library, option_set, "mi_option_set") ||
+      !find(library, api.collect, "mi_collect") || !find(library, api.option_set, "mi_option_set") ||
+      !find(library, api.option_get, "mi_option_get") ||
       !find(library, reserve, "mi_reserve_os_memory_ex") || !find(library, arena_area, "mi_arena_area")) {
     snprintf(g_why, sizeof g_why, "%s lacks a function memplan needs (mimalloc >= 2.0.9 expected)",
              MEMPLAN_MIMALLOC_SONAME);
     return g_why;
   }
   // Note [Backing ownership]: arenas only, and one reserved now.
-  option_set(mi_option_limit_os_alloc, 1);
-  // Note [Trimming mimalloc]: mi_collect does not hurry the delayed decommit
-  // of free memory (25 ms for pages, 500 ms for segments by default), so the
-  // backing's free memory would still be resident when a slab is committed
-  // after the trim. Decommit at once, unless the user chose otherwise.
-  if (!getenv("MIMALLOC_DECOMMIT_DELAY")) option_set(mi_option_decommit_delay, 0);
-  if (!getenv("MIMALLOC_SEGMENT_DECOMMIT_DELAY")) option_set(mi_option_segment_decommit_delay, 0);
+  api.option_set(mi_option_limit_os_alloc, 1);
   mi_arena_id_t ours = 0;
   bool reserved = false;
   for (size_t bytes = kMostArenaBytes; !reserved && bytes >= kLeastArenaBytes; bytes /= 2) {
     reserved = reserve(bytes, /*commit=*/false, /*allow_large=*/false, /*exclusive=*/false, &ours) == 0;
   }
   if (!reserved) {
-    option_set(mi_option_limit_os_alloc, 0);
+    api.option_set(mi_option_limit_os_alloc, 0);
     return "no address space for mimalloc's arena";
   }
   // Arenas reserved through MIMALLOC_* variables serve blocks too.

@@ -54,6 +54,8 @@ struct MimallocApi {
   void (*free)(void*) = nullptr;
   size_t (*usable_size)(const void*) = nullptr;
   void (*collect)(bool) = nullptr;
+  long (*option_get)(int) = nullptr;  // mi_option_t as int: mimalloc.h stays out of this header
+  void (*option_set)(int, long) = nullptr;
 };
 // Filled by select_backing; read-only afterwards.
 extern MimallocApi g_mi;
