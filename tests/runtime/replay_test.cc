@@ -903,7 +903,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
   EXPECT_EQ(config->color_span_bytes, 0);
-  EXPECT_EQ(replay_knobs().size(), 23u);  // MEMPLAN_STATS is a row too
+  EXPECT_EQ(replay_knobs().size(), 24u);  // MEMPLAN_STATS and MEMPLAN_BACKING are rows too
 }
 
 // One bad value rejects that knob only: the others still apply.

@@ -80,8 +80,8 @@ const char* load_mimalloc() {
       !find(library, api.realloc, "mi_realloc") || !find(library, api.malloc_aligned, "mi_malloc_aligned") ||
       !find(library, api.free, "mi_free") || !find(library, api.usable_size, "mi_usable_size") ||
       !find(library, api.collect, "mi_collect") || !find(library, api.option_set, "mi_option_set") ||
-      !find(library, api.option_get, "mi_option_get") ||
-      !find(library, reserve, "mi_reserve_os_memory_ex") || !find(library, arena_area, "mi_arena_area")) {
+      !find(library, api.option_get, "mi_option_get") || !find(library, reserve, "mi_reserve_os_memory_ex") ||
+      !find(library, arena_area, "mi_arena_area")) {
     snprintf(g_why, sizeof g_why, "%s lacks a function memplan needs (mimalloc >= 2.0.9 expected)",
              MEMPLAN_MIMALLOC_SONAME);
     return g_why;
