@@ -11,15 +11,13 @@
 #      compile for both, instead of one each).
 # Tests assert on behaviour, never on elapsed time (scripts/test-under-load.sh
 # runs this suite with every core busy). Target: under 15 minutes on 2 cores
-# after scripts/demo.sh. Measured on an idle fresh 2-core clone before the
-# sanitizer build became a unity build, its tests' own code lost the fuzzer
-# coverage and the fuzz targets went from 30 to 10 s: about 22 minutes
-# (Release build 270 s, tests 202 s; sanitizer build 453 s, tests 303 s;
-# fuzz 97 s). Not measured on an idle machine since: on a shared 2-core
-# machine under scripts/test-under-load.sh (load average 7-10), a fresh
-# clone without the demo took 1,020 s of CPU for the whole Release build
-# (the CLI and libraries the demo builds included) and 450 s of CPU for the
-# Release tests (1,315). Each step's wall and CPU time and each stage's ten
+# after scripts/demo.sh, not met yet. Last fresh clone after the demo, on a
+# 2-core machine that other work shared for the first ten minutes: 1,365 s
+# (wall / CPU: Release build 589 / 577 s, Release tests 235 / 427 s (1,339);
+# sanitizer build 282 / 557 s, tests 210 / 416 s (1,212); fuzz 42 / 73 s
+# (6)). Before the unity build and the 10 s fuzz targets, on an idle clone:
+# sanitizer build 453 s, tests 303 s, fuzz 97 s.
+# Each step's wall and CPU time and each stage's ten
 # slowest tests are printed at the end. Set MEMPLAN_SKIP_SANITIZE=1 or
 # MEMPLAN_SKIP_FUZZ=1 to skip a stage (or its fuzz half) locally.
 set -euo pipefail
