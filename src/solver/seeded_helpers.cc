@@ -58,14 +58,29 @@ void SeededHelpers::run(int32_t index) {
     return halt_.load(std::memory_order_relaxed) ||
            (caller_cancel_ != nullptr && caller_cancel_->load(std::memory_order_relaxed)) || stop_.reached();
   };
-  // Offers a plan the search holds to the exchange.
-  auto offer = [&] {
-    int64_t arena = 0;
-    for (size_t i = 0; i < items_.size(); ++i) arena = std::max(arena, search.offsets()[i] + items_[i].size);
-    if (exchange_.offer({.arena = arena, .offsets = search.offsets(), .at = std::chrono::steady_clock::now()})) {
-      plans_.fetch_add(1, std::memory_order_relaxed);
+  // One decision at `capacity` in `bounds`, counted and folded into the
+  // shared bounds: a refutation raises the floor (verdicts do not depend on
+  // the ordering: a seeded refutation is a proof), a plan is offered.
+  auto probe = [&](CapacityBounds& bounds, int64_t capacity, int64_t budget, const StopCondition& stop,
+                   int32_t first_order, uint64_t probe_seed) {
+    ExactStats stats;
+    const SearchVerdict verdict =
+        search.decide(capacity, budget, stop, &stats, /*allow_restarts=*/true, first_order, probe_seed);
+    nodes_.fetch_add(stats.nodes, std::memory_order_relaxed);
+    probes_.fetch_add(1, std::memory_order_release);  // after its nodes: see stats()
+    if (verdict == SearchVerdict::kExhausted) {
+      bounds.refuted(capacity, search.next_capacity());
+      exchange_.publish(bounds.floor(), bounds.ceiling());
+    } else if (verdict == SearchVerdict::kFound) {
+      int64_t arena = 0;
+      for (size_t i = 0; i < items_.size(); ++i) arena = std::max(arena, search.offsets()[i] + items_[i].size);
+      if (exchange_.offer({.arena = arena, .offsets = search.offsets(), .at = std::chrono::steady_clock::now()})) {
+        plans_.fetch_add(1, std::memory_order_relaxed);
+      }
     }
   };
+  // Helper 0 first: the dive at the floor (Config::floor_budget), as the
+  // decision at that capacity runs (first key order, no jitter).
   if (index == 0 && config_.floor_budget > 0 && !halted()) {
     CapacityBounds bounds(exchange_.floor(), exchange_.ceiling(), config_.granule);
     if (!bounds.closed()) {
@@ -77,18 +92,7 @@ void SeededHelpers::run(int32_t index) {
         dive_stop.deadline = dive_stop.has_deadline ? std::min(dive_stop.deadline, cap) : cap;
         dive_stop.has_deadline = true;
       }
-      ExactStats stats;
-      const int64_t floor = bounds.floor();
-      const SearchVerdict verdict = search.decide(floor, config_.floor_budget, dive_stop, &stats,
-                                                  /*allow_restarts=*/true, /*first_order=*/0, /*seed=*/0);
-      nodes_.fetch_add(stats.nodes, std::memory_order_relaxed);
-      probes_.fetch_add(1, std::memory_order_release);
-      if (verdict == SearchVerdict::kExhausted) {
-        bounds.refuted(floor, search.next_capacity());
-        exchange_.publish(bounds.floor(), bounds.ceiling());
-      } else if (verdict == SearchVerdict::kFound) {
-        offer();
-      }
+      probe(bounds, bounds.floor(), config_.floor_budget, dive_stop, /*first_order=*/0, /*probe_seed=*/0);
     }
   }
   while (!halted()) {
@@ -96,19 +100,7 @@ void SeededHelpers::run(int32_t index) {
     if (bounds.closed()) break;
     int64_t k = 1;
     const int64_t capacity = seeded_capacity(bounds, config_.levels, &draws, &k);
-    ExactStats stats;
-    const SearchVerdict verdict = search.decide(capacity, config_.node_budget, stop_, &stats, /*allow_restarts=*/true,
-                                                static_cast<int32_t>(k % orders), seed++);
-    nodes_.fetch_add(stats.nodes, std::memory_order_relaxed);
-    probes_.fetch_add(1, std::memory_order_release);  // after its nodes: see stats()
-    if (verdict == SearchVerdict::kExhausted) {
-      // Verdicts do not depend on the ordering: a seeded refutation is a proof.
-      bounds.refuted(capacity, search.next_capacity());
-      exchange_.publish(bounds.floor(), bounds.ceiling());
-      continue;
-    }
-    if (verdict != SearchVerdict::kFound) continue;
-    offer();
+    probe(bounds, capacity, config_.node_budget, stop_, static_cast<int32_t>(k % orders), seed++);
   }
 }
 
