@@ -12,11 +12,10 @@
 # Tests assert on behaviour, never on elapsed time (scripts/test-under-load.sh
 # runs this suite with every core busy). Target: under 15 minutes on 2 cores
 # after scripts/demo.sh, not met yet. Last fresh clone after the demo, on a
-# 2-core machine that other work shared for the first ten minutes: 1,365 s
-# (wall / CPU: Release build 589 / 577 s, Release tests 235 / 427 s (1,339);
-# sanitizer build 282 / 557 s, tests 210 / 416 s (1,212); fuzz 42 / 73 s
-# (6)). Before the unity build and the 10 s fuzz targets, on an idle clone:
-# sanitizer build 453 s, tests 303 s, fuzz 97 s.
+# quiet 2-core machine: 1,023 s (wall / CPU: Release build 256 / 499 s,
+# Release tests 226 / 426 s (1,339); sanitizer build 285 / 562 s, tests
+# 217 / 429 s (1,212); fuzz 35 / 67 s (6)). Before the unity build and the
+# 10 s fuzz targets: sanitizer build 453 s, tests 303 s, fuzz 97 s.
 # Each step's wall and CPU time and each stage's ten
 # slowest tests are printed at the end. Set MEMPLAN_SKIP_SANITIZE=1 or
 # MEMPLAN_SKIP_FUZZ=1 to skip a stage (or its fuzz half) locally.
