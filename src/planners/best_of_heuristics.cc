@@ -340,14 +340,18 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
     StatusOr<Plan> current_plan = place_in_order(problem, current, best_policy, stop.options_for_nested());
     const int64_t rounds = std::min<int64_t>(
         kMaxImprovementRounds, kImprovementPlacementBudget / static_cast<int64_t>(problem.size()));
+    // Each trial re-places only what follows the prefix it shares with the
+    // current order; the plan is place_in_order's (offset_placement.h).
+    RepeatedPlacement placement(problem, best_policy);
+    std::vector<size_t> trial;
     for (int64_t r = 0; r < rounds && current_plan.ok() && !optimal() && go_on() && time_left(improvement_deadline);
          ++r) {
-      std::vector<size_t> trial = current;
+      trial = current;
       perturb(problem, *current_plan, &trial, &rng);
-      StatusOr<Plan> plan = place_in_order(problem, trial, best_policy, stop.options_for_nested());
+      StatusOr<Plan> plan = placement.place(trial, current, *current_plan, stop.options_for_nested());
       if (!plan.ok()) break;
       if (plan->arena <= current_plan->arena) {
-        current = std::move(trial);
+        current.swap(trial);
         consider(plan);
         current_plan = std::move(plan);
       }

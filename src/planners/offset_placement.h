@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "core/sweep.h"
 #include "memplan/planner.h"
 #include "planners/occupancy_index.h"
 
@@ -55,6 +56,52 @@ int64_t choose_offset(std::span<const ByteRange> taken, int64_t size, int64_t al
 // is returned and the validator reports it if the arena exceeds it.
 StatusOr<Plan> place_in_order(const Problem& problem, std::span<const size_t> order, FitPolicy policy,
                               const PlanOptions& options = {});
+
+// Many placements of one problem with one policy, each of an order that
+// shares a prefix with an order placed before (the portfolio's improvement
+// phase perturbs one order at a time). place() returns exactly the plan of
+// place_in_order(problem, order, policy, options), but:
+//   - the time slots are built once, not per placement;
+//   - the buffers of the prefix `order` shares with `base_order` go straight
+//     to their offsets in `base` (placement is deterministic, so they land
+//     where they landed in `base`), and only the rest are placed;
+//   - on problems of at most kScanMaxBuffers buffers, the bytes taken during
+//     a lifetime come from one scan of the placed buffers kept sorted by
+//     offset (O(placed) cheap comparisons, no allocation, fused with the
+//     choice of the gap and cut short where the choice is made) instead of the
+//     occupancy index (O(log n) merged sets per query and insertion). The
+//     scan lists the ranges of every placed buffer that overlaps in time,
+//     sorted by begin; choose_offset sees the same gaps in that list as in
+//     their union, which the index returns.
+// `base` must be place_in_order(problem, base_order, policy) (or this class's
+// plan for it). Not thread-safe.
+class RepeatedPlacement {
+ public:
+  static constexpr size_t kScanMaxBuffers = 2048;
+
+  RepeatedPlacement(const Problem& problem, FitPolicy policy);
+
+  StatusOr<Plan> place(std::span<const size_t> order, std::span<const size_t> base_order, const Plan& base,
+                       const PlanOptions& options = {});
+
+ private:
+  // A placed buffer for the scan: its bytes and its slots.
+  struct Placed {
+    int64_t begin;
+    int64_t end;
+    uint32_t first;
+    uint32_t last;
+  };
+
+  int64_t scan_offset(SlotRange slots, int64_t size, int64_t alignment, int64_t arena) const;
+
+  const Problem& problem_;
+  FitPolicy policy_;
+  TimeSlots slots_;
+  std::vector<char> listed_;
+  std::vector<Placed> placed_;       // scan path: sorted by begin
+  std::vector<ByteRange> taken_;
+};
 
 // Orderings shared by the planners and the portfolio; ties broken by index, so
 // every ordering is a deterministic permutation of all buffers.

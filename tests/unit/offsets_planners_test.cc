@@ -354,5 +354,59 @@ TEST(PlaceInOrder, MatchesTheQuadraticScanForEveryPolicy) {
   }
 }
 
+// RepeatedPlacement (the portfolio's improvement phase) must give exactly
+// place_in_order's plan for every order, whatever prefix it shares with the
+// order placed before: random problems with alignments, zero-size and
+// fixed-offset buffers, orders perturbed as the portfolio does (a buffer moved
+// forward, two swapped), on both of its paths (the scan, and the occupancy
+// index above kScanMaxBuffers).
+TEST(RepeatedPlacement, MatchesPlaceInOrderAfterEveryPerturbation) {
+  Rng rng{11};
+  for (int round = 0; round < 12; ++round) {
+    const bool large = round >= 10;
+    const int n = large ? static_cast<int>(RepeatedPlacement::kScanMaxBuffers) + 200 : 40 + static_cast<int>(rng.below(260));
+    Problem problem = random_problem(rng, n, large ? 400 : 20 + rng.below(100));
+    for (Buffer& b : problem.buffers) {
+      b.alignment = int64_t{1} << rng.below(4);
+      if (rng.below(20) == 0) b.size = 0;
+      else if (rng.below(25) == 0) b.offset = 64 * rng.below(8);  // may overlap others: only placement is checked
+    }
+    for (FitPolicy policy : {FitPolicy::kFirstFit, FitPolicy::kBestFit, FitPolicy::kBestFitInArena}) {
+      RepeatedPlacement placement(problem, policy);
+      std::vector<size_t> base_order = order_by_decreasing_size(problem);
+      StatusOr<Plan> base = place_in_order(problem, base_order, policy);
+      ASSERT_TRUE(base.ok());
+      for (int trial = 0; trial < (large ? 5 : 40); ++trial) {
+        std::vector<size_t> order = base_order;
+        const size_t k = static_cast<size_t>(rng.below(static_cast<int64_t>(order.size())));
+        const size_t j = static_cast<size_t>(rng.below(static_cast<int64_t>(order.size())));
+        if (rng.below(2) == 0) {
+          std::rotate(order.begin() + static_cast<std::ptrdiff_t>(std::min(k, j)),
+                      order.begin() + static_cast<std::ptrdiff_t>(std::max(k, j)),
+                      order.begin() + static_cast<std::ptrdiff_t>(std::max(k, j)) + 1);
+        } else {
+          std::swap(order[k], order[j]);
+        }
+        StatusOr<Plan> expected = place_in_order(problem, order, policy);
+        StatusOr<Plan> got = placement.place(order, base_order, *base);
+        ASSERT_TRUE(expected.ok());
+        ASSERT_TRUE(got.ok()) << got.status().to_string();
+        ASSERT_EQ(got->offsets, expected->offsets) << "round " << round << " trial " << trial;
+        EXPECT_EQ(got->arena, expected->arena);
+        // Walk on from the new order half of the time, as the portfolio does
+        // when a trial is no worse.
+        if (rng.below(2) == 0) {
+          base_order = order;
+          base = std::move(got);
+        }
+      }
+      // A bad order is rejected as place_in_order rejects it.
+      std::vector<size_t> repeated = base_order;
+      repeated.push_back(problem.size());
+      EXPECT_EQ(placement.place(repeated, base_order, *base).status().code(), StatusCode::kInvalidArgument);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memplan
