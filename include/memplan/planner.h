@@ -5,7 +5,7 @@
 // the shared-objects form return an ObjectAssignment internally and stack it
 // with plan_from_objects, so every planner yields a Plan.
 //
-// The registry is a fixed table (src/planning/registry.cc): adding a planner is one
+// The registry is a fixed table (src/planners/registry.cc): adding a planner is one
 // source file plus one line there. The CLI, the benchmarks and the conformance
 // tests iterate over it. Planners are pure functions of (problem, options):
 // deterministic, thread-compatible, no globals.

@@ -1,6 +1,6 @@
 // planners.h — entry points of the heuristic planners (internal header).
 // Each is defined in its own file in this folder and listed in heuristics.cc;
-// the registry (src/planning/registry.cc) lists them beside the exact solvers.
+// the registry (src/planners/registry.cc) lists them beside the exact solvers.
 // Callers other than the registry and the portfolio go through
 // memplan::plan_with / memplan::planners(), or memplan::plan_heuristics.
 #pragma once

@@ -1,5 +1,5 @@
 // registered.h — the solvers' entry points in the planner registry (internal
-// header; src/planning/registry.cc lists them). Callers go through
+// header; src/planners/registry.cc lists them). Callers go through
 // memplan::plan_with. The `exact` planner is src/planning/planning.cc over
 // solve_decision / solve_minimize (exact.h).
 #pragma once

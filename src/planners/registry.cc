@@ -1,7 +1,10 @@
 // registry.cc — the table of planners, by name: the default planner, every
-// heuristic (src/planners/heuristics.cc), and the solvers (src/solver).
+// heuristic (heuristics.cc), and the solvers (src/solver).
 // Adding a heuristic: one source file in src/planners (declared in
 // planners.h) plus one line in heuristics.cc; adding a solver: one line here.
+// It lists the solvers and run_planner's own planners, so it is built in the
+// top planning layer with src/planning/, not with the heuristics beside it
+// (src/CMakeLists.txt).
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -13,7 +16,7 @@
 
 namespace memplan {
 
-// planning.cc: the planners this layer runs itself (see planning.h).
+// src/planning/planning.cc: the planners the top layer runs itself (see planning.h).
 StatusOr<Plan> plan_default(const Problem& problem, const PlanOptions& options);
 StatusOr<Plan> plan_exact(const Problem& problem, const PlanOptions& options);
 
