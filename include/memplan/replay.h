@@ -52,8 +52,8 @@
 #include <cstdint>
 
 #include "memplan/backing_allocator.h"
-#include "memplan/iteration.h"
 #include "memplan/replay_config.h"
+#include "memplan/replay_stats.h"
 #include "memplan/status.h"
 
 namespace memplan {

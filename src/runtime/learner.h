@@ -55,8 +55,8 @@
 #include <vector>
 
 #include "memplan/backing_allocator.h"
-#include "memplan/iteration.h"
 #include "memplan/replay_config.h"
+#include "memplan/replay_stats.h"
 #include "runtime/counter.h"
 #include "runtime/mapped.h"
 #include "runtime/planner_thread.h"

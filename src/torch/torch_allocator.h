@@ -66,8 +66,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "memplan/iteration.h"
 #include "memplan/replay_config.h"
+#include "memplan/replay_stats.h"
 #include "memplan/status.h"
 
 namespace memplan::torch_serving {
@@ -103,7 +103,7 @@ class TorchReplayAllocator final : public c10::Allocator {
   // one plan per shape without naming keys itself.
   void mark(c10::ArrayRef<c10::IValue> next_inputs);
 
-  // Counters of memplan/iteration.h; `threads` stays 0, `operators` counts
+  // Counters of memplan/replay_stats.h; `threads` stays 0, `operators` counts
   // the operator invocations the callback saw.
   ReplayStats stats() const;
   ReplayPhase phase() const;
@@ -125,7 +125,7 @@ class TorchReplayAllocator final : public c10::Allocator {
 // on shapes and those scalars.
 uint64_t shape_key(c10::ArrayRef<c10::IValue> inputs);
 
-// Iterations are marked with memplan::IterationGuard (memplan/iteration.h):
+// Iterations are marked with memplan::IterationGuard (memplan/replay_stats.h):
 // `for (...) { IterationGuard iteration(allocator); module.forward(inputs); }`,
 // or, for inputs of several shapes, with a keyed mark before each pass:
 // `for (...) { allocator.mark(inputs); module.forward(inputs); }`.

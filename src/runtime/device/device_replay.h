@@ -50,8 +50,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "memplan/iteration.h"
 #include "memplan/replay_config.h"
+#include "memplan/replay_stats.h"
 #include "memplan/status.h"
 #include "runtime/slab.h"
 

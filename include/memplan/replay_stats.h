@@ -1,6 +1,6 @@
-// iteration.h — what every online allocator shares with the program it
-// serves: the phase of learning it is in, the counters it reports, and the
-// guard that marks the end of an iteration.
+// replay_stats.h — what every online allocator reports to the program it
+// serves: the phase of learning it is in (ReplayPhase), its counters
+// (ReplayStats), and the guard that marks the end of an iteration.
 //
 // Both online allocators — the replay allocator (memplan/replay.h, and its
 // LD_PRELOAD drop-in) and the libtorch allocator
