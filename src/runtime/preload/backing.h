@@ -1,7 +1,7 @@
 // backing.h — the drop-in's backing allocator: the allocator behind the
 // slabs, which gets every request they do not serve (MEMPLAN_BACKING).
 //
-//   next      the next malloc in the lookup order (common/preload/
+//   next      the next malloc in the lookup order (src/preload/
 //             real_allocator.h): glibc's, or one preloaded after the drop-in.
 //   mimalloc  the system's libmimalloc, loaded with dlopen(RTLD_LOCAL) and
 //             called through its prefixed API (mi_malloc, mi_free, ...). Its
@@ -42,7 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/preload/real_allocator.h"
+#include "preload/real_allocator.h"
 
 namespace memplan::preload {
 

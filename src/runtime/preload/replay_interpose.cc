@@ -11,7 +11,7 @@
 // C++'s operator new and delete reach it through malloc and free.
 //
 // Rules it keeps, as the tracer (src/trace/preload/interpose.cc) does:
-//   * Bootstrapping (shared with the tracer: common/preload/real_allocator.h):
+//   * Bootstrapping (shared with the tracer: src/preload/real_allocator.h):
 //     the next allocator is found with dlsym(RTLD_NEXT) on the first call,
 //     whoever makes it. dlsym may call calloc; the resolving thread's calls
 //     are served from a static arena, whose pointers free() ignores forever
@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "common/preload/real_allocator.h"
+#include "preload/real_allocator.h"
 #include "memplan/replay.h"
 #include "runtime/preload/backing.h"
 #include "runtime/replay_fast.h"

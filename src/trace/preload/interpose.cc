@@ -95,7 +95,7 @@
 #include <x86intrin.h>
 #endif
 
-#include "common/preload/real_allocator.h"
+#include "preload/real_allocator.h"
 #include "trace/trace_format.h"
 
 #define MEMPLAN_EXPORT extern "C" __attribute__((visibility("default")))
@@ -106,7 +106,7 @@ namespace {
 
 namespace tf = memplan::trace_format;
 
-// ---- the real allocator and bootstrapping (common/preload/real_allocator.h) ------
+// ---- the real allocator and bootstrapping (src/preload/real_allocator.h) ----------
 
 namespace pre = memplan::preload;
 using pre::boot_alloc;

@@ -1,6 +1,6 @@
 // real_allocator.cc — the next allocator, the bootstrap arena and the
 // reentrancy flag of memplan's preloaded libraries (real_allocator.h).
-#include "common/preload/real_allocator.h"
+#include "preload/real_allocator.h"
 
 #include <dlfcn.h>
 #include <errno.h>
