@@ -1,9 +1,10 @@
 # tests.cmake — the planning library's layers link on their own (label unit).
 #
 # Each program is linked from one layer's objects and the layers below it
-# only (src/CMakeLists.txt): a call from the heuristics into the solvers or
-# the registry, or from the solvers into the registry, is an undefined symbol
-# and fails the build. Running each program then checks that the layer works
+# only (src/CMakeLists.txt): a call from the model into anything above it,
+# from the readers or the renderers into the planners, from the heuristics
+# into the readers, the renderers, the solvers or the registry, or from the
+# solvers into the registry, is an undefined symbol and fails the build. Running each program then checks that the layer works
 # alone (a valid plan of the expected size).
 function(memplan_layer_program name source)
   add_executable(${name} ${CMAKE_CURRENT_LIST_DIR}/${source})
@@ -22,5 +23,6 @@ function(memplan_layer_program name source)
   set_tests_properties(layering.${name} PROPERTIES LABELS unit TIMEOUT 60)
 endfunction()
 
-memplan_layer_program(heuristics_link_alone heuristics_alone.cc memplan_heuristics)
-memplan_layer_program(solvers_link_without_the_registry solvers_alone.cc memplan_heuristics memplan_solvers)
+memplan_layer_program(io_and_render_link_without_the_planners render_alone.cc memplan_model memplan_io memplan_render)
+memplan_layer_program(heuristics_link_alone heuristics_alone.cc memplan_model memplan_heuristics)
+memplan_layer_program(solvers_link_without_the_registry solvers_alone.cc memplan_model memplan_heuristics memplan_solvers)
