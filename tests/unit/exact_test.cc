@@ -36,15 +36,20 @@ namespace {
 // orders whose arena already reaches the best are cut.
 class BruteForce {
  public:
-  explicit BruteForce(const Problem& problem) : p_(problem), n_(problem.size()), offsets_(n_, -1) {}
+  explicit BruteForce(const Problem& problem)
+      : p_(problem), n_(problem.size()), offsets_(n_, -1), live_together_(n_ * n_, 0) {
+    for (size_t i = 0; i < n_; ++i) {
+      for (size_t j = 0; j < n_; ++j) live_together_[i * n_ + j] = p_.buffers[i].overlaps_in_time(p_.buffers[j]);
+    }
+  }
 
   int64_t optimum() {
     int64_t arena = 0;
-    placed_.assign(n_, false);
+    placed_.assign(n_, 0);
     for (size_t i = 0; i < n_; ++i) {
       if (p_.buffers[i].offset) {
         offsets_[i] = *p_.buffers[i].offset;
-        placed_[i] = true;
+        placed_[i] = 1;
         arena = std::max(arena, offsets_[i] + p_.buffers[i].size);
       }
     }
@@ -66,7 +71,7 @@ class BruteForce {
     std::vector<std::pair<int64_t, int64_t>>& taken = taken_;
     taken.clear();
     for (size_t j = 0; j < n_; ++j) {
-      if (placed_[j] && p_.buffers[j].size > 0 && p_.buffers[j].overlaps_in_time(p_.buffers[b])) {
+      if (placed_[j] && p_.buffers[j].size > 0 && live_together_[j * n_ + b]) {
         taken.emplace_back(offsets_[j], offsets_[j] + p_.buffers[j].size);
       }
     }
@@ -86,11 +91,11 @@ class BruteForce {
     for (size_t b = 0; b < n_; ++b) {
       if (placed_[b]) continue;
       all = false;
-      if (last < n_ && b < last && !p_.buffers[b].overlaps_in_time(p_.buffers[last])) continue;
+      if (last < n_ && b < last && !live_together_[b * n_ + last]) continue;
       offsets_[b] = p_.buffers[b].size == 0 ? 0 : first_fit(b);
-      placed_[b] = true;
+      placed_[b] = 1;
       extend(std::max(arena, offsets_[b] + p_.buffers[b].size), b);
-      placed_[b] = false;
+      placed_[b] = 0;
     }
     if (all) best_ = arena;
   }
@@ -98,7 +103,8 @@ class BruteForce {
   const Problem& p_;
   size_t n_;
   std::vector<int64_t> offsets_;
-  std::vector<bool> placed_;
+  std::vector<char> live_together_;  // [i * n + j]: buffers i and j overlap in time
+  std::vector<char> placed_;
   std::vector<std::pair<int64_t, int64_t>> taken_;  // scratch for first_fit
   int64_t floor_ = 0;
   int64_t best_ = INT64_MAX;
@@ -153,6 +159,10 @@ constexpr uint64_t kGapSeeds[] = {30114, 50666, 68538, 75356, 90503};
 
 Problem gap_problem(uint64_t seed) { return small_problem({.buffers = 12}, seed); }
 
+// The gap seeds a test runs: all five, or two (the first and the last) where
+// the sanitizer stage asks for a reduced run (test_size.h).
+std::vector<uint64_t> gap_seeds() { return test_support::scaled_sample(kGapSeeds, 2); }
+
 // The brute-force optimum of gap_problem(seed), computed once per seed.
 int64_t gap_optimum(uint64_t seed) {
   static std::map<uint64_t, int64_t> cache;
@@ -201,8 +211,9 @@ TEST(ExactMinimize, MatchesBruteForceOnSmallRandomProblems) {
       {.buffers = 11, .ticks = 16, .max_length = 8, .max_size = 1000},
   };
   int checked = 0;
+  const uint64_t seeds = test_support::scaled_count(12, 3);  // per shape (test_size.h)
   for (const SmallShape& shape : shapes) {
-    for (uint64_t seed = 1; seed <= 12; ++seed) {
+    for (uint64_t seed = 1; seed <= seeds; ++seed) {
       const Problem problem = small_problem(shape, seed);
       const std::string context = "buffers " + std::to_string(shape.buffers) + " seed " + std::to_string(seed);
       const int64_t optimum = BruteForce(problem).optimum();
@@ -222,11 +233,11 @@ TEST(ExactMinimize, MatchesBruteForceOnSmallRandomProblems) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 60);
+  EXPECT_EQ(checked, 5 * static_cast<int>(seeds));
 }
 
 TEST(ExactMinimize, ProvesOptimaAboveTheLoad) {
-  for (const uint64_t seed : kGapSeeds) {
+  for (const uint64_t seed : gap_seeds()) {
     const Problem problem = gap_problem(seed);
     const std::string context = "gap seed " + std::to_string(seed);
     const int64_t optimum = gap_optimum(seed);
@@ -242,11 +253,11 @@ TEST(ExactMinimize, ProvesOptimaAboveTheLoad) {
 }
 
 TEST(ExactDecision, FitsAtTheOptimumAndRefutesOneByteBelow) {
-  for (const uint64_t seed : kGapSeeds) {
+  for (const uint64_t seed : gap_seeds()) {
     const Problem problem = gap_problem(seed);
     expect_tight_at(problem, gap_optimum(seed), {}, "gap seed " + std::to_string(seed));
   }
-  for (uint64_t seed = 1; seed <= 10; ++seed) {
+  for (uint64_t seed = 1; seed <= test_support::scaled_count(10, 3); ++seed) {
     const Problem problem = small_problem({.buffers = 9, .max_size = 64, .max_alignment = 16, .with_fixed_offset = true}, seed);
     expect_tight_at(problem, BruteForce(problem).optimum(), {}, "aligned seed " + std::to_string(seed));
   }
@@ -257,15 +268,17 @@ TEST(ExactDecision, FitsAtTheOptimumAndRefutesOneByteBelow) {
 // must still be complete and its bound exact.
 TEST(ExactDecision, SeededDecisionsKeepEveryOptimumAndRefutation) {
   int checked = 0;
+  const std::vector<uint64_t> gaps = gap_seeds();
+  const uint64_t problems = test_support::scaled_count(12, 3);
   for (const uint64_t seed : {1ULL, 2ULL, 977ULL}) {
     ExactOptions options;
     options.seed = seed;
-    for (const uint64_t gap : kGapSeeds) {
+    for (const uint64_t gap : gaps) {
       expect_tight_at(gap_problem(gap), gap_optimum(gap), options,
                       "seed " + std::to_string(seed) + ", gap seed " + std::to_string(gap));
       ++checked;
     }
-    for (uint64_t p = 1; p <= 12; ++p) {
+    for (uint64_t p = 1; p <= problems; ++p) {
       const Problem problem =
           small_problem({.buffers = 9, .max_size = 64, .max_alignment = 16, .with_fixed_offset = true}, p);
       expect_tight_at(problem, BruteForce(problem).optimum(), options,
@@ -273,7 +286,7 @@ TEST(ExactDecision, SeededDecisionsKeepEveryOptimumAndRefutation) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 3 * (static_cast<int>(std::size(kGapSeeds)) + 12));
+  EXPECT_EQ(checked, 3 * static_cast<int>(gaps.size() + problems));
 }
 
 // The overload check normally starts after 2^17 nodes, which small problems
@@ -281,7 +294,7 @@ TEST(ExactDecision, SeededDecisionsKeepEveryOptimumAndRefutation) {
 TEST(ExactDecision, OverloadCheckFromTheStartKeepsEveryOptimum) {
   ExactOptions options;
   options.overload_after_nodes = 0;
-  for (const uint64_t seed : kGapSeeds) {
+  for (const uint64_t seed : gap_seeds()) {
     expect_tight_at(gap_problem(seed), gap_optimum(seed), options, "overload, gap seed " + std::to_string(seed));
   }
   const SmallShape shapes[] = {
@@ -326,7 +339,7 @@ TEST(ExactDecision, FitsGeneratedPuzzlesAtTheirHeight) {
 // refutes the capacity one byte below them.
 TEST(MipPlanner, AgreesWithTheExactSearchOnOptimaAboveTheLoad) {
   if (find_planner("mip") == nullptr) GTEST_SKIP() << "built without CBC";
-  for (const uint64_t seed : kGapSeeds) {
+  for (const uint64_t seed : gap_seeds()) {
     Problem problem = gap_problem(seed);
     const std::string context = "gap seed " + std::to_string(seed);
     StatusOr<Plan> best = plan_with("mip", problem);
@@ -517,7 +530,7 @@ TEST(ExactLimits, TimeLimitReturnsTheBestPlanAndBound) {
 TEST(ExactThreads, HelpersKeepEveryOptimum) {
   ExactOptions options;
   options.threads = 3;
-  for (const uint64_t seed : kGapSeeds) {
+  for (const uint64_t seed : gap_seeds()) {
     const Problem problem = gap_problem(seed);
     const std::string context = "gap seed " + std::to_string(seed);
     StatusOr<ExactResult> r = solve_minimize(problem, options);
@@ -530,7 +543,7 @@ TEST(ExactThreads, HelpersKeepEveryOptimum) {
     EXPECT_LE(r->stats.helper_probes, r->stats.seeded_probes) << context;
   }
   const SmallShape shape{.buffers = 10, .ticks = 16, .max_length = 8, .max_size = 100, .with_fixed_offset = true};
-  for (uint64_t seed = 1; seed <= 12; ++seed) {
+  for (uint64_t seed = 1; seed <= test_support::scaled_count(12, 3); ++seed) {
     const Problem problem = small_problem(shape, seed);
     const std::string context = "fixed offsets, seed " + std::to_string(seed);
     StatusOr<ExactResult> r = solve_minimize(problem, options);
@@ -541,20 +554,25 @@ TEST(ExactThreads, HelpersKeepEveryOptimum) {
   }
 }
 
-// On J the helpers run from the heuristic plan to the deadline: their
+// On J the helpers run from the start plan to the deadline: their
 // decisions are counted, the plan is valid, the record stays ordered, and a
-// plan they find is at least as good as the best before it. The helpers
-// start after the heuristics, which in a sanitizer build on a busy machine
-// can take the first seconds, so the limit doubles (1, 2, 4, ... s) until
-// they have run: a slow machine costs time, never a failure.
+// plan they find is at least as good as the best before it. The caller's
+// start plan (greedy_by_size) spares the heuristics, which in a sanitizer
+// build take seconds, and a node limit per decision keeps the first dive
+// short; the helpers start after both, so the limit doubles (1, 2, 4, ... s)
+// until they have run: a slow machine costs time, never a failure.
 TEST(ExactThreads, HelpersRunToTheDeadlineOnJ) {
   auto problem = read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/J.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  const StatusOr<Plan> start = plan_with("greedy_by_size", *problem);
+  ASSERT_TRUE(start.ok()) << start.status().to_string();
   int64_t helper_probes = 0;
   for (double limit = 1.0; limit <= 256.0 && helper_probes == 0; limit *= 2) {
     ExactOptions options;
     options.time_limit_seconds = limit;
     options.threads = 2;
+    options.start_plan = &*start;
+    options.node_limit = 1 << 14;  // per decision: the first dive ends soon, the helpers start
     StatusOr<ExactResult> r = solve_minimize(*problem, options);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     ASSERT_TRUE(r->plan.has_value());
@@ -570,20 +588,26 @@ TEST(ExactThreads, HelpersRunToTheDeadlineOnJ) {
   EXPECT_GT(helper_probes, 0) << "no helper decision within 256 s";
 }
 
-// A cancel stops the helpers with the search: the call returns its best plan
-// with its best plan, and with no time limit only the cancel can end it. The
-// cancel comes later each round (1.5, 3, 6, ... s) until the helpers had
-// started before it.
+// A cancel stops the helpers with the search: the call returns its best
+// plan, and with no time limit only the cancel can end it. The helpers start
+// after the first dive and the caller's start plan (greedy_by_size, instead
+// of the heuristics' seconds in a sanitizer build), and a node limit per
+// decision keeps that dive short; the cancel comes later each round (0.5, 1,
+// 2, ... s) until they had started before it.
 TEST(ExactThreads, CancelStopsTheHelpers) {
   auto problem = read_problem_csv(std::string(MEMPLAN_SHARED_DATA_DIR) + "/dsa/minimalloc/challenging/D.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
+  const StatusOr<Plan> start = plan_with("greedy_by_size", *problem);
+  ASSERT_TRUE(start.ok()) << start.status().to_string();
   int64_t helper_probes = 0;
-  for (int wait_ms = 1500; wait_ms <= 96000 && helper_probes == 0; wait_ms *= 2) {
+  for (int wait_ms = 500; wait_ms <= 128000 && helper_probes == 0; wait_ms *= 2) {
     std::atomic<bool> cancel{false};
     ExactOptions options;
     options.time_limit_seconds = 0;  // no limit: D's optimum is unknown, so only the cancel ends the call
     options.threads = 3;
     options.cancel = &cancel;
+    options.start_plan = &*start;
+    options.node_limit = 1 << 12;  // per decision, not per call: the first dive ends soon, the helpers start
     std::thread canceller([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
       cancel = true;
@@ -602,7 +626,7 @@ TEST(ExactThreads, CancelStopsTheHelpers) {
     EXPECT_EQ(r->outcome, ExactOutcome::kTimedOut);
     helper_probes = r->stats.helper_probes;
   }
-  EXPECT_GT(helper_probes, 0) << "no helper decision before the cancel at 96 s";
+  EXPECT_GT(helper_probes, 0) << "no helper decision before the cancel at 128 s";
 }
 
 // ---------------------------------------------------------------------------
@@ -792,7 +816,7 @@ TEST(ExactAblation, DecompositionCutsNodesOnChallengingK) {
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
   ExactOptions off;
   off.decomposition = false;
-  off.node_limit = 300000;
+  off.node_limit = 100000;  // enough: with the switch on it must finish below this
   const int64_t with = nodes_of(*problem, 1 << 20, {});
   EXPECT_LT(with, 100000);
   EXPECT_LT(with, nodes_of(*problem, 1 << 20, off));
@@ -804,7 +828,7 @@ TEST(ExactAblation, RestartsCutNodesOnChallengingC) {
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
   ExactOptions off;
   off.restarts = false;
-  off.node_limit = 300000;
+  off.node_limit = 100000;  // enough: with the switch on it must finish below this
   const int64_t with = nodes_of(*problem, 1 << 20, {});
   EXPECT_LT(with, 100000);
   EXPECT_LT(with, nodes_of(*problem, 1 << 20, off));

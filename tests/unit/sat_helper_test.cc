@@ -23,6 +23,7 @@
 #include "memplan/plan.h"
 #include "memplan/validate.h"
 #include "solver/sat/sat_helper.h"
+#include "support/test_size.h"
 #include "support/watchdog.h"
 
 namespace memplan {
@@ -50,7 +51,9 @@ std::vector<std::string> gap_files() {
     if (entry.path().extension() == ".csv") files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
-  return files;
+  // All twelve, or three spread over the sizes (12, 16 and 20 buffers) in a
+  // reduced run (test_size.h).
+  return test_support::scaled_sample(files, 3);
 }
 
 solver::StopCondition stop_after(double seconds, const std::atomic<bool>* cancel = nullptr) {
