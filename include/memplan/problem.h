@@ -45,6 +45,9 @@ struct Buffer {
   int64_t size = 0;               // bytes
   int64_t alignment = 1;          // offset must be a multiple of this (power of two)
   std::optional<int64_t> offset;  // fixed offset that every plan must keep, if set
+  // Memory banks (banks.h) only; single-arena planners ignore both.
+  std::string bank;                 // the bank this buffer is pinned to, by name; empty: any bank
+  std::optional<int64_t> priority;  // worth of a fast bank (>= 0); unset: size x lifetime
 
   bool overlaps_in_time(const Buffer& other) const {
     return lower < other.upper && other.lower < upper;

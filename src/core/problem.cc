@@ -44,6 +44,9 @@ Status check_problem(const Problem& problem) {
       return InvalidArgument(name_of(problem, i) + ": alignment " + std::to_string(b.alignment) +
                              " is not a power of two");
     }
+    if (b.priority && *b.priority < 0) {
+      return InvalidArgument(name_of(problem, i) + ": priority " + std::to_string(*b.priority) + " is negative");
+    }
     // Any stacking pads a buffer by less than its alignment, so size + a - 1
     // bounds what it can take (zero-size buffers with huge alignments included).
     const int64_t a = problem.alignment_of(i);

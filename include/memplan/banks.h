@@ -1,0 +1,171 @@
+// banks.h — planning into several memories at once: ordered banks, fastest
+// first, each with an optional capacity.
+//
+// Embedded and accelerator targets have a small fast memory (SRAM, an NPU's
+// scratchpad) and a large slow one. A banked plan puts every buffer in one
+// bank, at an offset within that bank's own arena; each bank's buffers must
+// form a valid plan of their own (no two live-together buffers share a byte,
+// alignment, fixed offsets kept) within the bank's capacity. Example, a
+// 16-byte fast bank and an unbounded slow one:
+//
+//     tick      0   1   2   3
+//     a 16 B    [=======)           priority 32 (16 B x 2 ticks)
+//     b 8 B         [=======)       priority 16
+//     c 8 B             [===)       priority  8
+//     sram: a at 0, c at 0 (a ended at 2)     dram: b at 0
+//
+// A buffer may pin a bank by name (Buffer::bank) and carry a priority
+// (Buffer::priority; default size x lifetime, the byte-ticks it would serve
+// from the fast bank). The planner maximises the priority served from the
+// fastest bank, then the next, and says what spilled and why.
+//
+// plan_banks runs two strategies and keeps the better (more priority in bank
+// 0, then bank 1, ...; on a tie the smaller total arena, then (b)):
+//   (a) greedy spill (ExecuTorch's banked greedy): buffers by size, largest
+//       first (fixed offsets first of all), each into the first bank it may
+//       go to (its pin, or any) where a first-fit placement keeps the bank
+//       within its capacity;
+//   (b) by priority: for each bank but the last, the buffers that may go
+//       there are taken by priority density (priority / size, highest first)
+//       while the bank's load (the most bytes live at once) stays within a
+//       target, starting at the capacity; the chosen set is planned with the
+//       named single-arena planner (run_planner, no capacity) and, while its
+//       arena exceeds the capacity, the target drops by the overshoot and the
+//       set is chosen again. The last bank takes the rest.
+// So a result never serves less priority from bank 0 than greedy spill.
+//
+// Errors: a pin that names no bank (kNotFound); buffers pinned to a bank that
+// cannot hold them (kInfeasible when their load alone exceeds its capacity,
+// kCapacityExceeded when no plan of them was found that fits), naming the
+// bank and the bytes needed against its capacity; a buffer larger than every
+// bank (kInfeasible); a last bank that cannot take what is left
+// (kCapacityExceeded).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memplan/planner.h"
+#include "memplan/problem.h"
+#include "memplan/status.h"
+
+namespace memplan {
+
+struct Bank {
+  std::string name;                 // unique among the banks, e.g. "sram"
+  std::optional<int64_t> capacity;  // bytes; unset: unbounded
+  int64_t alignment = 1;            // every offset in this bank is a multiple of it (power of two)
+};
+
+// Checks the banks: at least one, names non-empty and unique, capacities >= 0,
+// alignments powers of two.
+Status check_banks(std::span<const Bank> banks);
+
+// A buffer's priority: Buffer::priority, or size x (upper - lower).
+double priority_of(const Buffer& buffer);
+
+// The index of the bank named `name`, or nullopt.
+std::optional<size_t> find_bank(std::span<const Bank> banks, std::string_view name);
+
+struct BankedPlan {
+  std::vector<int32_t> bank_of;  // bank_of[i]: the bank of buffer i
+  std::vector<int64_t> offsets;  // offsets[i]: buffer i's offset within its bank
+  std::vector<int64_t> arenas;   // arenas[k]: max(offset + size) over bank k's buffers (0 if none)
+};
+
+// The banked plan of bank_of and offsets, with the arenas computed.
+BankedPlan make_banked_plan(const Problem& problem, size_t bank_count, std::vector<int32_t> bank_of,
+                            std::vector<int64_t> offsets);
+
+enum class BankViolation {
+  kNone = 0,
+  kWrongBufferCount,  // bank_of, offsets or arenas have the wrong length
+  kNoSuchBank,        // buffer `first` is in a bank index outside the banks
+  kPinIgnored,        // buffer `first` is pinned to another bank than it is in
+  kNegativeOffset,    // buffer `first` has an offset below 0
+  kMisaligned,        // buffer `first`'s offset is not a multiple of its own and its bank's alignment
+  kFixedOffsetMoved,  // buffer `first` has a fixed offset and the plan moved it
+  kExceedsCapacity,   // buffer `first` ends above its bank's capacity
+  kOverlap,           // buffers `first` and `second` share a bank and a byte at `tick`
+  kWrongArena,        // bank `bank`'s arena is not max(offset + size) of its buffers
+};
+
+std::string_view bank_violation_name(BankViolation v);
+
+struct BankValidationResult {
+  BankViolation violation = BankViolation::kNone;
+  size_t first = 0;    // the offending buffer
+  size_t second = 0;   // the other buffer, for kOverlap
+  size_t bank = 0;     // the bank concerned
+  int64_t tick = 0;    // for kOverlap
+  std::string message; // names buffers and banks; empty when valid
+  bool ok() const { return violation == BankViolation::kNone; }
+};
+
+// The independent check of a banked plan, from the rules above (it plans
+// nothing). The problem's own capacity is ignored: the banks' count. Pins
+// that name no bank are reported as kPinIgnored.
+BankValidationResult validate_banked(const Problem& problem, std::span<const Bank> banks, const BankedPlan& plan);
+
+enum class BankStrategy {
+  kBest,         // run both, keep the better (the default)
+  kGreedySpill,  // (a) only
+  kByPriority,   // (b) only
+};
+
+struct BankOptions {
+  // The single-arena planner for each bank's set in strategy (b).
+  std::string planner = std::string(kDefaultPlanner);
+  // Passed to every run of that planner.
+  PlanOptions plan;
+  BankStrategy strategy = BankStrategy::kBest;
+  // Strategy (b): how many times the target load may drop before the bank
+  // keeps its pinned buffers only.
+  int32_t max_rounds = 12;
+};
+
+// Why a buffer that could have gone to bank k went to a slower one.
+enum class SpillReason {
+  kPinned,    // it is pinned to another bank
+  kTooLarge,  // its size (or fixed offset + size) exceeds bank k's capacity
+  kNoRoom,    // bank k was full during its lifetime with buffers of higher priority density
+};
+std::string_view spill_reason_name(SpillReason reason);  // "pinned elsewhere", "larger than the bank", "no room"
+
+struct Spill {
+  size_t buffer = 0;
+  size_t from_bank = 0;  // the bank it was not placed in
+  SpillReason reason = SpillReason::kNoRoom;
+};
+
+struct BankStats {
+  size_t buffers = 0;    // buffers placed in the bank
+  int64_t bytes = 0;     // their total size
+  int64_t arena = 0;     // the bank's arena
+  double priority = 0;   // their total priority
+};
+
+struct BankedPlanningResult {
+  BankedPlan plan;
+  std::string strategy;            // "greedy spill" or "by priority": which one made the plan
+  std::vector<BankStats> banks;    // per bank
+  double total_priority = 0;       // over all buffers
+  // Buffers in a bank slower than k that were not pinned to a bank slower
+  // than k, one entry per (buffer, k) for each faster bank k it missed.
+  std::vector<Spill> spills;
+  // Bank 0's priority under greedy spill when it ran (for comparison).
+  std::optional<double> greedy_priority;
+};
+
+// Plans `problem` into `banks` (fastest first). See the top of this file.
+StatusOr<BankedPlanningResult> plan_banks(const Problem& problem, std::span<const Bank> banks,
+                                          const BankOptions& options = {});
+
+// The stats and spills of a finished plan (plan_banks fills them in too).
+void describe_banked_plan(const Problem& problem, std::span<const Bank> banks, BankedPlanningResult* result);
+
+}  // namespace memplan

@@ -1,0 +1,484 @@
+// banks.cc — planning into ordered memory banks (banks.h): the validator,
+// greedy spill, the priority strategy, and the report of what spilled.
+#include "memplan/banks.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "core/sweep.h"
+#include "memplan/bounds.h"
+#include "memplan/planning.h"
+#include "memplan/units.h"
+#include "memplan/validate.h"
+#include "planners/occupancy_index.h"
+#include "planners/offset_placement.h"
+
+namespace memplan {
+namespace {
+
+std::string buffer_name(const Problem& p, size_t i) {
+  return "buffer '" + p.buffers[i].id + "' (#" + std::to_string(i) + ")";
+}
+
+// Each buffer's bank index from its pin, or nullopt; kNotFound for a pin
+// that names no bank.
+StatusOr<std::vector<std::optional<size_t>>> resolve_pins(const Problem& problem, std::span<const Bank> banks) {
+  std::vector<std::optional<size_t>> pins(problem.size());
+  for (size_t i = 0; i < problem.size(); ++i) {
+    const std::string& name = problem.buffers[i].bank;
+    if (name.empty()) continue;
+    pins[i] = find_bank(banks, name);
+    if (!pins[i]) {
+      std::string names;
+      for (const Bank& b : banks) names += (names.empty() ? "" : ", ") + b.name;
+      return NotFound(buffer_name(problem, i) + " is pinned to bank '" + name + "', which is not one of: " + names);
+    }
+  }
+  return pins;
+}
+
+int64_t alignment_in(const Problem& problem, size_t i, const Bank& bank) {
+  return std::max(problem.alignment_of(i), bank.alignment);
+}
+
+// Whether buffer i may go to `bank` at all: within its capacity by size (and
+// fixed offset), and a fixed offset aligned for it.
+bool may_fit(const Problem& problem, size_t i, const Bank& bank) {
+  const Buffer& b = problem.buffers[i];
+  const int64_t top = (b.offset ? *b.offset : 0) + b.size;
+  if (bank.capacity && top > *bank.capacity) return false;
+  return !b.offset || *b.offset % alignment_in(problem, i, bank) == 0;
+}
+
+// Range add, range max over time slots: the bytes live in each slot of a set
+// of buffers being chosen.
+class SlotLoad {
+ public:
+  explicit SlotLoad(size_t slots) : n_(std::max<size_t>(slots, 1)), max_(4 * n_, 0), add_(4 * n_, 0) {}
+  int64_t peak(SlotRange r) const { return r.first < r.last ? query(1, 0, n_, r.first, r.last) : 0; }
+  void add(SlotRange r, int64_t bytes) {
+    if (r.first < r.last) update(1, 0, n_, r.first, r.last, bytes);
+  }
+
+ private:
+  int64_t query(size_t v, size_t lo, size_t hi, size_t a, size_t b) const {
+    if (b <= lo || hi <= a) return std::numeric_limits<int64_t>::min();
+    if (a <= lo && hi <= b) return max_[v];
+    const size_t mid = (lo + hi) / 2;
+    return add_[v] + std::max(query(2 * v, lo, mid, a, b), query(2 * v + 1, mid, hi, a, b));
+  }
+  void update(size_t v, size_t lo, size_t hi, size_t a, size_t b, int64_t x) {
+    if (b <= lo || hi <= a) return;
+    if (a <= lo && hi <= b) {
+      max_[v] += x;
+      add_[v] += x;
+      return;
+    }
+    const size_t mid = (lo + hi) / 2;
+    update(2 * v, lo, mid, a, b, x);
+    update(2 * v + 1, mid, hi, a, b, x);
+    max_[v] = add_[v] + std::max(max_[2 * v], max_[2 * v + 1]);
+  }
+  size_t n_;
+  std::vector<int64_t> max_;
+  std::vector<int64_t> add_;
+};
+
+// (a) Greedy spill. Fails (kCapacityExceeded) when a buffer finds no bank.
+StatusOr<BankedPlan> greedy_spill(const Problem& problem, std::span<const Bank> banks,
+                                  const std::vector<std::optional<size_t>>& pins) {
+  const size_t n = problem.size();
+  const TimeSlots slots(problem);
+  std::vector<OccupancyIndex> taken;
+  for (size_t k = 0; k < banks.size(); ++k) taken.emplace_back(slots.size());
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const Buffer& a = problem.buffers[x];
+    const Buffer& b = problem.buffers[y];
+    if (a.offset.has_value() != b.offset.has_value()) return a.offset.has_value();
+    if (a.size != b.size) return a.size > b.size;
+    return a.lower < b.lower;
+  });
+  std::vector<int32_t> bank_of(n, -1);
+  std::vector<int64_t> offsets(n, 0);
+  std::vector<ByteRange> ranges;
+  for (const size_t i : order) {
+    const Buffer& b = problem.buffers[i];
+    for (size_t k = 0; k < banks.size(); ++k) {
+      if (pins[i] && *pins[i] != k) continue;
+      if (!may_fit(problem, i, banks[k])) continue;
+      taken[k].taken_during(slots.of(i), &ranges);
+      int64_t offset = 0;
+      if (b.offset) {
+        offset = *b.offset;
+        const bool clash = b.size > 0 && std::any_of(ranges.begin(), ranges.end(), [&](const ByteRange& r) {
+                             return r.begin < offset + b.size && offset < r.end;
+                           });
+        if (clash) continue;
+      } else if (b.size > 0) {
+        offset = choose_offset(ranges, b.size, alignment_in(problem, i, banks[k]), FitPolicy::kFirstFit, 0);
+      }
+      if (banks[k].capacity && offset + b.size > *banks[k].capacity) continue;
+      bank_of[i] = static_cast<int32_t>(k);
+      offsets[i] = offset;
+      taken[k].occupy(slots.of(i), {offset, offset + b.size});
+      break;
+    }
+    if (bank_of[i] < 0) {
+      return CapacityExceeded("greedy spill: " + buffer_name(problem, i) + " (" + format_bytes(b.size) +
+                              ") fits in no bank it may go to");
+    }
+  }
+  return make_banked_plan(problem, banks.size(), std::move(bank_of), std::move(offsets));
+}
+
+// Plans buffers `members` of `problem` as one arena for `bank` with the
+// named planner (no capacity): their offsets, in the order of `members`.
+StatusOr<Plan> plan_subset(const Problem& problem, const std::vector<size_t>& members, const Bank& bank,
+                           const BankOptions& options) {
+  Problem sub{.alignment = std::max(problem.alignment, bank.alignment)};
+  sub.buffers.reserve(members.size());
+  for (const size_t i : members) {
+    sub.buffers.push_back(problem.buffers[i]);
+    sub.buffers.back().bank.clear();
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(PlanningResult run, run_planner(options.planner, sub, options.plan));
+  if (!run.plan) return Internal("planner '" + options.planner + "' returned no plan for bank '" + bank.name + "'");
+  return std::move(*run.plan);
+}
+
+// (b) By priority.
+StatusOr<BankedPlan> by_priority(const Problem& problem, std::span<const Bank> banks,
+                                 const std::vector<std::optional<size_t>>& pins, const BankOptions& options) {
+  const size_t n = problem.size();
+  const TimeSlots slots(problem);
+  std::vector<int32_t> bank_of(n, -1);
+  std::vector<int64_t> offsets(n, 0);
+  std::vector<double> density(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t size = problem.buffers[i].size;
+    density[i] = size == 0 ? std::numeric_limits<double>::infinity() : priority_of(problem.buffers[i]) / size;
+  }
+  auto place = [&](const std::vector<size_t>& members, const Plan& plan, size_t k) {
+    for (size_t j = 0; j < members.size(); ++j) {
+      bank_of[members[j]] = static_cast<int32_t>(k);
+      offsets[members[j]] = plan.offsets[j];
+    }
+  };
+  for (size_t k = 0; k < banks.size(); ++k) {
+    const Bank& bank = banks[k];
+    const bool last = k + 1 == banks.size();
+    std::vector<size_t> pinned, candidates;
+    for (size_t i = 0; i < n; ++i) {
+      if (bank_of[i] >= 0) continue;
+      if (pins[i] == k) {
+        pinned.push_back(i);
+      } else if (!pins[i] && (last || may_fit(problem, i, bank))) {
+        candidates.push_back(i);
+      }
+    }
+    if (last || !bank.capacity) {
+      std::vector<size_t> members = pinned;
+      members.insert(members.end(), candidates.begin(), candidates.end());
+      std::sort(members.begin(), members.end());
+      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_subset(problem, members, bank, options));
+      if (bank.capacity && plan.arena > *bank.capacity) {
+        return CapacityExceeded("bank '" + bank.name + "' (the last) must take the " + std::to_string(members.size()) +
+                                " buffers left, and the plan found needs " + format_bytes(plan.arena) + " of its " +
+                                format_bytes(*bank.capacity));
+      }
+      place(members, plan, k);
+      continue;
+    }
+    const int64_t capacity = *bank.capacity;
+    std::stable_sort(candidates.begin(), candidates.end(), [&](size_t x, size_t y) {
+      if (density[x] != density[y]) return density[x] > density[y];
+      return problem.buffers[x].size > problem.buffers[y].size;
+    });
+    int64_t target = capacity;
+    std::optional<Plan> fitted;
+    std::vector<size_t> members;
+    for (int32_t round = 0; round <= options.max_rounds && !fitted; ++round) {
+      const bool pinned_only = round == options.max_rounds;
+      SlotLoad loads(slots.size());
+      members = pinned;
+      for (const size_t i : pinned) loads.add(slots.of(i), problem.buffers[i].size);
+      if (!pinned_only) {
+        for (const size_t i : candidates) {
+          const int64_t size = problem.buffers[i].size;
+          if (loads.peak(slots.of(i)) + size > target) continue;
+          loads.add(slots.of(i), size);
+          members.push_back(i);
+        }
+      }
+      std::sort(members.begin(), members.end());
+      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_subset(problem, members, bank, options));
+      if (plan.arena <= capacity) {
+        fitted = std::move(plan);
+      } else if (pinned_only || members.size() == pinned.size()) {
+        return CapacityExceeded("the buffers pinned to bank '" + bank.name + "' need " + format_bytes(plan.arena) +
+                                " in the plan found, and it holds " + format_bytes(capacity));
+      } else {
+        target -= std::max(plan.arena - capacity, capacity / 32 + 1);
+      }
+    }
+    place(members, *fitted, k);
+  }
+  return make_banked_plan(problem, banks.size(), std::move(bank_of), std::move(offsets));
+}
+
+// The bytes live at the busiest tick among the buffers pinned to each bank.
+Status check_pins_fit(const Problem& problem, std::span<const Bank> banks,
+                      const std::vector<std::optional<size_t>>& pins) {
+  for (size_t k = 0; k < banks.size(); ++k) {
+    if (!banks[k].capacity) continue;
+    std::vector<int64_t> lower, upper, sizes;
+    for (size_t i = 0; i < problem.size(); ++i) {
+      if (pins[i] != k) continue;
+      if (!may_fit(problem, i, banks[k])) {
+        return Infeasible(buffer_name(problem, i) + " is pinned to bank '" + banks[k].name + "' but needs " +
+                          format_bytes((problem.buffers[i].offset.value_or(0)) + problem.buffers[i].size) +
+                          (problem.buffers[i].offset ? " at its fixed offset" : "") + ", and the bank holds " +
+                          format_bytes(*banks[k].capacity) +
+                          (problem.buffers[i].offset ? " (or its fixed offset is misaligned for it)" : ""));
+      }
+      lower.push_back(problem.buffers[i].lower);
+      upper.push_back(problem.buffers[i].upper);
+      sizes.push_back(problem.buffers[i].size);
+    }
+    const int64_t needed = load(lower, upper, sizes);
+    if (needed > *banks[k].capacity) {
+      return Infeasible("the " + std::to_string(sizes.size()) + " buffers pinned to bank '" + banks[k].name +
+                        "' need at least " + format_bytes(needed) + " (the most live at once), and it holds " +
+                        format_bytes(*banks[k].capacity));
+    }
+  }
+  for (size_t i = 0; i < problem.size(); ++i) {
+    if (pins[i]) continue;
+    const bool fits_somewhere = std::any_of(banks.begin(), banks.end(), [&](const Bank& b) {
+      return !b.capacity || problem.buffers[i].size <= *b.capacity;
+    });
+    if (!fits_somewhere) {
+      return Infeasible(buffer_name(problem, i) + " (" + format_bytes(problem.buffers[i].size) +
+                        ") is larger than every bank");
+    }
+  }
+  return Status::Ok();
+}
+
+// Whether plan x beats plan y: more priority in bank 0, then 1, ...; then the
+// smaller total arena.
+bool better(const BankedPlanningResult& x, const BankedPlanningResult& y) {
+  for (size_t k = 0; k < x.banks.size(); ++k) {
+    if (x.banks[k].priority != y.banks[k].priority) return x.banks[k].priority > y.banks[k].priority;
+  }
+  int64_t ax = 0, ay = 0;
+  for (size_t k = 0; k < x.banks.size(); ++k) {
+    ax += x.banks[k].arena;
+    ay += y.banks[k].arena;
+  }
+  return ax < ay;
+}
+
+}  // namespace
+
+Status check_banks(std::span<const Bank> banks) {
+  if (banks.empty()) return InvalidArgument("no banks: give at least one");
+  for (size_t k = 0; k < banks.size(); ++k) {
+    const Bank& b = banks[k];
+    if (b.name.empty()) return InvalidArgument("bank #" + std::to_string(k) + " has no name");
+    for (size_t j = 0; j < k; ++j) {
+      if (banks[j].name == b.name) return InvalidArgument("bank '" + b.name + "' is named twice");
+    }
+    if (b.capacity && *b.capacity < 0) return InvalidArgument("bank '" + b.name + "' has a negative capacity");
+    if (!is_power_of_two(b.alignment)) {
+      return InvalidArgument("bank '" + b.name + "': alignment " + std::to_string(b.alignment) +
+                             " is not a power of two");
+    }
+  }
+  return Status::Ok();
+}
+
+double priority_of(const Buffer& buffer) {
+  if (buffer.priority) return static_cast<double>(*buffer.priority);
+  return static_cast<double>(buffer.size) * static_cast<double>(buffer.upper - buffer.lower);
+}
+
+std::optional<size_t> find_bank(std::span<const Bank> banks, std::string_view name) {
+  for (size_t k = 0; k < banks.size(); ++k) {
+    if (banks[k].name == name) return k;
+  }
+  return std::nullopt;
+}
+
+BankedPlan make_banked_plan(const Problem& problem, size_t bank_count, std::vector<int32_t> bank_of,
+                            std::vector<int64_t> offsets) {
+  BankedPlan plan{.bank_of = std::move(bank_of), .offsets = std::move(offsets), .arenas = std::vector<int64_t>(bank_count, 0)};
+  for (size_t i = 0; i < problem.size() && i < plan.bank_of.size() && i < plan.offsets.size(); ++i) {
+    const int32_t k = plan.bank_of[i];
+    if (k < 0 || static_cast<size_t>(k) >= bank_count) continue;
+    plan.arenas[k] = std::max(plan.arenas[k], plan.offsets[i] + problem.buffers[i].size);
+  }
+  return plan;
+}
+
+std::string_view bank_violation_name(BankViolation v) {
+  switch (v) {
+    case BankViolation::kNone: return "none";
+    case BankViolation::kWrongBufferCount: return "wrong buffer count";
+    case BankViolation::kNoSuchBank: return "no such bank";
+    case BankViolation::kPinIgnored: return "pin ignored";
+    case BankViolation::kNegativeOffset: return "negative offset";
+    case BankViolation::kMisaligned: return "misaligned";
+    case BankViolation::kFixedOffsetMoved: return "fixed offset moved";
+    case BankViolation::kExceedsCapacity: return "exceeds capacity";
+    case BankViolation::kOverlap: return "overlap";
+    case BankViolation::kWrongArena: return "wrong arena";
+  }
+  return "unknown";
+}
+
+std::string_view spill_reason_name(SpillReason reason) {
+  switch (reason) {
+    case SpillReason::kPinned: return "pinned elsewhere";
+    case SpillReason::kTooLarge: return "larger than the bank";
+    case SpillReason::kNoRoom: return "no room";
+  }
+  return "unknown";
+}
+
+BankValidationResult validate_banked(const Problem& problem, std::span<const Bank> banks, const BankedPlan& plan) {
+  BankValidationResult r;
+  auto fail = [&](BankViolation v, size_t i, std::string message) {
+    r.violation = v;
+    r.first = i;
+    r.message = std::move(message);
+    return r;
+  };
+  const size_t n = problem.size();
+  if (plan.bank_of.size() != n || plan.offsets.size() != n || plan.arenas.size() != banks.size()) {
+    return fail(BankViolation::kWrongBufferCount, 0,
+                "the plan has " + std::to_string(plan.bank_of.size()) + " banks and " +
+                    std::to_string(plan.offsets.size()) + " offsets for " + std::to_string(n) + " buffers, and " +
+                    std::to_string(plan.arenas.size()) + " arenas for " + std::to_string(banks.size()) + " banks");
+  }
+  std::vector<std::vector<size_t>> members(banks.size());
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t k = plan.bank_of[i];
+    if (k < 0 || static_cast<size_t>(k) >= banks.size()) {
+      return fail(BankViolation::kNoSuchBank, i,
+                  buffer_name(problem, i) + " is in bank #" + std::to_string(k) + ", and there are " +
+                      std::to_string(banks.size()) + " banks");
+    }
+    const std::string& pin = problem.buffers[i].bank;
+    if (!pin.empty() && pin != banks[k].name) {
+      r.bank = k;
+      return fail(BankViolation::kPinIgnored, i,
+                  buffer_name(problem, i) + " is pinned to bank '" + pin + "' but placed in '" + banks[k].name + "'");
+    }
+    members[k].push_back(i);
+  }
+  // Each bank's buffers are a single-arena plan of their own: the plan oracle
+  // (validate.h) judges it, with the bank's capacity and alignment.
+  for (size_t k = 0; k < banks.size(); ++k) {
+    Problem sub{.capacity = banks[k].capacity, .alignment = std::max(problem.alignment, banks[k].alignment)};
+    std::vector<int64_t> offsets;
+    for (const size_t i : members[k]) {
+      sub.buffers.push_back(problem.buffers[i]);
+      offsets.push_back(plan.offsets[i]);
+    }
+    const ValidationResult v = validate(sub, make_plan(sub, offsets));
+    r.bank = k;
+    if (!v.ok()) {
+      BankViolation kind = BankViolation::kOverlap;
+      switch (v.violation) {
+        case Violation::kNegativeOffset: kind = BankViolation::kNegativeOffset; break;
+        case Violation::kMisaligned: kind = BankViolation::kMisaligned; break;
+        case Violation::kFixedOffsetMoved: kind = BankViolation::kFixedOffsetMoved; break;
+        case Violation::kExceedsCapacity: kind = BankViolation::kExceedsCapacity; break;
+        case Violation::kOverlap: kind = BankViolation::kOverlap; break;
+        default: kind = BankViolation::kWrongBufferCount; break;  // cannot happen: built here
+      }
+      r.second = v.violation == Violation::kOverlap ? members[k][v.second] : 0;
+      r.tick = v.tick;
+      return fail(kind, members[k][v.first], "bank '" + banks[k].name + "': " + v.message);
+    }
+    const int64_t arena = arena_of(sub, offsets);
+    if (plan.arenas[k] != arena) {
+      return fail(BankViolation::kWrongArena, 0,
+                  "bank '" + banks[k].name + "' has arena " + std::to_string(plan.arenas[k]) +
+                      " but its buffers reach " + std::to_string(arena));
+    }
+  }
+  r.bank = 0;
+  return r;
+}
+
+void describe_banked_plan(const Problem& problem, std::span<const Bank> banks, BankedPlanningResult* result) {
+  const BankedPlan& plan = result->plan;
+  result->banks.assign(banks.size(), BankStats{});
+  result->spills.clear();
+  result->total_priority = 0;
+  for (size_t k = 0; k < banks.size(); ++k) result->banks[k].arena = plan.arenas[k];
+  for (size_t i = 0; i < problem.size(); ++i) {
+    const Buffer& b = problem.buffers[i];
+    const size_t bank = static_cast<size_t>(plan.bank_of[i]);
+    BankStats& s = result->banks[bank];
+    ++s.buffers;
+    s.bytes += b.size;
+    s.priority += priority_of(b);
+    result->total_priority += priority_of(b);
+    for (size_t k = 0; k < bank; ++k) {
+      SpillReason reason = SpillReason::kNoRoom;
+      if (!b.bank.empty()) {
+        reason = SpillReason::kPinned;
+      } else if (!may_fit(problem, i, banks[k])) {
+        reason = SpillReason::kTooLarge;
+      }
+      result->spills.push_back({.buffer = i, .from_bank = k, .reason = reason});
+    }
+  }
+}
+
+StatusOr<BankedPlanningResult> plan_banks(const Problem& problem, std::span<const Bank> banks,
+                                          const BankOptions& options) {
+  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  MEMPLAN_RETURN_IF_ERROR(check_banks(banks));
+  MEMPLAN_ASSIGN_OR_RETURN(const std::vector<std::optional<size_t>> pins, resolve_pins(problem, banks));
+  MEMPLAN_RETURN_IF_ERROR(check_pins_fit(problem, banks, pins));
+
+  std::optional<BankedPlanningResult> greedy;
+  Status greedy_status;
+  if (options.strategy != BankStrategy::kByPriority) {
+    StatusOr<BankedPlan> plan = greedy_spill(problem, banks, pins);
+    if (plan.ok()) {
+      greedy = BankedPlanningResult{.plan = std::move(*plan), .strategy = "greedy spill"};
+      describe_banked_plan(problem, banks, &*greedy);
+      greedy->greedy_priority = greedy->banks[0].priority;
+    } else {
+      greedy_status = plan.status();
+    }
+    if (options.strategy == BankStrategy::kGreedySpill) {
+      if (!greedy) return greedy_status;
+      return std::move(*greedy);
+    }
+  }
+  StatusOr<BankedPlan> plan = by_priority(problem, banks, pins, options);
+  if (!plan.ok()) {
+    if (greedy) return std::move(*greedy);
+    return plan.status();
+  }
+  BankedPlanningResult result{.plan = std::move(*plan), .strategy = "by priority"};
+  describe_banked_plan(problem, banks, &result);
+  if (greedy) {
+    result.greedy_priority = greedy->greedy_priority;
+    if (better(*greedy, result)) return std::move(*greedy);
+  }
+  return result;
+}
+
+}  // namespace memplan

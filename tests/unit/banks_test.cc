@@ -1,0 +1,212 @@
+// banks_test.cc — memory banks (banks.h): one Invalidates<Reason> test per
+// BankViolation, the planner's errors, and a property test over generated
+// problems that every banked plan validates and never serves less priority
+// from the fastest bank than greedy spill.
+#include "memplan/banks.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "memplan/bounds.h"
+#include "memplan/generate.h"
+#include "memplan/planning.h"
+
+namespace memplan {
+namespace {
+
+// a [0,2) 16 B, b [1,3) 8 B, c [2,3) 8 B; a 16-byte sram and a dram.
+Problem three() {
+  return Problem{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 16},
+                             {.id = "b", .lower = 1, .upper = 3, .size = 8},
+                             {.id = "c", .lower = 2, .upper = 3, .size = 8}}};
+}
+std::vector<Bank> sram_dram() { return {{.name = "sram", .capacity = 16}, {.name = "dram"}}; }
+
+BankViolation check(const Problem& p, const std::vector<Bank>& banks, std::vector<int32_t> bank_of,
+                    std::vector<int64_t> offsets) {
+  return validate_banked(p, banks, make_banked_plan(p, banks.size(), std::move(bank_of), std::move(offsets))).violation;
+}
+
+TEST(ValidateBanked, AcceptsTheExampleOfTheHeader) {
+  EXPECT_EQ(check(three(), sram_dram(), {0, 1, 0}, {0, 0, 0}), BankViolation::kNone);
+}
+
+TEST(ValidateBanked, InvalidatesWrongBufferCount) {
+  const Problem p = three();
+  EXPECT_EQ(validate_banked(p, sram_dram(), BankedPlan{.bank_of = {0, 1}, .offsets = {0, 0}, .arenas = {16, 0}}).violation,
+            BankViolation::kWrongBufferCount);
+}
+
+TEST(ValidateBanked, InvalidatesNoSuchBank) {
+  EXPECT_EQ(check(three(), sram_dram(), {0, 2, 0}, {0, 0, 0}), BankViolation::kNoSuchBank);
+}
+
+TEST(ValidateBanked, InvalidatesPinIgnored) {
+  Problem p = three();
+  p.buffers[2].bank = "dram";
+  EXPECT_EQ(check(p, sram_dram(), {0, 1, 0}, {0, 0, 0}), BankViolation::kPinIgnored);
+  EXPECT_EQ(check(p, sram_dram(), {0, 1, 1}, {0, 0, 8}), BankViolation::kNone);
+}
+
+TEST(ValidateBanked, InvalidatesNegativeOffset) {
+  EXPECT_EQ(check(three(), sram_dram(), {0, 1, 1}, {0, 0, -8}), BankViolation::kNegativeOffset);
+}
+
+TEST(ValidateBanked, InvalidatesMisalignedForTheBank) {
+  std::vector<Bank> banks = sram_dram();
+  banks[1].alignment = 16;
+  // c at 8 in dram is fine byte-wise, but dram aligns to 16.
+  EXPECT_EQ(check(three(), banks, {0, 1, 1}, {0, 0, 16}), BankViolation::kNone);
+  EXPECT_EQ(check(three(), banks, {0, 1, 1}, {0, 0, 8}), BankViolation::kMisaligned);
+}
+
+TEST(ValidateBanked, InvalidatesFixedOffsetMoved) {
+  Problem p = three();
+  p.buffers[1].offset = 8;
+  EXPECT_EQ(check(p, sram_dram(), {0, 1, 0}, {0, 8, 0}), BankViolation::kNone);
+  EXPECT_EQ(check(p, sram_dram(), {0, 1, 0}, {0, 0, 0}), BankViolation::kFixedOffsetMoved);
+}
+
+TEST(ValidateBanked, InvalidatesExceedsCapacity) {
+  // c at 8 in sram ends at 16: fine; b at 16 in sram would end at 24 > 16.
+  EXPECT_EQ(check(three(), sram_dram(), {0, 1, 0}, {0, 0, 8}), BankViolation::kNone);
+  const BankValidationResult r = validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {1, 0, 1}, {0, 16, 16}));
+  EXPECT_EQ(r.violation, BankViolation::kExceedsCapacity) << r.message;
+  EXPECT_EQ(r.first, 1u);
+}
+
+TEST(ValidateBanked, InvalidatesOverlapInOneBankOnly) {
+  // a and b are live together at tick 1: the same bytes in different banks are fine.
+  EXPECT_EQ(check(three(), sram_dram(), {0, 1, 1}, {0, 0, 8}), BankViolation::kNone);
+  const BankValidationResult r = validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {1, 1, 0}, {0, 8, 0}));
+  EXPECT_EQ(r.violation, BankViolation::kOverlap) << r.message;
+  EXPECT_EQ(r.bank, 1u);
+  EXPECT_EQ(r.tick, 1);
+}
+
+TEST(ValidateBanked, InvalidatesWrongArena) {
+  BankedPlan plan = make_banked_plan(three(), 2, {0, 1, 0}, {0, 0, 0});
+  plan.arenas[1] = 16;
+  EXPECT_EQ(validate_banked(three(), sram_dram(), plan).violation, BankViolation::kWrongArena);
+}
+
+TEST(PlanBanks, KeepsTheDensestBuffersInTheFastBank) {
+  // a has priority 32 in 16 bytes (density 2), b 16 in 8 (2), c 8 in 8 (1):
+  // a and b cannot share a 16-byte bank; a + c can, serving 40 of 56.
+  const StatusOr<BankedPlanningResult> r = plan_banks(three(), sram_dram());
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(validate_banked(three(), sram_dram(), r->plan).ok());
+  EXPECT_EQ(r->banks[0].priority, 40);
+  EXPECT_EQ(r->plan.bank_of, (std::vector<int32_t>{0, 1, 0}));
+  ASSERT_EQ(r->spills.size(), 1u);
+  EXPECT_EQ(r->spills[0].buffer, 1u);
+  EXPECT_EQ(r->spills[0].reason, SpillReason::kNoRoom);
+}
+
+TEST(PlanBanks, PriorityColumnDecides) {
+  Problem p = three();
+  p.buffers[1].priority = 1000;  // b is now worth the fast bank
+  const StatusOr<BankedPlanningResult> r = plan_banks(p, sram_dram());
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->plan.bank_of[1], 0);
+  EXPECT_EQ(r->plan.bank_of[0], 1);
+}
+
+TEST(PlanBanks, HonoursPinsAndSaysWhy) {
+  Problem p = three();
+  p.buffers[0].bank = "dram";
+  const StatusOr<BankedPlanningResult> r = plan_banks(p, sram_dram());
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->plan.bank_of, (std::vector<int32_t>{1, 0, 0}));
+  ASSERT_EQ(r->spills.size(), 1u);
+  EXPECT_EQ(r->spills[0].reason, SpillReason::kPinned);
+}
+
+TEST(PlanBanks, RejectsAPinToNoBank) {
+  Problem p = three();
+  p.buffers[0].bank = "hbm";
+  const StatusOr<BankedPlanningResult> r = plan_banks(p, sram_dram());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("'hbm'"), std::string::npos) << r.status().message();
+}
+
+TEST(PlanBanks, RejectsPinsThatCannotFitTheirBank) {
+  Problem p = three();
+  p.buffers[0].bank = "sram";
+  p.buffers[1].bank = "sram";  // a + b live together: 24 bytes in 16
+  const StatusOr<BankedPlanningResult> r = plan_banks(p, sram_dram());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(r.status().message().find("bank 'sram' need at least 24 B"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("holds 16 B"), std::string::npos) << r.status().message();
+}
+
+TEST(PlanBanks, RejectsABufferLargerThanEveryBank) {
+  const std::vector<Bank> banks = {{.name = "sram", .capacity = 8}, {.name = "tcm", .capacity = 12}};
+  const StatusOr<BankedPlanningResult> r = plan_banks(three(), banks);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInfeasible);
+  EXPECT_NE(r.status().message().find("'a'"), std::string::npos) << r.status().message();
+}
+
+TEST(PlanBanks, RejectsBadBanks) {
+  EXPECT_FALSE(plan_banks(three(), {}).ok());
+  EXPECT_FALSE(plan_banks(three(), std::vector<Bank>{{.name = "x"}, {.name = "x"}}).ok());
+  EXPECT_FALSE(plan_banks(three(), std::vector<Bank>{{.name = "x", .alignment = 3}}).ok());
+}
+
+// Over generated problems x 1-3 banks x fast-bank capacities: every plan is
+// valid, the fast bank serves at least greedy spill's priority, and one
+// unbounded bank gives the single-arena planner's arena.
+TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
+  const ProblemShape shapes[] = {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals, ProblemShape::kHeavyTailed,
+                                 ProblemShape::kNested};
+  int checked = 0;
+  for (const ProblemShape shape : shapes) {
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      const Problem p = generate_problem({.shape = shape, .buffers = 60, .seed = seed, .max_size = 4096,
+                                          .max_alignment = seed % 2 ? 1 : 64});
+      const int64_t peak = load(p);
+      {
+        const std::vector<Bank> one = {{.name = "mem"}};
+        const StatusOr<BankedPlanningResult> r = plan_banks(p, one);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        ASSERT_TRUE(validate_banked(p, one, r->plan).ok());
+        const StatusOr<PlanningResult> single = run_planner(kDefaultPlanner, p);
+        ASSERT_TRUE(single.ok());
+        EXPECT_EQ(r->plan.arenas[0], single->plan->arena) << problem_shape_name(shape) << " seed " << seed;
+      }
+      for (const double share : {0.125, 0.25, 0.5, 1.0}) {
+        for (size_t bank_count = 2; bank_count <= 3; ++bank_count) {
+          std::vector<Bank> banks = {{.name = "fast", .capacity = static_cast<int64_t>(peak * share)}};
+          if (bank_count == 3) banks.push_back({.name = "mid", .capacity = peak / 2, .alignment = 32});
+          banks.push_back({.name = "slow"});
+          const StatusOr<BankedPlanningResult> best = plan_banks(p, banks);
+          ASSERT_TRUE(best.ok()) << best.status().to_string();
+          const BankValidationResult v = validate_banked(p, banks, best->plan);
+          ASSERT_TRUE(v.ok()) << v.message;
+          const StatusOr<BankedPlanningResult> greedy =
+              plan_banks(p, banks, {.strategy = BankStrategy::kGreedySpill});
+          ASSERT_TRUE(greedy.ok()) << greedy.status().to_string();
+          ASSERT_TRUE(validate_banked(p, banks, greedy->plan).ok());
+          const StatusOr<BankedPlanningResult> mine = plan_banks(p, banks, {.strategy = BankStrategy::kByPriority});
+          ASSERT_TRUE(mine.ok()) << mine.status().to_string();
+          ASSERT_TRUE(validate_banked(p, banks, mine->plan).ok());
+          EXPECT_GE(best->banks[0].priority, greedy->banks[0].priority);
+          EXPECT_GE(best->banks[0].priority, mine->banks[0].priority);
+          for (size_t k = 0; k < banks.size(); ++k) {
+            if (banks[k].capacity) EXPECT_LE(best->plan.arenas[k], *banks[k].capacity);
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * 6 * 4 * 2);
+}
+
+}  // namespace
+}  // namespace memplan
