@@ -8,7 +8,11 @@
 // converted here, once, to upper = end + 1. Columns may come in any order;
 // unknown columns (MiniMalloc's `hint` and `gaps`) are ignored: a buffer with
 // gaps is read as live for its whole lifetime, which is safe, only less tight.
-// An empty `offset` field means the buffer has no fixed offset.
+// An empty `offset` field means the buffer has no fixed offset. Two optional
+// columns serve memory banks (banks.h): `bank`, the name of the bank a buffer
+// is pinned to (empty: any), and `priority`, a non-negative integer (empty:
+// size x lifetime). Single-arena planning ignores both; the writer adds each
+// only when some buffer has it set.
 //
 // What the reader forgives: CRLF line endings, a missing final newline, blank
 // lines (they are skipped and still counted for line numbers), spaces and tabs

@@ -234,6 +234,7 @@ size_t line_of_row(std::string_view text, size_t index) {
 struct Header {
   size_t field_count = 0;
   size_t id = kNone, lower = kNone, upper = kNone, size = kNone, alignment = kNone, offset = kNone;
+  size_t bank = kNone, priority = kNone;  // memory banks (banks.h): a pin and a priority, both optional
   bool inclusive_end = false;  // the upper column is an inclusive `end`
   std::string_view id_name = "id", lower_name = "lower", upper_name = "upper";
 };
@@ -262,6 +263,10 @@ StatusOr<Header> parse_header(std::string_view line, const Location& at) {
       slot = &h.alignment;
     } else if (name == "offset") {
       slot = &h.offset;
+    } else if (name == "bank") {
+      slot = &h.bank;
+    } else if (name == "priority") {
+      slot = &h.priority;
     } else {
       continue;  // e.g. MiniMalloc's `hint` and `gaps`: not part of our model
     }
@@ -300,6 +305,8 @@ struct Row {
   int64_t size = 0;
   int64_t alignment = 1;
   std::optional<int64_t> offset;
+  std::string_view bank;            // empty: not pinned
+  std::optional<int64_t> priority;  // empty field: the default
 };
 
 Status parse_int(std::string_view raw, std::string_view field, const Location& at, int64_t* out) {
@@ -368,6 +375,15 @@ Status parse_row(const Header& h, const std::vector<std::string_view>& fields, c
                                           " exceeds 2^62 bytes");
     }
     row->offset = offset;
+  }
+
+  row->bank = h.bank != kNone ? trim(fields[h.bank]) : std::string_view();
+  row->priority.reset();
+  if (h.priority != kNone && !trim(fields[h.priority]).empty()) {
+    int64_t priority = 0;
+    MEMPLAN_RETURN_IF_ERROR(parse_int(fields[h.priority], "priority", at, &priority));
+    if (priority < 0) return at.field_error("priority", std::to_string(priority) + " is negative");
+    row->priority = priority;
   }
   return Status::Ok();
 }
@@ -443,7 +459,9 @@ StatusOr<Problem> parse_problem_csv(std::string_view text, std::string_view sour
                                      .upper = row.upper,
                                      .size = row.size,
                                      .alignment = row.alignment,
-                                     .offset = row.offset});
+                                     .offset = row.offset,
+                                     .bank = std::string(row.bank),
+                                     .priority = row.priority});
     if (const size_t first = ids.insert(problem.size() - 1); first != kNone) {
       return at.field_error(header.id_name, "duplicate id " + quoted(row.id) + " (first on line " +
                                                 std::to_string(line_of_row(text, first)) + ")");
@@ -543,11 +561,18 @@ std::string format_problem_csv(const Problem& problem, std::span<const std::stri
   const bool with_alignment = needs_alignment_column(problem);
   const bool with_operator = !operators.empty();
   bool with_offset = false;
-  for (const Buffer& b : problem.buffers) with_offset |= b.offset.has_value();
+  bool with_bank = false, with_priority = false;
+  for (const Buffer& b : problem.buffers) {
+    with_offset |= b.offset.has_value();
+    with_bank |= !b.bank.empty();
+    with_priority |= b.priority.has_value();
+  }
 
   std::string out = "id,lower,upper,size";
   if (with_alignment) out += ",alignment";
   if (with_offset) out += ",offset";
+  if (with_bank) out += ",bank";
+  if (with_priority) out += ",priority";
   if (with_operator) out += ",operator";
   out += '\n';
   out.reserve(out.size() + problem.size() * 40);
@@ -556,6 +581,14 @@ std::string format_problem_csv(const Problem& problem, std::span<const std::stri
     if (with_offset) {
       out.push_back(',');
       if (problem.buffers[i].offset) append_int(&out, *problem.buffers[i].offset);
+    }
+    if (with_bank) {
+      out.push_back(',');
+      out += problem.buffers[i].bank;
+    }
+    if (with_priority) {
+      out.push_back(',');
+      if (problem.buffers[i].priority) append_int(&out, *problem.buffers[i].priority);
     }
     if (with_operator) {
       out.push_back(',');

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memplan/bounds.h"
+#include "memplan/csv.h"
 #include "memplan/generate.h"
 #include "memplan/planning.h"
 
@@ -206,6 +207,28 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
     }
   }
   EXPECT_EQ(checked, 4 * 6 * 4 * 2);
+}
+
+TEST(BanksCsv, ReadsBankAndPriorityColumns) {
+  const StatusOr<Problem> p = parse_problem_csv("id,lower,upper,size,bank,priority\na,0,2,16,sram,\nb,1,3,8,,99\n");
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_EQ(p->buffers[0].bank, "sram");
+  EXPECT_FALSE(p->buffers[0].priority.has_value());
+  EXPECT_EQ(p->buffers[1].bank, "");
+  EXPECT_EQ(p->buffers[1].priority, 99);
+  EXPECT_EQ(format_problem_csv(*p), "id,lower,upper,size,bank,priority\na,0,2,16,sram,\nb,1,3,8,,99\n");
+}
+
+TEST(BanksCsv, RejectsANegativePriority) {
+  const StatusOr<Problem> p = parse_problem_csv("id,lower,upper,size,priority\na,0,2,16,-1\n", "m.csv");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("m.csv:2: field 'priority'"), std::string::npos) << p.status().message();
+}
+
+TEST(BanksCsv, FilesWithoutTheColumnsWriteAsBefore) {
+  const StatusOr<Problem> p = parse_problem_csv("id,lower,upper,size\na,0,2,16\n");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(format_problem_csv(*p), "id,lower,upper,size\na,0,2,16\n");
 }
 
 }  // namespace
