@@ -1,14 +1,18 @@
 // plan_command.cc — `memplan plan`: read a problem, run one planner, check the
 // plan with the validator, report it and optionally write it.
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
 #include "exit_codes.h"
 #include "inputs.h"
 #include "progress.h"
+#include "memplan/banks.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/exact.h"
@@ -33,10 +37,110 @@ struct PlanArguments {
   bool json = false;
   std::optional<double> good_enough;  // the tolerance; unset: the named planner alone
   std::string good_enough_unit;       // bytes; empty: 1
+  std::vector<std::string> banks;     // NAME[=CAPACITY][@ALIGNMENT], fastest first; empty: one arena
 };
+
+// "sram=512KiB@64" -> {sram, 512 KiB, 64}; "dram" -> unbounded.
+Bank parse_bank_or_throw(const std::string& text) {
+  Bank bank;
+  std::string rest = text;
+  if (const size_t at = rest.find('@'); at != std::string::npos) {
+    bank.alignment = power_of_two_byte_size(rest.substr(at + 1), "--bank " + text);
+    rest.resize(at);
+  }
+  if (const size_t eq = rest.find('='); eq != std::string::npos) {
+    bank.capacity = byte_size(rest.substr(eq + 1));
+    rest.resize(eq);
+  }
+  bank.name = rest;
+  if (bank.name.empty()) throw CommandError("--bank " + text + ": the bank needs a name (NAME[=CAPACITY][@ALIGNMENT])");
+  return bank;
+}
+
+std::string share(double part, double whole) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+  return text;
+}
+
+// memplan plan FILE --bank ...: every buffer into one bank (banks.h).
+void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
+  if (!args.output_path.empty()) throw CommandError("--output is not supported with --bank yet (use --json)");
+  if (!args.capacity.empty()) throw CommandError("--capacity and --bank exclude each other: give each bank its capacity");
+  Problem problem = read_problem_or_throw(args.problem_path);
+  if (!args.alignment.empty()) problem.alignment = power_of_two_byte_size(args.alignment, "--alignment");
+  std::vector<Bank> banks;
+  for (const std::string& text : args.banks) banks.push_back(parse_bank_or_throw(text));
+  BankOptions options{.planner = std::string(planner.name)};
+  options.plan.time_limit_seconds = args.time_limit_seconds.value_or(0);
+  options.plan.seed = args.seed;
+  options.plan.threads = args.threads;
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<BankedPlanningResult> planned = plan_banks(problem, banks, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  throw_if_error(planned.status(), "banked planning failed on " + args.problem_path);
+  const BankedPlanningResult& result = *planned;
+  const BankValidationResult check = validate_banked(problem, banks, result.plan);
+  if (!check.ok()) throw CommandError("the banked plan is invalid (a bug): " + check.message, kExitInternal);
+
+  // Per bank: how many of the buffers that could have gone there spilled, by reason.
+  std::vector<std::array<size_t, 3>> spilled(banks.size(), {0, 0, 0});
+  for (const Spill& s : result.spills) ++spilled[s.from_bank][static_cast<size_t>(s.reason)];
+  if (args.json) {
+    nlohmann::json out;
+    out["problem"] = args.problem_path;
+    out["planner"] = std::string(planner.name);
+    out["strategy"] = result.strategy;
+    out["total_priority"] = result.total_priority;
+    if (result.greedy_priority) out["greedy_spill_priority"] = *result.greedy_priority;
+    for (size_t k = 0; k < banks.size(); ++k) {
+      const BankStats& st = result.banks[k];
+      nlohmann::json b{{"name", banks[k].name}, {"buffers", st.buffers}, {"bytes", st.bytes},
+                       {"arena", st.arena},     {"priority", st.priority},
+                       {"spilled", {{"no_room", spilled[k][static_cast<size_t>(SpillReason::kNoRoom)]},
+                                    {"too_large", spilled[k][static_cast<size_t>(SpillReason::kTooLarge)]},
+                                    {"pinned", spilled[k][static_cast<size_t>(SpillReason::kPinned)]}}}};
+      b["capacity"] = banks[k].capacity ? nlohmann::json(*banks[k].capacity) : nlohmann::json(nullptr);
+      b["alignment"] = banks[k].alignment;
+      out["banks"].push_back(std::move(b));
+    }
+    for (size_t i = 0; i < problem.size(); ++i) {
+      out["buffers"].push_back({{"id", problem.buffers[i].id},
+                                {"bank", banks[result.plan.bank_of[i]].name},
+                                {"offset", result.plan.offsets[i]}});
+    }
+    std::fputs(out.dump().c_str(), stdout);
+    std::fputc('\n', stdout);
+    return;
+  }
+  std::printf("problem   %s\n", args.problem_path.c_str());
+  std::printf("planner   %s, per bank\n", std::string(planner.name).c_str());
+  std::printf("buffers   %zu\n", problem.size());
+  std::printf("strategy  %s", result.strategy.c_str());
+  if (result.greedy_priority) {
+    std::printf(" (greedy spill would keep %s of the priority in %s)", share(*result.greedy_priority, result.total_priority).c_str(),
+                banks[0].name.c_str());
+  }
+  std::printf("\n");
+  for (size_t k = 0; k < banks.size(); ++k) {
+    const BankStats& st = result.banks[k];
+    std::printf("bank      %s: %zu buffers, %s, arena %s of %s, priority %s\n", banks[k].name.c_str(), st.buffers,
+                format_bytes(st.bytes).c_str(), format_bytes(st.arena).c_str(),
+                banks[k].capacity ? format_bytes(*banks[k].capacity).c_str() : "unbounded",
+                share(st.priority, result.total_priority).c_str());
+    const std::array<size_t, 3>& s = spilled[k];
+    if (s[0] + s[1] + s[2] > 0) {
+      std::printf("  spilled %zu: %zu no room, %zu larger than the bank, %zu pinned elsewhere\n", s[0] + s[1] + s[2],
+                  s[static_cast<size_t>(SpillReason::kNoRoom)], s[static_cast<size_t>(SpillReason::kTooLarge)],
+                  s[static_cast<size_t>(SpillReason::kPinned)]);
+    }
+  }
+  std::printf("time      %s\n", format_milliseconds(seconds).c_str());
+}
 
 void run_plan(const PlanArguments& args) {
   const PlannerInfo& planner = planner_or_throw(args.planner);
+  if (!args.banks.empty()) return run_banked(args, planner);
   check_output_path_or_throw(args.output_path, "--output");
   const auto read_start = std::chrono::steady_clock::now();
   Problem problem = read_problem_or_throw(args.problem_path);
@@ -234,6 +338,13 @@ void register_plan_command(CLI::App& app) {
                       "Write the plan: CSV (id,lower,upper,size[,alignment],offset), or JSON if the name ends in .json;\n"
                       "- for standard output")
       ->type_name("PLAN.csv");
+  command->add_option("--bank", args->banks,
+                      "Plan into memory banks, fastest first (repeat the flag): NAME[=CAPACITY][@ALIGNMENT],\n"
+                      "e.g. --bank sram=512KiB --bank dram. Every buffer goes to one bank; the fastest banks\n"
+                      "keep the most priority (the CSV's priority column, else size x lifetime); a CSV bank\n"
+                      "column pins buffers. Prints each bank's buffers, bytes, arena and priority share, and\n"
+                      "what spilled and why")
+      ->type_name("BANK");
   command->add_flag("--json", args->json, "Print the plan as JSON on stdout instead of the summary");
   command->footer(
       "Byte sizes take a unit: 4096, 64K, 64KiB, 1.5M, 2GiB (binary), 2KB, 3MB, 1GB (decimal).\n"
