@@ -38,6 +38,7 @@ struct PlanArguments {
   std::optional<double> good_enough;  // the tolerance; unset: the named planner alone
   std::string good_enough_unit;       // bytes; empty: 1
   std::vector<std::string> banks;     // NAME[=CAPACITY][@ALIGNMENT], fastest first; empty: one arena
+  std::string bank_strategy = "best";  // best | greedy | priority
 };
 
 // "sram=512KiB@64" -> {sram, 512 KiB, 64}; "dram" -> unbounded.
@@ -75,6 +76,9 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
   options.plan.time_limit_seconds = args.time_limit_seconds.value_or(0);
   options.plan.seed = args.seed;
   options.plan.threads = args.threads;
+  options.strategy = args.bank_strategy == "greedy"     ? BankStrategy::kGreedySpill
+                     : args.bank_strategy == "priority" ? BankStrategy::kByPriority
+                                                        : BankStrategy::kBest;
   const auto start = std::chrono::steady_clock::now();
   StatusOr<BankedPlanningResult> planned = plan_banks(problem, banks, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -345,6 +349,13 @@ void register_plan_command(CLI::App& app) {
                       "column pins buffers. Prints each bank's buffers, bytes, arena and priority share, and\n"
                       "what spilled and why")
       ->type_name("BANK");
+  command->add_option("--bank-strategy", args->bank_strategy,
+                      "With --bank: best (the default: the better of the two), greedy (ExecuTorch's spill:\n"
+                      "largest first, each into the first bank where first fit keeps it within capacity) or\n"
+                      "priority (the densest priority first, each bank planned with --planner)")
+      ->type_name("S")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"best", "greedy", "priority"}));
   command->add_flag("--json", args->json, "Print the plan as JSON on stdout instead of the summary");
   command->footer(
       "Byte sizes take a unit: 4096, 64K, 64KiB, 1.5M, 2GiB (binary), 2KB, 3MB, 1GB (decimal).\n"
