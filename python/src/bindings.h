@@ -31,6 +31,7 @@ void bind_formats(py::module_& m);
 void bind_trace(py::module_& m);
 void bind_marks(py::module_& m);
 void bind_snapshot(py::module_& m);
+void bind_banks(py::module_& m);
 #if MEMPLAN_WITH_ONNX
 void bind_onnx(py::module_& m);
 // An ONNX model file and its input shapes ({name: dims} or ["NAME=DIMS"]) as

@@ -29,6 +29,7 @@ PYBIND11_MODULE(_memplan, m) {
   mp::bind_trace(m);
   mp::bind_marks(m);
   mp::bind_snapshot(m);
+  mp::bind_banks(m);
 #if MEMPLAN_WITH_ONNX
   mp::bind_onnx(m);
 #endif
