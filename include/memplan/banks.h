@@ -68,6 +68,16 @@ Status check_banks(std::span<const Bank> banks);
 // A buffer's priority: Buffer::priority, or size x (upper - lower).
 double priority_of(const Buffer& buffer);
 
+// A bank file: a header row naming `name` and optionally `capacity` and
+// `alignment` (any order), then one bank per row, fastest first, e.g.
+//     name,capacity,alignment
+//     sram,512KiB,64
+//     dram,,
+// Capacities and alignments take the CLI's units (units.h); an empty
+// capacity is unbounded, an empty alignment 1. Blank lines and '#' comments
+// are skipped. Errors name `source`, the line and the field.
+StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_view source = "<banks>");
+
 // The index of the bank named `name`, or nullopt.
 std::optional<size_t> find_bank(std::span<const Bank> banks, std::string_view name);
 

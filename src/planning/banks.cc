@@ -3,6 +3,7 @@
 #include "memplan/banks.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -285,6 +286,73 @@ bool better(const BankedPlanningResult& x, const BankedPlanningResult& y) {
 }
 
 }  // namespace
+
+StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_view source) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+  };
+  auto split = [&](std::string_view line) {
+    std::vector<std::string_view> fields;
+    for (size_t start = 0;;) {
+      const size_t comma = line.find(',', start);
+      fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+      if (comma == std::string_view::npos) return fields;
+      start = comma + 1;
+    }
+  };
+  auto where = [&](size_t line) { return std::string(source) + ":" + std::to_string(line) + ": "; };
+  std::vector<Bank> banks;
+  size_t name_col = SIZE_MAX, capacity_col = SIZE_MAX, alignment_col = SIZE_MAX, columns = 0;
+  bool header = false;
+  size_t line_number = 0;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line = trim(text.substr(start, end - start));
+    start = end + 1;
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    const std::vector<std::string_view> fields = split(line);
+    if (!header) {
+      header = true;
+      columns = fields.size();
+      for (size_t c = 0; c < fields.size(); ++c) {
+        size_t* slot = fields[c] == "name" ? &name_col : fields[c] == "capacity" ? &capacity_col
+                       : fields[c] == "alignment" ? &alignment_col : nullptr;
+        if (!slot) return InvalidArgument(where(line_number) + "unknown column '" + std::string(fields[c]) +
+                                          "' (expected name, capacity, alignment)");
+        if (*slot != SIZE_MAX) return InvalidArgument(where(line_number) + "column '" + std::string(fields[c]) + "' given twice");
+        *slot = c;
+      }
+      if (name_col == SIZE_MAX) return InvalidArgument(where(line_number) + "header lacks column 'name'");
+      continue;
+    }
+    if (fields.size() != columns) {
+      return InvalidArgument(where(line_number) + "expected " + std::to_string(columns) + " fields as in the header, found " +
+                             std::to_string(fields.size()));
+    }
+    Bank bank{.name = std::string(fields[name_col])};
+    if (bank.name.empty()) return InvalidArgument(where(line_number) + "field 'name' is empty");
+    if (capacity_col != SIZE_MAX && !fields[capacity_col].empty()) {
+      StatusOr<int64_t> bytes = parse_bytes(fields[capacity_col]);
+      if (!bytes.ok()) return InvalidArgument(where(line_number) + "field 'capacity': " + bytes.status().message());
+      bank.capacity = *bytes;
+    }
+    if (alignment_col != SIZE_MAX && !fields[alignment_col].empty()) {
+      StatusOr<int64_t> bytes = parse_bytes(fields[alignment_col]);
+      if (!bytes.ok()) return InvalidArgument(where(line_number) + "field 'alignment': " + bytes.status().message());
+      if (!is_power_of_two(*bytes)) {
+        return InvalidArgument(where(line_number) + "field 'alignment': " + std::to_string(*bytes) + " is not a power of two");
+      }
+      bank.alignment = *bytes;
+    }
+    banks.push_back(std::move(bank));
+  }
+  if (!header) return InvalidArgument(std::string(source) + ": no header row (expected e.g. \"name,capacity,alignment\")");
+  MEMPLAN_RETURN_IF_ERROR(check_banks(banks));
+  return banks;
+}
 
 Status check_banks(std::span<const Bank> banks) {
   if (banks.empty()) return InvalidArgument("no banks: give at least one");

@@ -15,3 +15,7 @@ memplan_cli_test(plan_banks_buffer_larger_than_every_bank EXIT 2 ARGS plan ${MEM
   STDERR "buffer 'a' .* is larger than every bank")
 memplan_cli_test(plan_banks_needs_a_name EXIT 1 ARGS plan ${banks} --bank =8
   STDERR "the bank needs a name")
+memplan_cli_test(plan_banks_from_a_bank_file EXIT 0 ARGS plan ${banks} --bank-file ${MEMPLAN_CLI_DATA}/banks_file.csv
+  STDOUT "sram: 2 buffers, 24 B, arena 16 B of 16 B.*dram: 2 buffers, 12 B, arena 12 B of unbounded")
+memplan_cli_test(plan_banks_bad_bank_file EXIT 1 ARGS plan ${banks} --bank-file ${MEMPLAN_CLI_DATA}/small.csv
+  STDERR "small.csv:1: unknown column 'id'")

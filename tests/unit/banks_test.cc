@@ -209,6 +209,31 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
   EXPECT_EQ(checked, 4 * 6 * 4 * 2);
 }
 
+TEST(BankFile, ReadsBanksInOrderWithUnits) {
+  const StatusOr<std::vector<Bank>> banks =
+      parse_banks_csv("# fastest first\nalignment,name,capacity\n64,sram,512KiB\n\n,dram,\n", "b.csv");
+  ASSERT_TRUE(banks.ok()) << banks.status().to_string();
+  ASSERT_EQ(banks->size(), 2u);
+  EXPECT_EQ((*banks)[0].name, "sram");
+  EXPECT_EQ((*banks)[0].capacity, 512 * 1024);
+  EXPECT_EQ((*banks)[0].alignment, 64);
+  EXPECT_EQ((*banks)[1].name, "dram");
+  EXPECT_FALSE((*banks)[1].capacity.has_value());
+  EXPECT_EQ((*banks)[1].alignment, 1);
+}
+
+TEST(BankFile, ErrorsNameTheLineAndField) {
+  const auto message = [](std::string_view text) { return parse_banks_csv(text, "b.csv").status().message(); };
+  EXPECT_NE(message("name,capacity\nsram,12x\n").find("b.csv:2: field 'capacity'"), std::string::npos);
+  EXPECT_NE(message("name,alignment\nsram,3\n").find("b.csv:2: field 'alignment': 3 is not a power of two"),
+            std::string::npos);
+  EXPECT_NE(message("capacity\n1K\n").find("b.csv:1: header lacks column 'name'"), std::string::npos);
+  EXPECT_NE(message("name,size\n").find("unknown column 'size'"), std::string::npos);
+  EXPECT_NE(message("name\nsram\nsram\n").find("named twice"), std::string::npos);
+  EXPECT_NE(message("name,capacity\nsram\n").find("b.csv:2: expected 2 fields"), std::string::npos);
+  EXPECT_NE(message("").find("no header row"), std::string::npos);
+}
+
 TEST(BanksCsv, ReadsBankAndPriorityColumns) {
   const StatusOr<Problem> p = parse_problem_csv("id,lower,upper,size,bank,priority\na,0,2,16,sram,\nb,1,3,8,,99\n");
   ASSERT_TRUE(p.ok()) << p.status().to_string();

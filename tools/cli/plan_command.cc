@@ -39,6 +39,7 @@ struct PlanArguments {
   std::string good_enough_unit;       // bytes; empty: 1
   std::vector<std::string> banks;     // NAME[=CAPACITY][@ALIGNMENT], fastest first; empty: one arena
   std::string bank_strategy = "best";  // best | greedy | priority
+  std::string bank_file;               // banks.h's bank file; empty: --bank only
 };
 
 // "sram=512KiB@64" -> {sram, 512 KiB, 64}; "dram" -> unbounded.
@@ -71,6 +72,13 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
   Problem problem = read_problem_or_throw(args.problem_path);
   if (!args.alignment.empty()) problem.alignment = power_of_two_byte_size(args.alignment, "--alignment");
   std::vector<Bank> banks;
+  if (!args.bank_file.empty()) {
+    StatusOr<std::string> text = read_text_file(args.bank_file);
+    throw_if_error(text.status(), "cannot read the bank file");
+    StatusOr<std::vector<Bank>> parsed = parse_banks_csv(*text, args.bank_file);
+    throw_if_error(parsed.status(), "bad bank file");
+    banks = std::move(*parsed);
+  }
   for (const std::string& text : args.banks) banks.push_back(parse_bank_or_throw(text));
   BankOptions options{.planner = std::string(planner.name)};
   options.plan.time_limit_seconds = args.time_limit_seconds.value_or(0);
@@ -144,7 +152,7 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
 
 void run_plan(const PlanArguments& args) {
   const PlannerInfo& planner = planner_or_throw(args.planner);
-  if (!args.banks.empty()) return run_banked(args, planner);
+  if (!args.banks.empty() || !args.bank_file.empty()) return run_banked(args, planner);
   check_output_path_or_throw(args.output_path, "--output");
   const auto read_start = std::chrono::steady_clock::now();
   Problem problem = read_problem_or_throw(args.problem_path);
@@ -349,6 +357,10 @@ void register_plan_command(CLI::App& app) {
                       "column pins buffers. Prints each bank's buffers, bytes, arena and priority share, and\n"
                       "what spilled and why")
       ->type_name("BANK");
+  command->add_option("--bank-file", args->bank_file,
+                      "Banks from a file, fastest first: a header naming name[,capacity][,alignment], one bank\n"
+                      "a row (sram,512KiB,64; an empty capacity is unbounded); --bank flags add slower banks")
+      ->type_name("BANKS.csv");
   command->add_option("--bank-strategy", args->bank_strategy,
                       "With --bank: best (the default: the better of the two), greedy (ExecuTorch's spill:\n"
                       "largest first, each into the first bank where first fit keeps it within capacity) or\n"
