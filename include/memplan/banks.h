@@ -31,7 +31,9 @@
 //       target, starting at the capacity; the chosen set is planned with the
 //       named single-arena planner (run_planner, no capacity) and, while its
 //       arena exceeds the capacity, the target drops by the overshoot and the
-//       set is chosen again. The last bank takes the rest.
+//       set is chosen again; then the buffers left out go, densest first,
+//       to the first gap of that plan where they fit (fill). The last bank
+//       takes the rest.
 // So a result never serves less priority from bank 0 than greedy spill.
 //
 // Errors: a pin that names no bank (kNotFound); buffers pinned to a bank that
@@ -136,6 +138,9 @@ struct BankOptions {
   // Strategy (b): how many times the target load may drop before the bank
   // keeps its pinned buffers only.
   int32_t max_rounds = 12;
+  // Strategy (b): after a bank's set is planned, the buffers left out go,
+  // densest first, to the first gap of its plan that keeps it within capacity.
+  bool fill = true;
 };
 
 // Why a buffer that could have gone to bank k went to a slower one.

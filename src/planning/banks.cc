@@ -228,6 +228,33 @@ StatusOr<BankedPlan> by_priority(const Problem& problem, std::span<const Bank> b
       }
     }
     place(members, *fitted, k);
+    // Fill: the plan leaves gaps below the capacity (the load target is
+    // conservative, and the planner packs tighter than the target); the
+    // candidates left out go, densest first, to the first gap that fits.
+    if (options.fill) {
+      OccupancyIndex taken(slots.size());
+      for (const size_t i : members) taken.occupy(slots.of(i), {offsets[i], offsets[i] + problem.buffers[i].size});
+      std::vector<ByteRange> ranges;
+      for (const size_t i : candidates) {
+        if (bank_of[i] >= 0) continue;
+        const Buffer& b = problem.buffers[i];
+        taken.taken_during(slots.of(i), &ranges);
+        int64_t offset = 0;
+        if (b.offset) {
+          offset = *b.offset;
+          const bool clash = b.size > 0 && std::any_of(ranges.begin(), ranges.end(), [&](const ByteRange& r) {
+                               return r.begin < offset + b.size && offset < r.end;
+                             });
+          if (clash) continue;
+        } else if (b.size > 0) {
+          offset = choose_offset(ranges, b.size, alignment_in(problem, i, bank), FitPolicy::kFirstFit, 0);
+        }
+        if (offset + b.size > capacity) continue;
+        bank_of[i] = static_cast<int32_t>(k);
+        offsets[i] = offset;
+        taken.occupy(slots.of(i), {offset, offset + b.size});
+      }
+    }
   }
   return make_banked_plan(problem, banks.size(), std::move(bank_of), std::move(offsets));
 }

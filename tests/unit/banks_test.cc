@@ -166,6 +166,7 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
   const ProblemShape shapes[] = {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals, ProblemShape::kHeavyTailed,
                                  ProblemShape::kNested};
   int checked = 0;
+  int filled_more = 0;  // cases where filling the gaps kept more priority in the fast bank
   for (const ProblemShape shape : shapes) {
     for (uint64_t seed = 1; seed <= 6; ++seed) {
       const Problem p = generate_problem({.shape = shape, .buffers = 60, .seed = seed, .max_size = 4096,
@@ -196,6 +197,12 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
           const StatusOr<BankedPlanningResult> mine = plan_banks(p, banks, {.strategy = BankStrategy::kByPriority});
           ASSERT_TRUE(mine.ok()) << mine.status().to_string();
           ASSERT_TRUE(validate_banked(p, banks, mine->plan).ok());
+          const StatusOr<BankedPlanningResult> unfilled =
+              plan_banks(p, banks, {.strategy = BankStrategy::kByPriority, .fill = false});
+          ASSERT_TRUE(unfilled.ok()) << unfilled.status().to_string();
+          ASSERT_TRUE(validate_banked(p, banks, unfilled->plan).ok());
+          EXPECT_GE(mine->banks[0].priority, unfilled->banks[0].priority);
+          filled_more += mine->banks[0].priority > unfilled->banks[0].priority;
           EXPECT_GE(best->banks[0].priority, greedy->banks[0].priority);
           EXPECT_GE(best->banks[0].priority, mine->banks[0].priority);
           for (size_t k = 0; k < banks.size(); ++k) {
@@ -207,6 +214,7 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
     }
   }
   EXPECT_EQ(checked, 4 * 6 * 4 * 2);
+  EXPECT_GT(filled_more, 0);
 }
 
 TEST(BankFile, ReadsBanksInOrderWithUnits) {
