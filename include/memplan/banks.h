@@ -93,6 +93,16 @@ struct BankedPlan {
 BankedPlan make_banked_plan(const Problem& problem, size_t bank_count, std::vector<int32_t> bank_of,
                             std::vector<int64_t> offsets);
 
+// Bank k's buffers as a single-arena problem of their own (ids kept; the
+// bank's capacity; the larger of the problem's and the bank's alignment) and
+// their plan, in problem order: for heap maps and reports, one per bank.
+struct BankArena {
+  Problem problem;
+  Plan plan;
+  std::vector<size_t> buffers;  // buffers[j]: the index in the whole problem of the arena's buffer j
+};
+BankArena bank_arena(const Problem& problem, std::span<const Bank> banks, const BankedPlan& plan, size_t k);
+
 enum class BankViolation {
   kNone = 0,
   kWrongBufferCount,  // bank_of, offsets or arenas have the wrong length

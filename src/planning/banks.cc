@@ -421,6 +421,21 @@ BankedPlan make_banked_plan(const Problem& problem, size_t bank_count, std::vect
   return plan;
 }
 
+BankArena bank_arena(const Problem& problem, std::span<const Bank> banks, const BankedPlan& plan, size_t k) {
+  BankArena out;
+  out.problem.capacity = banks[k].capacity;
+  out.problem.alignment = std::max(problem.alignment, banks[k].alignment);
+  std::vector<int64_t> offsets;
+  for (size_t i = 0; i < problem.size(); ++i) {
+    if (plan.bank_of[i] != static_cast<int32_t>(k)) continue;
+    out.problem.buffers.push_back(problem.buffers[i]);
+    out.buffers.push_back(i);
+    offsets.push_back(plan.offsets[i]);
+  }
+  out.plan = make_plan(out.problem, std::move(offsets));
+  return out;
+}
+
 std::string_view bank_violation_name(BankViolation v) {
   switch (v) {
     case BankViolation::kNone: return "none";

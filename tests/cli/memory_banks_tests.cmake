@@ -19,3 +19,5 @@ memplan_cli_test(plan_banks_from_a_bank_file EXIT 0 ARGS plan ${banks} --bank-fi
   STDOUT "sram: 2 buffers, 24 B, arena 16 B of 16 B.*dram: 2 buffers, 12 B, arena 12 B of unbounded")
 memplan_cli_test(plan_banks_bad_bank_file EXIT 1 ARGS plan ${banks} --bank-file ${MEMPLAN_CLI_DATA}/small.csv
   STDERR "small.csv:1: unknown column 'id'")
+memplan_cli_test(plan_banks_heap_map_per_bank EXIT 0 ARGS plan ${banks} --bank sram=16 --bank dram --bank-svg heap-
+  FILE heap-dram.svg FILE_REGEX "<svg.*bank dram")

@@ -93,6 +93,19 @@ TEST(ValidateBanked, InvalidatesWrongArena) {
   EXPECT_EQ(validate_banked(three(), sram_dram(), plan).violation, BankViolation::kWrongArena);
 }
 
+TEST(BankArena, IsTheBanksBuffersAsAProblemOfTheirOwn) {
+  std::vector<Bank> banks = sram_dram();
+  banks[1].alignment = 16;
+  const BankArena dram = bank_arena(three(), banks, make_banked_plan(three(), 2, {0, 1, 1}, {0, 0, 16}), 1);
+  ASSERT_EQ(dram.problem.size(), 2u);
+  EXPECT_EQ(dram.problem.buffers[0].id, "b");
+  EXPECT_EQ(dram.problem.alignment, 16);
+  EXPECT_FALSE(dram.problem.capacity.has_value());
+  EXPECT_EQ(dram.buffers, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(dram.plan.offsets, (std::vector<int64_t>{0, 16}));
+  EXPECT_EQ(dram.plan.arena, 24);
+}
+
 TEST(PlanBanks, KeepsTheDensestBuffersInTheFastBank) {
   // a has priority 32 in 16 bytes (density 2), b 16 in 8 (2), c 8 in 8 (1):
   // a and b cannot share a 16-byte bank; a + c can, serving 40 of 56.

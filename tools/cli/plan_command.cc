@@ -19,6 +19,7 @@
 #include "memplan/json.h"
 #include "memplan/planner.h"
 #include "memplan/planning.h"
+#include "memplan/render.h"
 #include "memplan/units.h"
 #include "memplan/validate.h"
 
@@ -40,6 +41,7 @@ struct PlanArguments {
   std::vector<std::string> banks;     // NAME[=CAPACITY][@ALIGNMENT], fastest first; empty: one arena
   std::string bank_strategy = "best";  // best | greedy | priority
   std::string bank_file;               // banks.h's bank file; empty: --bank only
+  std::string bank_svg;                // with banks: PREFIX of one heap map per bank (PREFIX<name>.svg)
 };
 
 // "sram=512KiB@64" -> {sram, 512 KiB, 64}; "dram" -> unbounded.
@@ -95,6 +97,14 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
   const BankValidationResult check = validate_banked(problem, banks, result.plan);
   if (!check.ok()) throw CommandError("the banked plan is invalid (a bug): " + check.message, kExitInternal);
 
+  if (!args.bank_svg.empty()) {
+    for (size_t k = 0; k < banks.size(); ++k) {
+      const BankArena arena = bank_arena(problem, banks, result.plan, k);
+      const std::string path = args.bank_svg + banks[k].name + ".svg";
+      write_file_or_throw(path, render_svg(arena.problem, arena.plan,
+                                           {.planner = result.strategy, .title = "bank " + banks[k].name}));
+    }
+  }
   // Per bank: how many of the buffers that could have gone there spilled, by reason.
   std::vector<std::array<size_t, 3>> spilled(banks.size(), {0, 0, 0});
   for (const Spill& s : result.spills) ++spilled[s.from_bank][static_cast<size_t>(s.reason)];
@@ -361,6 +371,10 @@ void register_plan_command(CLI::App& app) {
                       "Banks from a file, fastest first: a header naming name[,capacity][,alignment], one bank\n"
                       "a row (sram,512KiB,64; an empty capacity is unbounded); --bank flags add slower banks")
       ->type_name("BANKS.csv");
+  command->add_option("--bank-svg", args->bank_svg,
+                      "With --bank: write one heap map per bank, PREFIX<bank name>.svg (e.g. --bank-svg out/ writes\n"
+                      "out/sram.svg and out/dram.svg)")
+      ->type_name("PREFIX");
   command->add_option("--bank-strategy", args->bank_strategy,
                       "With --bank: best (the default: the better of the two), greedy (ExecuTorch's spill:\n"
                       "largest first, each into the first bank where first fit keeps it within capacity) or\n"
