@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/range_add_max.h"
+
 namespace memplan {
 
 int64_t total_object_size(const ObjectAssignment& objects) {
@@ -19,35 +21,6 @@ int64_t total_object_size(const ObjectAssignment& objects) {
 }
 
 namespace objects {
-namespace {
-
-// Range add over [lo, hi) and the maximum over all positions.
-class RangeAddMax {
- public:
-  explicit RangeAddMax(size_t n) : n_(std::max<size_t>(n, 1)), max_(4 * n_, 0), add_(4 * n_, 0) {}
-  void add(size_t lo, size_t hi, int32_t delta) { add(1, 0, n_, lo, hi, delta); }
-  int32_t max() const { return max_[1]; }
-
- private:
-  void add(size_t node, size_t nlo, size_t nhi, size_t lo, size_t hi, int32_t delta) {
-    if (hi <= nlo || nhi <= lo) return;
-    if (lo <= nlo && nhi <= hi) {
-      max_[node] += delta;
-      add_[node] += delta;
-      return;
-    }
-    const size_t mid = (nlo + nhi) / 2;
-    add(2 * node, nlo, mid, lo, hi, delta);
-    add(2 * node + 1, mid, nhi, lo, hi, delta);
-    max_[node] = add_[node] + std::max(max_[2 * node], max_[2 * node + 1]);
-  }
-
-  size_t n_;
-  std::vector<int32_t> max_;  // max over the node's range, including add_[node]
-  std::vector<int32_t> add_;  // pending addition applied to the whole range
-};
-
-}  // namespace
 
 std::vector<int32_t> participants(const Problem& problem) {
   std::vector<int32_t> out;
@@ -79,7 +52,7 @@ std::vector<int32_t> positions(const Problem& problem, const std::vector<int32_t
 
   // Elementary segment k is [ticks[k], ticks[k+1]); a buffer covers the
   // segments from its lower up to (not including) its upper.
-  RangeAddMax live(ticks.size());
+  RangeAddMax<int32_t> live(ticks.size());
   std::vector<size_t> by_size(n);
   std::iota(by_size.begin(), by_size.end(), 0);
   std::sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "core/range_add_max.h"
 #include "core/sweep.h"
 #include "memplan/bounds.h"
 #include "memplan/planning.h"
@@ -54,38 +55,15 @@ bool may_fit(const Problem& problem, size_t i, const Bank& bank) {
   return !b.offset || *b.offset % alignment_in(problem, i, bank) == 0;
 }
 
-// Range add, range max over time slots: the bytes live in each slot of a set
-// of buffers being chosen.
+// The bytes live in each time slot of a set of buffers being chosen.
 class SlotLoad {
  public:
-  explicit SlotLoad(size_t slots) : n_(std::max<size_t>(slots, 1)), max_(4 * n_, 0), add_(4 * n_, 0) {}
-  int64_t peak(SlotRange r) const { return r.first < r.last ? query(1, 0, n_, r.first, r.last) : 0; }
-  void add(SlotRange r, int64_t bytes) {
-    if (r.first < r.last) update(1, 0, n_, r.first, r.last, bytes);
-  }
+  explicit SlotLoad(size_t slots) : tree_(slots) {}
+  int64_t peak(SlotRange r) const { return tree_.max(r.first, r.last); }
+  void add(SlotRange r, int64_t bytes) { tree_.add(r.first, r.last, bytes); }
 
  private:
-  int64_t query(size_t v, size_t lo, size_t hi, size_t a, size_t b) const {
-    if (b <= lo || hi <= a) return std::numeric_limits<int64_t>::min();
-    if (a <= lo && hi <= b) return max_[v];
-    const size_t mid = (lo + hi) / 2;
-    return add_[v] + std::max(query(2 * v, lo, mid, a, b), query(2 * v + 1, mid, hi, a, b));
-  }
-  void update(size_t v, size_t lo, size_t hi, size_t a, size_t b, int64_t x) {
-    if (b <= lo || hi <= a) return;
-    if (a <= lo && hi <= b) {
-      max_[v] += x;
-      add_[v] += x;
-      return;
-    }
-    const size_t mid = (lo + hi) / 2;
-    update(2 * v, lo, mid, a, b, x);
-    update(2 * v + 1, mid, hi, a, b, x);
-    max_[v] = add_[v] + std::max(max_[2 * v], max_[2 * v + 1]);
-  }
-  size_t n_;
-  std::vector<int64_t> max_;
-  std::vector<int64_t> add_;
+  RangeAddMax<int64_t> tree_;
 };
 
 // (a) Greedy spill. Fails (kCapacityExceeded) when a buffer finds no bank.
