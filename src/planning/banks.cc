@@ -66,6 +66,29 @@ class SlotLoad {
   RangeAddMax<int64_t> tree_;
 };
 
+// Buffer i's first-fit offset in a bank beside the buffers `taken` holds
+// (its fixed offset when it has one and that is clear), or nothing when it
+// would end above `capacity` (default: the bank's) or clash. `ranges` is scratch.
+std::optional<int64_t> first_fit_in(const Problem& problem, size_t i, const Bank& bank, const TimeSlots& slots,
+                                    OccupancyIndex& taken, std::vector<ByteRange>* ranges,
+                                    std::optional<int64_t> capacity = std::nullopt) {
+  if (!capacity) capacity = bank.capacity;
+  const Buffer& b = problem.buffers[i];
+  taken.taken_during(slots.of(i), ranges);
+  int64_t offset = 0;
+  if (b.offset) {
+    offset = *b.offset;
+    const bool clash = b.size > 0 && std::any_of(ranges->begin(), ranges->end(), [&](const ByteRange& r) {
+                         return r.begin < offset + b.size && offset < r.end;
+                       });
+    if (clash) return std::nullopt;
+  } else if (b.size > 0) {
+    offset = choose_offset(*ranges, b.size, alignment_in(problem, i, bank), FitPolicy::kFirstFit, 0);
+  }
+  if (capacity && offset + b.size > *capacity) return std::nullopt;
+  return offset;
+}
+
 // (a) Greedy spill. Fails (kCapacityExceeded) when a buffer finds no bank.
 StatusOr<BankedPlan> greedy_spill(const Problem& problem, std::span<const Bank> banks,
                                   const std::vector<std::optional<size_t>>& pins) {
@@ -90,18 +113,9 @@ StatusOr<BankedPlan> greedy_spill(const Problem& problem, std::span<const Bank> 
     for (size_t k = 0; k < banks.size(); ++k) {
       if (pins[i] && *pins[i] != k) continue;
       if (!may_fit(problem, i, banks[k])) continue;
-      taken[k].taken_during(slots.of(i), &ranges);
-      int64_t offset = 0;
-      if (b.offset) {
-        offset = *b.offset;
-        const bool clash = b.size > 0 && std::any_of(ranges.begin(), ranges.end(), [&](const ByteRange& r) {
-                             return r.begin < offset + b.size && offset < r.end;
-                           });
-        if (clash) continue;
-      } else if (b.size > 0) {
-        offset = choose_offset(ranges, b.size, alignment_in(problem, i, banks[k]), FitPolicy::kFirstFit, 0);
-      }
-      if (banks[k].capacity && offset + b.size > *banks[k].capacity) continue;
+      const std::optional<int64_t> at = first_fit_in(problem, i, banks[k], slots, taken[k], &ranges);
+      if (!at) continue;
+      const int64_t offset = *at;
       bank_of[i] = static_cast<int32_t>(k);
       offsets[i] = offset;
       taken[k].occupy(slots.of(i), {offset, offset + b.size});
@@ -216,18 +230,9 @@ StatusOr<BankedPlan> by_priority(const Problem& problem, std::span<const Bank> b
       for (const size_t i : candidates) {
         if (bank_of[i] >= 0) continue;
         const Buffer& b = problem.buffers[i];
-        taken.taken_during(slots.of(i), &ranges);
-        int64_t offset = 0;
-        if (b.offset) {
-          offset = *b.offset;
-          const bool clash = b.size > 0 && std::any_of(ranges.begin(), ranges.end(), [&](const ByteRange& r) {
-                               return r.begin < offset + b.size && offset < r.end;
-                             });
-          if (clash) continue;
-        } else if (b.size > 0) {
-          offset = choose_offset(ranges, b.size, alignment_in(problem, i, bank), FitPolicy::kFirstFit, 0);
-        }
-        if (offset + b.size > capacity) continue;
+        const std::optional<int64_t> at = first_fit_in(problem, i, bank, slots, taken, &ranges, capacity);
+        if (!at) continue;
+        const int64_t offset = *at;
         bank_of[i] = static_cast<int32_t>(k);
         offsets[i] = offset;
         taken.occupy(slots.of(i), {offset, offset + b.size});
