@@ -13,6 +13,7 @@
 #include "memplan/csv.h"
 #include "memplan/generate.h"
 #include "memplan/planning.h"
+#include "support/test_size.h"
 
 namespace memplan {
 namespace {
@@ -180,8 +181,9 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
                                  ProblemShape::kNested};
   int checked = 0;
   int filled_more = 0;  // cases where filling the gaps kept more priority in the fast bank
+  const uint64_t seeds = test_support::scaled_count(6, 2);  // per shape: two in a reduced run (test_size.h)
   for (const ProblemShape shape : shapes) {
-    for (uint64_t seed = 1; seed <= 6; ++seed) {
+    for (uint64_t seed = 1; seed <= seeds; ++seed) {
       const Problem p = generate_problem({.shape = shape, .buffers = 60, .seed = seed, .max_size = 4096,
                                           .max_alignment = seed % 2 ? 1 : 64});
       const int64_t peak = load(p);
@@ -226,7 +228,7 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
       }
     }
   }
-  EXPECT_EQ(checked, 4 * 6 * 4 * 2);
+  EXPECT_EQ(checked, 4 * static_cast<int>(seeds) * 4 * 2);
   EXPECT_GT(filled_more, 0);
 }
 
