@@ -10,12 +10,13 @@
 #      CLI tests under the sanitizers, then every fuzz target for 10 s (one
 #      compile for both, instead of one each).
 # Tests assert on behaviour, never on elapsed time (scripts/test-under-load.sh
-# runs this suite with every core busy). Target: under 15 minutes on 2 cores
-# after scripts/demo.sh, not met yet. Last fresh clone after the demo, on a
-# quiet 2-core machine: 1,023 s (wall / CPU: Release build 256 / 499 s,
-# Release tests 226 / 426 s (1,339); sanitizer build 285 / 562 s, tests
-# 217 / 429 s (1,212); fuzz 35 / 67 s (6)). Before the unity build and the
-# 10 s fuzz targets: sanitizer build 453 s, tests 303 s, fuzz 97 s.
+# runs this suite with every core busy: 3 of 3 rounds passed). Target: under
+# 15 minutes on 2 cores after scripts/demo.sh. Last fresh clone after the
+# demo, quiet 2-core machine: 735 s (wall / CPU: Release build 182 / 359 s,
+# Release tests 174 / 329 s (1,378); sanitizer build 248 / 490 s, tests
+# 92 / 182 s (1,250); fuzz 35 / 67 s (6)); the clone before the last cuts,
+# same machine an hour earlier: 914 s. The exact-solver tests run at full
+# size here and on a spread sample under the sanitizers (tests/support/test_size.h).
 # Each step's wall and CPU time and each stage's ten
 # slowest tests are printed at the end. Set MEMPLAN_SKIP_SANITIZE=1 or
 # MEMPLAN_SKIP_FUZZ=1 to skip a stage (or its fuzz half) locally.
