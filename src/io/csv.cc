@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "io/csv_fields.h"
+
 namespace memplan {
 namespace {
 
@@ -37,13 +39,8 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 // below it every stacking of all buffers, padding included, fits in int64_t.
 constexpr int64_t kMaxCsvTotalBytes = int64_t{1} << 62;
 
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
+using csv_fields::split_fields;
+using csv_fields::trim;
 
 // A field's text for an error message: quoted, non-printable bytes escaped, and
 // cut short so that a megabyte of garbage does not become a megabyte of message.
@@ -130,21 +127,6 @@ class LineReader {
   size_t pos_ = 0;
   size_t line_ = 0;
 };
-
-// Splits `line` on ',' into `fields` (reused between rows to avoid allocation).
-void split_fields(std::string_view line, std::vector<std::string_view>* fields) {
-  fields->clear();
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      fields->push_back(line.substr(start));
-      return;
-    }
-    fields->push_back(line.substr(start, comma - start));
-    start = comma + 1;
-  }
-}
 
 // Buffer ids -> buffer index, for duplicate checks and for matching plan rows
 // to buffers. Open addressing with linear probing over 8-byte slots (32 bits of

@@ -11,6 +11,7 @@
 
 #include "core/range_add_max.h"
 #include "core/sweep.h"
+#include "io/csv_fields.h"
 #include "memplan/bounds.h"
 #include "memplan/planning.h"
 #include "memplan/units.h"
@@ -298,20 +299,8 @@ bool better(const BankedPlanningResult& x, const BankedPlanningResult& y) {
 }  // namespace
 
 StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_view source) {
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-    return s;
-  };
-  auto split = [&](std::string_view line) {
-    std::vector<std::string_view> fields;
-    for (size_t start = 0;;) {
-      const size_t comma = line.find(',', start);
-      fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
-      if (comma == std::string_view::npos) return fields;
-      start = comma + 1;
-    }
-  };
+  using csv_fields::trim;
+  std::vector<std::string_view> fields;
   auto where = [&](size_t line) { return std::string(source) + ":" + std::to_string(line) + ": "; };
   std::vector<Bank> banks;
   size_t name_col = SIZE_MAX, capacity_col = SIZE_MAX, alignment_col = SIZE_MAX, columns = 0;
@@ -319,11 +308,14 @@ StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_v
   size_t line_number = 0;
   for (size_t start = 0; start <= text.size();) {
     const size_t end = std::min(text.find('\n', start), text.size());
-    const std::string_view line = trim(text.substr(start, end - start));
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    line = trim(line);
     start = end + 1;
     ++line_number;
     if (line.empty() || line.front() == '#') continue;
-    const std::vector<std::string_view> fields = split(line);
+    csv_fields::split_fields(line, &fields);
+    for (std::string_view& field : fields) field = trim(field);
     if (!header) {
       header = true;
       columns = fields.size();
@@ -360,7 +352,9 @@ StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_v
     banks.push_back(std::move(bank));
   }
   if (!header) return InvalidArgument(std::string(source) + ": no header row (expected e.g. \"name,capacity,alignment\")");
-  MEMPLAN_RETURN_IF_ERROR(check_banks(banks));
+  if (Status checked = check_banks(banks); !checked.ok()) {
+    return InvalidArgument(std::string(source) + ": " + checked.message());
+  }
   return banks;
 }
 

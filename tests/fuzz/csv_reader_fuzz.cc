@@ -1,6 +1,8 @@
-// csv_reader_fuzz.cc — libFuzzer target for the problem and plan CSV readers.
+// csv_reader_fuzz.cc — libFuzzer target for the problem, plan and bank-file CSV readers.
 //
 // For any bytes:
+//   0. parse_banks_csv returns banks check_banks accepts, or an error naming
+//      the source;
 //   1. parse_problem_csv must return (a problem or an error), never crash,
 //      hang or trip a sanitizer;
 //   2. if it parses, writing the problem and reading it back must give the
@@ -20,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "memplan/banks.h"
 #include "memplan/csv.h"
 #include "memplan/json.h"
 #include "memplan/plan.h"
@@ -38,7 +41,8 @@ bool same_buffers(const memplan::Problem& a, const memplan::Problem& b) {
     const memplan::Buffer& x = a.buffers[i];
     const memplan::Buffer& y = b.buffers[i];
     if (x.id != y.id || x.lower != y.lower || x.upper != y.upper || x.size != y.size ||
-        a.alignment_of(i) != b.alignment_of(i) || x.offset != y.offset) {
+        a.alignment_of(i) != b.alignment_of(i) || x.offset != y.offset || x.bank != y.bank ||
+        x.priority != y.priority) {
       return false;
     }
   }
@@ -49,6 +53,14 @@ bool same_buffers(const memplan::Problem& a, const memplan::Problem& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  // The same bytes as a bank file: banks that pass check_banks, or an error
+  // that names the file.
+  auto banks = memplan::parse_banks_csv(text, "fuzz.csv");
+  if (banks.ok()) {
+    if (!memplan::check_banks(*banks).ok()) fail("bank reader returned banks check_banks refuses", std::string(text));
+  } else if (banks.status().message().rfind("fuzz.csv", 0) != 0) {
+    fail("bank file error does not name the source", banks.status().message());
+  }
   auto problem = memplan::parse_problem_csv(text, "fuzz.csv");
   if (!problem.ok()) {
     // Every problem error is "<source>:<line>: ..."; one without a line means
