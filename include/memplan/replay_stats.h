@@ -38,6 +38,7 @@ struct ReplayStats {
   uint64_t busy = 0;             // of those, requests whose block (or one sharing its bytes) was live
   uint64_t deviations = 0;       // iterations that deviated
   uint64_t plans = 0;            // plans made
+  uint64_t background_plans = 0; // plans the planner thread finished, adopted or not (plan_in_background)
   uint64_t reprofiles = 0;       // returns from replay to profiling
   uint64_t plan_failures = 0;    // planning attempts that gave no usable plan (or had to wait)
   uint64_t invalid_frees = 0;    // frees into a slab window that matched no live block (ignored)

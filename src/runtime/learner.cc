@@ -17,6 +17,17 @@
 // the cost of sharing is counted (min/max shape load against the arena).
 // Record: docs/history/runtime.md, "Rotating shapes under `memplan run`".
 //
+// Note [Plans ahead of agreement]. With background planning, the boundary
+// where a profile is one agreement short of ReplayConfig::profile_iterations
+// (the first iteration of a variant, by default) queues its plan already;
+// the boundary where the last agreeing iteration ends adopts it if it is
+// done (its profile's structure is the agreed one; lifetimes or maxima that
+// widened meanwhile are planned again as a growth), so a repeating loop is
+// served from iteration K + 1, as when planning at the boundary, instead of
+// K + 2. Nothing is served before K iterations agree; an iteration that
+// does not agree drops the plan. The price: a plan of each variant seen
+// once (Note [Unpredictable streams] delays that by an iteration too).
+//
 // Note [Trim before the slab]. Before a plan made at the boundary is
 // committed, the backing allocator returns its free memory to the OS (when
 // ReplayConfig::trim_backing, Note [Trim when predictable]): the planner's
@@ -231,7 +242,13 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
     agreements_ = 1;
     ++generation_;
   }
-  if (agreements_ < agreements_needed()) return;
+  if (agreements_ < agreements_needed()) {
+    // Note [Plans ahead of agreement]
+    if (agreements_ + 1 == agreements_needed() && config_.plan_in_background && planning.planner) {
+      plan_ahead(planning);
+    }
+    return;
+  }
   if (config_.plan_in_background && planning.planner) {
     plan_in_background(planning, adapter);
   } else {

@@ -180,6 +180,8 @@ class Learner {
   void plan_now(const Planning& planning, Adapter& adapter, PlanJob* job);
   void try_plan(const Planning& planning, Adapter& adapter, PlanJob* job);
   void plan_in_background(const Planning& planning, Adapter& adapter);
+  void plan_ahead(const Planning& planning);
+  void queue_job(const Planning& planning);
   void withdraw(Adapter& adapter);
   void note_shape(const Profile& p);
   void switch_variant(uint64_t key, Adapter& adapter);

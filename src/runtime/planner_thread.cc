@@ -49,7 +49,8 @@ std::atomic<void*> g_planner_states[kMaxPlannerThreads];
 const std::atomic<bool>& planning_cancelled_at_exit() { return g_exiting; }
 
 // Background planning, step by step, at each boundary where the unit's
-// last K iterations agree:
+// last K iterations agree (a job may have been queued one boundary earlier,
+// Note [Plans ahead of agreement]):
 //   1. no job: copy the agreed profile into a job and queue it for the
 //      planner thread; the unit keeps profiling (the plan is not awaited).
 //      Where this process has no planner thread (before the first mark, in a
@@ -97,6 +98,32 @@ void Learner::plan_in_background(const Planning& planning, Adapter& adapter) {
     plan_now(planning, adapter, nullptr);
     return;
   }
+  queue_job(planning);
+}
+
+// Note [Plans ahead of agreement] (learner.cc): queues the agreed profile
+// one agreement early, so that the agreeing boundary finds its plan done
+// (step 3 above). Adopts nothing; where no planner thread runs, the
+// agreeing boundary plans.
+void Learner::plan_ahead(const Planning& planning) {
+  if (!planning.planner->running_here()) return;
+  if (job_) {
+    if (job_->process != os::process_id()) {
+      (void)job_.release();
+    } else if (job_->generation == generation_) {
+      return;  // this very profile is being planned
+    } else if (!job_->done.load(std::memory_order_acquire)) {
+      orphans_.push_back(std::move(job_));  // a plan of another profile: dropped once done
+    } else {
+      job_.reset();
+    }
+  }
+  queue_job(planning);
+}
+
+// Copies the agreed profile into a job and queues it for the planner thread.
+void Learner::queue_job(const Planning& planning) {
+  const int64_t process = os::process_id();
   auto job = std::make_unique<PlanJob>();
   job->profile = agreed_;
   job->config = &config_;
@@ -240,6 +267,7 @@ void BackgroundPlanner::run(State& s) {
       j->prepared.emplace(Internal("out of memory while planning in the background"));
     }
     j->done.store(true, std::memory_order_release);
+    plans_finished_.fetch_add(1, std::memory_order_acq_rel);
     lock.lock();
   }
 }

@@ -67,6 +67,8 @@ class BackgroundPlanner {
   bool running_here() const;
   // Queues a job (running_here() must hold).
   void submit(PlanJob* job);
+  // Plans finished by the thread (done set; pre-fault jobs not counted).
+  uint64_t plans_finished() const { return plans_finished_.load(std::memory_order_acquire); }
 
  private:
   struct State;
@@ -78,6 +80,7 @@ class BackgroundPlanner {
   void (*on_thread_start_)();
   int64_t creator_process_;
   std::atomic<State*> state_{nullptr};
+  std::atomic<uint64_t> plans_finished_{0};
 };
 
 // Note [Planning at exit]: set once the process exits; every plan the

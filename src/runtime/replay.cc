@@ -574,6 +574,7 @@ ReplayStats ReplayAllocator::stats() const {
     r->learner.counters().add_to(s);
   }
   s.invalid_frees = m.invalid_frees.load(std::memory_order_relaxed);
+  if (m.planner) s.background_plans = m.planner->plans_finished();
   return s;
 }
 

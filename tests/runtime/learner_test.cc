@@ -209,20 +209,20 @@ TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
     l->record_end(reinterpret_cast<const void*>(0x2000), false);
     l->end_iteration(false, planning, adapter_, 2);
   };
-  run();
-  run();  // agreed: the job is queued, nothing is mapped yet
+  run();  // Note [Plans ahead of agreement]: one agreement short, the job is queued; nothing is adopted
   EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
   EXPECT_EQ(adapter_.published, nullptr);
   // The planner thread plans and maps the slab, off the owner's boundary.
-  for (int i = 0; i < 2000 && l->slab().mapped_bytes() < 500000; ++i) {
+  for (int i = 0; i < 5000 && planner.plans_finished() < 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  ASSERT_EQ(planner.plans_finished(), 1u);
   EXPECT_GE(l->slab().mapped_bytes(), 500000u) << "grown by the planner thread before any boundary adopted";
   EXPECT_EQ(adapter_.published, nullptr);
   const size_t pages = l->slab().mapped_bytes() / os::page_size();
   EXPECT_EQ(os::resident_pages(l->slab().base(), l->slab().mapped_bytes()), 0u)
       << "Note [Pre-fault after adoption]: not faulted in while the iteration still runs on the backing allocator";
-  run();  // adopts: the commit is a no-op
+  run();  // the second iteration agrees and adopts: the commit is a no-op
   ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
   ASSERT_NE(adapter_.published, nullptr);
   EXPECT_LE(adapter_.published->arena, l->slab().mapped_bytes());
@@ -234,6 +234,42 @@ TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
     }
     EXPECT_EQ(os::resident_pages(l->slab().base(), l->slab().mapped_bytes()), pages);
   }
+}
+
+// Note [Plans ahead of agreement]: the plan queued after one iteration is
+// adopted only by a boundary whose iteration agrees with it.
+TEST_F(LearnerTest, APlanMadeAheadIsDroppedWhenTheNextIterationDiffers) {
+  config_.plan_in_background = true;
+  config_.trim_backing = false;
+  config_.predict_variants = false;  // one variant: the second pattern replaces the first
+  auto l = make(RequestIdentity::kSequence);
+  BackgroundPlanner planner(tables_, backing_);
+  planner.ensure_started();
+  const Learner::Planning planning{.tables = tables_, .backing = backing_, .planner = &planner};
+  auto run = [&](const std::vector<uint64_t>& sizes) {
+    uintptr_t address = 0x1000;
+    for (uint64_t size : sizes) l->record(0, size, 64, reinterpret_cast<const void*>(address += 0x1000));
+    for (uintptr_t a = 0x2000; a <= address; a += 0x1000) l->record_end(reinterpret_cast<const void*>(a), false);
+    l->end_iteration(false, planning, adapter_, static_cast<uint32_t>(sizes.size()));
+  };
+  auto wait_for = [&](uint64_t plans) {
+    for (int i = 0; i < 5000 && planner.plans_finished() < plans; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return planner.plans_finished() == plans;
+  };
+  const std::vector<uint64_t> a = {8192, 4096, 16384}, b = {4096, 4096};
+  run(a);
+  ASSERT_TRUE(wait_for(1));
+  run(b);  // does not agree with a: a's plan is dropped, b's queued
+  EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
+  EXPECT_EQ(adapter_.published, nullptr);
+  ASSERT_TRUE(wait_for(2));
+  run(b);  // agrees: b's plan is adopted
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying);
+  ASSERT_NE(adapter_.published, nullptr);
+  EXPECT_EQ(adapter_.published->problem.size(), b.size());
+  EXPECT_EQ(l->counters().plans_made.get(), 1u);
 }
 
 // Note [Predicted variants]: plain marks (next key 0), sequence identity.
