@@ -221,6 +221,11 @@ def summarize(runs, config, allocators):
                       if s.get("memplan_pooled_after_warmup") is not None]
             if pooled:
                 row["pooled_after_warmup"] = sum(pooled) / sum(requests)
+        per_pass = [s["memplan_per_pass"] for s in good if s.get("memplan_per_pass")]
+        if per_pass:
+            row["slab_share_per_pass"] = slab_share_per_pass(per_pass)
+            firsts = [first_served_pass(p) for p in per_pass]
+            row["first_served_pass"] = None if None in firsts else statistics.median(firsts)
         stats = [s["stats"] for s in good if "stats" in s]
         if stats:
             row["stats"] = stats
@@ -231,6 +236,32 @@ def summarize(runs, config, allocators):
                 row[field] = statistics.median(values) if values else None
         result[a] = row
     return result
+
+
+def slab_share_per_pass(per_pass):
+    """Per pass index (warm-up included), over the runs: requests served from
+    slabs over the requests the small-request pool did not serve, or None
+    where there were none. `per_pass`: each run's [served, pooled, requests]
+    per pass (examples/marks.py)."""
+    shares = []
+    for i in range(min(len(p) for p in per_pass)):
+        served = sum(p[i][0] for p in per_pass)
+        rest = sum(p[i][2] - p[i][1] for p in per_pass)
+        shares.append(served / rest if rest > 0 else None)
+    return shares
+
+
+def first_served_pass(passes, most=0.5):
+    """The first pass (1-based) from which the slabs serve more than `most` of
+    the requests the pool does not serve in every later pass, or None."""
+    first = None
+    for i, (served, pooled, requests) in enumerate(passes):
+        rest = requests - pooled
+        if rest > 0 and served > most * rest:
+            first = first or i + 1
+        elif rest > 0:
+            first = None
+    return first
 
 
 def ratio(a, b):
@@ -251,7 +282,7 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
     numbers."""
     memplans = [a for a in allocators if is_memplan(a)]
     others = [a for a in allocators if not is_memplan(a)]
-    latency_rows, cpu_rows, memory_rows, memplan_rows = [], [], [], []
+    latency_rows, cpu_rows, memory_rows, memplan_rows, learning_rows = [], [], [], [], []
     for config in configs:
         label = label_of(config)
         s = summarize(runs, config, allocators)
@@ -285,6 +316,9 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
             def show(value, fmt):
                 return fmt.format(value) if value is not None else "–"
 
+            shares = row.get("slab_share_per_pass") or []
+            learning_rows.append(label + [a, show(row.get("first_served_pass"), "{:.0f}"),
+                                          " ".join("–" if v is None else f"{v:.0%}" for v in shares[:12])])
             memplan_rows.append(label + [a, show(row.get("served_after_warmup"), "{:.1%}"),
                                          show(row.get("pooled_after_warmup"), "{:.1%}"),
                                          show(row.get("served_fraction"), "{:.1%}"),
@@ -307,6 +341,11 @@ def print_tables(configs, runs, allocators, label_columns, label_of, unit="pass"
               "boundary stall (largest over rounds), plans held and variants seen at exit, evictions:\n")
         print(table(label_columns + ["allocator", "served after warm-up", "pooled after warm-up", "served (whole run)",
                                      "longest stall ms", "plans held", "variants", "evictions"], memplan_rows))
+    if any(r[-1] for r in learning_rows):
+        print(f"\nmemplan's learning: the first {unit} (1-based, warm-up included) from which the slabs serve more "
+              f"than half of the requests the small-request pool does not, in every later {unit} (median over rounds; "
+              f"– never), and that share per {unit} index, the first 12, over all rounds:\n")
+        print(table(label_columns + ["allocator", f"served from {unit}", f"slab share per {unit}"], learning_rows))
 
 
 def add_run_options(parser, tables_from=True):

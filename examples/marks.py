@@ -11,6 +11,9 @@ iteration boundary and starts the clock), `meter.end_pass()` after it, and
 passes are untimed; when the first timed pass begins, the meter notes minor
 page faults and memplan's request counters, so that faults per pass and the
 fraction of requests served from slabs are those of the timed passes alone.
+Every pass, warm-up included, also gets its own counts (`memplan_per_pass`:
+[served from slabs, pooled, requests] between its begin_pass and the next),
+so that the served fraction can be read per iteration index.
 """
 import ctypes
 import hashlib
@@ -88,12 +91,21 @@ class Meter:
         self.cpu_ms = []
         self._faults_start = None
         self._counters_start = (None, None, None)
+        self._pass_counters = None
+        self.per_pass = []
         self._start = self._start_cpu = 0.0
 
+    def _count_pass(self, now):
+        if self._pass_counters is not None and None not in now and None not in self._pass_counters:
+            self.per_pass.append([now[k] - self._pass_counters[k] for k in range(3)])
+        self._pass_counters = now
+
     def begin_pass(self, key=None):
+        now = counters()
+        self._count_pass(now)
         if self.passes == self.warmup:
             self._faults_start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            self._counters_start = counters()
+            self._counters_start = now
         mark(key)
         self._start, self._start_cpu = time.perf_counter(), time.process_time()
 
@@ -110,6 +122,7 @@ class Meter:
         mark()
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         end = counters()
+        self._count_pass(end)
         timed = len(self.latencies_ms)
         summary = {
             "latencies_ms": self.latencies_ms,
@@ -121,6 +134,8 @@ class Meter:
             "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,  # KiB on Linux
         }
         summary.update(counter_fields(self._counters_start, end))
+        if self.per_pass:
+            summary["memplan_per_pass"] = self.per_pass
         return summary
 
 
