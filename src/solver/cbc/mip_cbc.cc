@@ -33,7 +33,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -46,18 +48,26 @@ namespace memplan {
 namespace {
 
 constexpr double kDefaultSeconds = 10.0;
+// Above this many overlapping pairs only the cheap cut generators run.
+constexpr size_t kCheapCutsAbovePairs = 2000;
 
-// Stops branch and bound when the caller's cancel flag is set.
-class CancelHandler : public CbcEventHandler {
+using Clock = std::chrono::steady_clock;
+
+// Stops branch and bound when the caller's cancel flag is set or the
+// deadline has passed (CBC's own limit is checked less often than events
+// arrive).
+class StopHandler : public CbcEventHandler {
  public:
-  explicit CancelHandler(const std::atomic<bool>* cancel) : cancel_(cancel) {}
+  StopHandler(const std::atomic<bool>* cancel, Clock::time_point deadline) : cancel_(cancel), deadline_(deadline) {}
   CbcAction event(CbcEvent) override {
-    return cancel_ != nullptr && cancel_->load(std::memory_order_relaxed) ? stop : noAction;
+    if (cancel_ != nullptr && cancel_->load(std::memory_order_relaxed)) return stop;
+    return Clock::now() >= deadline_ ? stop : noAction;
   }
-  CbcEventHandler* clone() const override { return new CancelHandler(*this); }
+  CbcEventHandler* clone() const override { return new StopHandler(*this); }
 
  private:
   const std::atomic<bool>* cancel_;
+  Clock::time_point deadline_;
 };
 
 bool cancelled(const PlanOptions& options) {
@@ -70,6 +80,8 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
   MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
   if (cancelled(options)) return Cancelled("mip planner cancelled");
   const double seconds = options.time_limit_seconds > 0 ? options.time_limit_seconds : kDefaultSeconds;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   const size_t n = problem.size();
 
   // 1. Upper bound and warm start.
@@ -91,6 +103,7 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
     start.reset();
   }
   const int64_t lower = load(problem);
+  if (start && start->arena <= lower) return std::move(*start);  // at the load: optimal, no model needed
   for (const Buffer& b : problem.buffers) {
     if (b.offset && *b.offset + b.size > upper) return Infeasible("fixed buffer '" + b.id + "' ends above the capacity");
   }
@@ -119,10 +132,18 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
     }
     add_column(lo, hi, 0.0, align[i] > 1);
   }
-  CoinPackedMatrix rows(false, 0, 0);
+  // Rows as (row, column, value) triples, packed once at the end (appending
+  // rows one by one to a CoinPackedMatrix copies it on every growth).
+  std::vector<int> triple_row, triple_column;
+  std::vector<double> triple_value;
   std::vector<double> row_lower, row_upper;
-  auto add_row = [&](std::vector<int> idx, std::vector<double> val, double lo, double hi) {
-    rows.appendRow(static_cast<int>(idx.size()), idx.data(), val.data());
+  auto add_row = [&](std::initializer_list<int> idx, std::initializer_list<double> val, double lo, double hi) {
+    const int row = static_cast<int>(row_lower.size());
+    for (const int c : idx) {
+      triple_row.push_back(row);
+      triple_column.push_back(c);
+    }
+    triple_value.insert(triple_value.end(), val.begin(), val.end());
     row_lower.push_back(lo);
     row_upper.push_back(hi);
   };
@@ -148,6 +169,8 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
       pairs.emplace_back(i, j);
     }
   }
+  CoinPackedMatrix rows(false, triple_row.data(), triple_column.data(), triple_value.data(),
+                        static_cast<CoinBigIndex>(triple_value.size()));
   rows.setDimensions(static_cast<int>(row_lower.size()), static_cast<int>(col_lower.size()));
 
   OsiClpSolverInterface solver;
@@ -157,11 +180,21 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
   }
   solver.messageHandler()->setLogLevel(0);
 
-  // 3. Branch and bound.
+  // 3. Branch and bound, in the time the start plan and the model left.
+  const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+  if (left <= 0) {
+    if (start) return std::move(*start);
+    return DeadlineExceeded("the MIP model took the whole " + std::to_string(seconds) + " s to build");
+  }
   CbcModel model(solver);
+  // The root LP runs before CBC looks at its clock: bound Clp's own simplex.
+  if (auto* clp = dynamic_cast<OsiClpSolverInterface*>(model.solver())) {
+    clp->getModelPtr()->setMaximumSeconds(left);
+    clp->getModelPtr()->setMaximumWallSeconds(left);
+  }
   model.setLogLevel(0);
   model.messageHandler()->setLogLevel(0);
-  model.setMaximumSeconds(seconds);
+  model.setMaximumSeconds(left);
   model.setNumberThreads(0);
   CglProbing probing;
   probing.setUsingObjective(1);
@@ -172,13 +205,20 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
   clique.setRowCliqueReport(false);
   CglMixedIntegerRounding2 mir;
   CglFlowCover flow;
-  model.addCutGenerator(&probing, -1, "probing");
-  model.addCutGenerator(&gomory, -1, "gomory");
+  // Cut generation at the root runs without a look at any clock, and one pass
+  // of MIR or flow cover over thousands of big-M pair rows takes seconds; on
+  // such models the pair rows' cuts are weak anyway, so only the cheap ones run.
+  const bool large = pairs.size() > kCheapCutsAbovePairs;
+  if (!large) {
+    model.addCutGenerator(&probing, -1, "probing");
+    model.addCutGenerator(&gomory, -1, "gomory");
+    model.addCutGenerator(&mir, -1, "mir");
+    model.addCutGenerator(&flow, -1, "flow");
+  }
   model.addCutGenerator(&knapsack, -1, "knapsack");
   model.addCutGenerator(&clique, -1, "clique");
-  model.addCutGenerator(&mir, -1, "mir");
-  model.addCutGenerator(&flow, -1, "flow");
-  CancelHandler handler(options.cancel);
+  if (large) model.setMaximumCutPassesAtRoot(1);
+  StopHandler handler(options.cancel, deadline);
   model.passInEventHandler(&handler);
   if (start) {  // warm start: the portfolio plan as the first incumbent
     std::vector<double> values(col_lower.size(), 0.0);
