@@ -36,6 +36,27 @@
 //       takes the rest.
 // So a result never serves less priority from bank 0 than greedy spill.
 //
+// Exact mode (BankStrategy::kExact) starts from the better of (a) and (b) and
+// asks the exact decision solver (exact.h, solve_decision) for more, bank by
+// bank, fastest first, within a budget (exact_seconds, exact_node_limit):
+//   1. the bank's buffers in that plan are the set S, planned and within the
+//      capacity; the candidates are the buffers in slower banks that may go
+//      to this one, densest priority first;
+//   2. afresh: the densest set of S's unpinned buffers and the candidates
+//      whose load stays within the capacity (S's pinned buffers kept) is
+//      decided at the capacity when it serves more priority than S (else
+//      its longest prefix that fits, by bisection: a subset of a set that
+//      fits fits too); taken when the buffers of S it leaves out find gaps in
+//      slower banks (first fit). Then bulk: S plus every candidate that keeps
+//      the load within the capacity, or its longest prefix that fits;
+//   3. one by one: each candidate left that keeps the load within the
+//      capacity goes to the first gap of S's plan where it fits, else S plus
+//      it is decided; a plan found replaces S's;
+//   4. the buffers taken leave their slower banks (whose plans stay valid),
+//      and the next bank starts from what is left.
+// The result is the better of this and the heuristics' plan (the order
+// above), so exact mode never serves less priority from bank 0 than they do.
+//
 // Errors: a pin that names no bank (kNotFound); buffers pinned to a bank that
 // cannot hold them (kInfeasible when their load alone exceeds its capacity,
 // kCapacityExceeded when no plan of them was found that fits), naming the
@@ -79,6 +100,23 @@ double priority_of(const Buffer& buffer);
 // capacity is unbounded, an empty alignment 1. Blank lines and '#' comments
 // are skipped. Errors name `source`, the line and the field.
 StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_view source = "<banks>");
+
+// A banked plan file, as `memplan plan --bank ... --output PLAN.csv` writes
+// it (format_banked_plan_csv): the problem's rows with each buffer's bank and
+// offset in the bank and offset columns, e.g.
+//     id,lower,upper,size,offset,bank
+//     a,0,2,16,0,sram
+//     b,1,3,8,0,dram
+// The reader needs the columns id, bank and offset (others are ignored),
+// matches rows to the problem's buffers by id, and leaves every judgment of
+// the plan to validate_banked. Errors (kInvalidArgument) name `source`, the
+// line and the field: a missing column, an id not in the problem or given
+// twice, a buffer with no row, a bank not among `banks`, an offset that is
+// not an integer.
+struct BankedPlan;
+std::string format_banked_plan_csv(const Problem& problem, std::span<const Bank> banks, const BankedPlan& plan);
+StatusOr<BankedPlan> parse_banked_plan_csv(const Problem& problem, std::span<const Bank> banks, std::string_view text,
+                                           std::string_view source = "<plan>");
 
 // The index of the bank named `name`, or nullopt.
 std::optional<size_t> find_bank(std::span<const Bank> banks, std::string_view name);
@@ -137,7 +175,11 @@ enum class BankStrategy {
   kBest,         // run both, keep the better (the default)
   kGreedySpill,  // (a) only
   kByPriority,   // (b) only
+  kExact,        // both, then the exact decision solver per bank within a budget (above)
 };
+
+// "best", "greedy spill", "by priority", "exact".
+std::string_view bank_strategy_name(BankStrategy strategy);
 
 struct BankOptions {
   // The single-arena planner for each bank's set in strategy (b).
@@ -151,6 +193,15 @@ struct BankOptions {
   // Strategy (b): after a bank's set is planned, the buffers left out go,
   // densest first, to the first gap of its plan that keeps it within capacity.
   bool fill = true;
+  // Exact mode: wall-clock budget in seconds for all its decisions (shared
+  // among the bounded banks but the last); 0 = none (then exact_node_limit
+  // bounds each decision, 100,000 nodes when it is 0 too).
+  double exact_seconds = 1.0;
+  // Exact mode: node budget of each decision (0 = unlimited). Tests use it
+  // instead of time, so that their answers repeat.
+  int64_t exact_node_limit = 0;
+  // Exact mode: most decisions per bank.
+  int32_t exact_max_decisions = 256;
 };
 
 // Why a buffer that could have gone to bank k went to a slower one.
@@ -176,7 +227,7 @@ struct BankStats {
 
 struct BankedPlanningResult {
   BankedPlan plan;
-  std::string strategy;            // "greedy spill" or "by priority": which one made the plan
+  std::string strategy;            // "greedy spill", "by priority" or "exact": which one made the plan
   std::vector<BankStats> banks;    // per bank
   double total_priority = 0;       // over all buffers
   // Buffers in a bank slower than k that were not pinned to a bank slower
@@ -184,6 +235,11 @@ struct BankedPlanningResult {
   std::vector<Spill> spills;
   // Bank 0's priority under greedy spill when it ran (for comparison).
   std::optional<double> greedy_priority;
+  // Exact mode: bank 0's priority in the heuristics' plan it started from,
+  // the decisions it ran, and how many of them found a plan.
+  std::optional<double> heuristic_priority;
+  int64_t exact_decisions = 0;
+  int64_t exact_fits = 0;
 };
 
 // Plans `problem` into `banks` (fastest first). See the top of this file.

@@ -24,7 +24,9 @@
 // point relies on): size >= 0; lower < upper; alignments are powers of two;
 // a fixed offset is >= 0, aligned, and offset + size does not overflow; two
 // buffers with fixed offsets that are live at the same tick do not share a
-// byte (no plan could separate them: bad input, not a planning failure).
+// byte (no plan could separate them: bad input, not a planning failure) —
+// in one arena; with memory banks (banks.h), only buffers that name the same
+// bank (Buffer::bank; unpinned ones with each other) must not clash.
 // All quantities are 64-bit signed; inputs that could overflow are rejected.
 #pragma once
 
@@ -69,7 +71,10 @@ struct Problem {
 
 // Checks the invariants above; the message names the buffer (by id and index)
 // and the field that is wrong.
-Status check_problem(const Problem& problem);
+// Which fixed offsets must not clash: every pair (one arena), or only pairs
+// that name the same bank in Buffer::bank (planning into banks, banks.h).
+enum class FixedOffsetScope { kOneArena, kPerBank };
+Status check_problem(const Problem& problem, FixedOffsetScope scope = FixedOffsetScope::kOneArena);
 
 // Two buffers with fixed offsets that share bytes [from, to) while both are
 // live at `tick` (`first` is placed before `second` in the sweep by start).
@@ -82,7 +87,8 @@ struct FixedOffsetClash {
 };
 // The first such pair found, if any: O(f log f) for f fixed buffers. Readers
 // use it to name the line of the offending row; check_problem to refuse it.
-std::optional<FixedOffsetClash> find_fixed_offset_clash(const Problem& problem);
+std::optional<FixedOffsetClash> find_fixed_offset_clash(const Problem& problem,
+                                                        FixedOffsetScope scope = FixedOffsetScope::kOneArena);
 
 inline bool is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 

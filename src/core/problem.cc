@@ -22,7 +22,7 @@ std::string name_of(const Problem& p, size_t i) {
 
 }  // namespace
 
-Status check_problem(const Problem& problem) {
+Status check_problem(const Problem& problem, FixedOffsetScope scope) {
   if (!is_power_of_two(problem.alignment)) {
     return InvalidArgument("problem alignment " + std::to_string(problem.alignment) +
                            " is not a power of two");
@@ -68,7 +68,7 @@ Status check_problem(const Problem& problem) {
       }
     }
   }
-  if (const std::optional<FixedOffsetClash> clash = find_fixed_offset_clash(problem)) {
+  if (const std::optional<FixedOffsetClash> clash = find_fixed_offset_clash(problem, scope)) {
     return InvalidArgument(name_of(problem, clash->first) + " and " + name_of(problem, clash->second) +
                            " have fixed offsets that overlap: both hold bytes [" + std::to_string(clash->from) + ", " +
                            std::to_string(clash->to) + ") at tick " + std::to_string(clash->tick));
@@ -79,13 +79,31 @@ Status check_problem(const Problem& problem) {
 // Sweep the fixed buffers by start; the live ones are kept by offset,
 // disjoint, so a new one can only overlap its neighbours there.
 // O(f log f) for f fixed buffers.
-std::optional<FixedOffsetClash> find_fixed_offset_clash(const Problem& problem) {
+std::optional<FixedOffsetClash> find_fixed_offset_clash(const Problem& problem, FixedOffsetScope scope) {
   std::vector<size_t> fixed;
   for (size_t i = 0; i < problem.buffers.size(); ++i) {
     if (problem.buffers[i].offset && problem.buffers[i].size > 0) fixed.push_back(i);
   }
   if (fixed.size() < 2) return std::nullopt;
   const auto& b = problem.buffers;
+  if (scope == FixedOffsetScope::kPerBank) {
+    // One sweep per bank name (the unpinned together); the first clash found.
+    std::map<std::string, std::pair<Problem, std::vector<size_t>>> by_bank;
+    for (const size_t i : fixed) {
+      auto& [part, index] = by_bank[b[i].bank];
+      part.buffers.push_back(b[i]);
+      index.push_back(i);
+    }
+    for (auto& [name, entry] : by_bank) {
+      auto& [part, index] = entry;
+      if (std::optional<FixedOffsetClash> clash = find_fixed_offset_clash(part, FixedOffsetScope::kOneArena)) {
+        clash->first = index[clash->first];
+        clash->second = index[clash->second];
+        return clash;
+      }
+    }
+    return std::nullopt;
+  }
   std::stable_sort(fixed.begin(), fixed.end(), [&](size_t x, size_t y) { return b[x].lower < b[y].lower; });
   std::map<int64_t, size_t> live;  // offset -> buffer, byte ranges disjoint
   using Ending = std::pair<int64_t, size_t>;  // (upper, buffer)

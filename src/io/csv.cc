@@ -451,7 +451,7 @@ StatusOr<Problem> parse_problem_csv(std::string_view text, std::string_view sour
   }
   // Fixed offsets that overlap while both buffers live: named at the later
   // row's offset field.
-  if (const std::optional<FixedOffsetClash> clash = find_fixed_offset_clash(problem)) {
+  if (const std::optional<FixedOffsetClash> clash = find_fixed_offset_clash(problem, FixedOffsetScope::kPerBank)) {
     const size_t row = std::max(clash->first, clash->second);
     const size_t other = std::min(clash->first, clash->second);
     const Location where{.source = source, .line = line_of_row(text, row)};
@@ -462,8 +462,10 @@ StatusOr<Problem> parse_problem_csv(std::string_view text, std::string_view sour
                                            ") at tick " + std::to_string(clash->tick));
   }
   // The row checks above cover every invariant; this catches any drift between
-  // them and problem.h rather than handing a planner a bad problem.
-  if (Status s = check_problem(problem); !s.ok()) {
+  // them and problem.h rather than handing a planner a bad problem. Fixed
+  // offsets are checked per bank: buffers pinned to different banks may share
+  // bytes (planning into one arena refuses them in check_problem).
+  if (Status s = check_problem(problem, FixedOffsetScope::kPerBank); !s.ok()) {
     return InvalidArgument(std::string(source) + ": " + s.message());
   }
   return problem;

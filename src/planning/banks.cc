@@ -3,16 +3,22 @@
 #include "memplan/banks.h"
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "core/range_add_max.h"
 #include "core/sweep.h"
 #include "io/csv_fields.h"
 #include "memplan/bounds.h"
+#include "memplan/csv.h"
+#include "memplan/exact.h"
 #include "memplan/planning.h"
 #include "memplan/units.h"
 #include "memplan/validate.h"
@@ -24,6 +30,17 @@ namespace {
 
 std::string buffer_name(const Problem& p, size_t i) {
   return "buffer '" + p.buffers[i].id + "' (#" + std::to_string(i) + ")";
+}
+
+// A field of a file for an error message: quoted, at most 40 bytes, bytes
+// that do not print as '?'.
+std::string field_text(std::string_view field) {
+  std::string out = "'";
+  for (size_t j = 0; j < field.size() && j < 40; ++j) {
+    const unsigned char c = static_cast<unsigned char>(field[j]);
+    out.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');
+  }
+  return out + (field.size() > 40 ? "...'" : "'");
 }
 
 // Each buffer's bank index from its pin, or nullopt; kNotFound for a pin
@@ -130,16 +147,35 @@ StatusOr<BankedPlan> greedy_spill(const Problem& problem, std::span<const Bank> 
   return make_banked_plan(problem, banks.size(), std::move(bank_of), std::move(offsets));
 }
 
-// Plans buffers `members` of `problem` as one arena for `bank` with the
-// named planner (no capacity): their offsets, in the order of `members`.
-StatusOr<Plan> plan_subset(const Problem& problem, const std::vector<size_t>& members, const Bank& bank,
-                           const BankOptions& options) {
+// Buffers `members` of `problem` as one arena's problem for `bank` (no
+// capacity, pins cleared), in the order of `members`.
+Problem subproblem(const Problem& problem, const std::vector<size_t>& members, const Bank& bank) {
   Problem sub{.alignment = std::max(problem.alignment, bank.alignment)};
   sub.buffers.reserve(members.size());
   for (const size_t i : members) {
     sub.buffers.push_back(problem.buffers[i]);
     sub.buffers.back().bank.clear();
   }
+  return sub;
+}
+
+// Whether buffer i has a fixed offset that shares a byte with one of the
+// fixed buffers `fixed` while both live: they cannot share a bank.
+bool clashes_with_fixed(const Problem& problem, size_t i, const std::vector<size_t>& fixed) {
+  const Buffer& a = problem.buffers[i];
+  if (!a.offset || a.size == 0) return false;
+  return std::any_of(fixed.begin(), fixed.end(), [&](size_t j) {
+    const Buffer& b = problem.buffers[j];
+    return b.size > 0 && a.lower < b.upper && b.lower < a.upper && *a.offset < *b.offset + b.size &&
+           *b.offset < *a.offset + a.size;
+  });
+}
+
+// Plans buffers `members` of `problem` as one arena for `bank` with the
+// named planner (no capacity): their offsets, in the order of `members`.
+StatusOr<Plan> plan_subset(const Problem& problem, const std::vector<size_t>& members, const Bank& bank,
+                           const BankOptions& options) {
+  const Problem sub = subproblem(problem, members, bank);
   MEMPLAN_ASSIGN_OR_RETURN(PlanningResult run, run_planner(options.planner, sub, options.plan));
   if (!run.plan) return Internal("planner '" + options.planner + "' returned no plan for bank '" + bank.name + "'");
   return std::move(*run.plan);
@@ -177,7 +213,21 @@ StatusOr<BankedPlan> by_priority(const Problem& problem, std::span<const Bank> b
     }
     if (last || !bank.capacity) {
       std::vector<size_t> members = pinned;
-      members.insert(members.end(), candidates.begin(), candidates.end());
+      std::vector<size_t> fixed;
+      for (const size_t i : pinned) {
+        if (problem.buffers[i].offset) fixed.push_back(i);
+      }
+      for (const size_t i : candidates) {
+        if (clashes_with_fixed(problem, i, fixed)) {
+          if (last) {
+            return CapacityExceeded("bank '" + bank.name + "' (the last) must take " + buffer_name(problem, i) +
+                                    ", whose fixed offset clashes with another buffer's there");
+          }
+          continue;  // a slower bank takes it
+        }
+        members.push_back(i);
+        if (problem.buffers[i].offset) fixed.push_back(i);
+      }
       std::sort(members.begin(), members.end());
       MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_subset(problem, members, bank, options));
       if (bank.capacity && plan.arena > *bank.capacity) {
@@ -200,13 +250,19 @@ StatusOr<BankedPlan> by_priority(const Problem& problem, std::span<const Bank> b
       const bool pinned_only = round == options.max_rounds;
       SlotLoad loads(slots.size());
       members = pinned;
-      for (const size_t i : pinned) loads.add(slots.of(i), problem.buffers[i].size);
+      std::vector<size_t> fixed;
+      for (const size_t i : pinned) {
+        loads.add(slots.of(i), problem.buffers[i].size);
+        if (problem.buffers[i].offset) fixed.push_back(i);
+      }
       if (!pinned_only) {
         for (const size_t i : candidates) {
           const int64_t size = problem.buffers[i].size;
           if (loads.peak(slots.of(i)) + size > target) continue;
+          if (clashes_with_fixed(problem, i, fixed)) continue;
           loads.add(slots.of(i), size);
           members.push_back(i);
+          if (problem.buffers[i].offset) fixed.push_back(i);
         }
       }
       std::sort(members.begin(), members.end());
@@ -239,6 +295,321 @@ StatusOr<BankedPlan> by_priority(const Problem& problem, std::span<const Bank> b
         taken.occupy(slots.of(i), {offset, offset + b.size});
       }
     }
+  }
+  return make_banked_plan(problem, banks.size(), std::move(bank_of), std::move(offsets));
+}
+
+// Exact mode (banks.h): the decisions' budget and counts.
+class ExactBudget {
+ public:
+  explicit ExactBudget(const BankOptions& options)
+      : options_(options), start_(std::chrono::steady_clock::now()) {}
+  // Seconds left of the whole budget (infinite without one).
+  double left() const {
+    if (options_.exact_seconds <= 0) return std::numeric_limits<double>::infinity();
+    return options_.exact_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  int64_t node_limit() const {
+    return options_.exact_node_limit > 0 ? options_.exact_node_limit : options_.exact_seconds > 0 ? 0 : 100'000;
+  }
+  int64_t decisions = 0;
+  int64_t fits = 0;
+
+ private:
+  const BankOptions& options_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Decides whether `members` fit in `bank`'s capacity within `seconds` (0: the
+// node limit alone): their offsets in the order of `members`, or nothing when
+// refuted or out of budget.
+std::optional<std::vector<int64_t>> decide_fit(const Problem& problem, const std::vector<size_t>& members,
+                                               const Bank& bank, double seconds, ExactBudget& budget) {
+  const Problem sub = subproblem(problem, members, bank);
+  ExactOptions options;
+  options.time_limit_seconds = seconds;
+  options.node_limit = budget.node_limit();
+  options.threads = 1;
+  ++budget.decisions;
+  const StatusOr<ExactResult> r = solve_decision(sub, *bank.capacity, options);
+  if (!r.ok() || !r->plan || r->plan->arena > *bank.capacity) return std::nullopt;
+  if (r->outcome != ExactOutcome::kFeasible && r->outcome != ExactOutcome::kOptimal) return std::nullopt;
+  ++budget.fits;
+  return r->plan->offsets;
+}
+
+// Exact mode, one bank: moves buffers from slower banks into bank k (steps
+// 1-3 of banks.h) within `seconds` (infinite: the node limit alone).
+void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
+                  const std::vector<std::optional<size_t>>& pins, const std::vector<double>& density,
+                  const TimeSlots& slots, const BankOptions& options, double seconds, ExactBudget& budget,
+                  std::vector<int32_t>* bank_of, std::vector<int64_t>* offsets) {
+  const Bank& bank = banks[k];
+  const int64_t capacity = *bank.capacity;
+  const auto start = std::chrono::steady_clock::now();
+  auto left = [&] {
+    return seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // A decision gets an eighth of the bank's time, or what is left of it.
+  auto slice = [&] { return std::isinf(seconds) ? 0.0 : std::max(1e-3, std::min(seconds / 8, left())); };
+  int32_t decisions = 0;
+  auto may_decide = [&] { return decisions < options.exact_max_decisions && (std::isinf(seconds) || left() > 0); };
+
+  std::vector<size_t> set, candidates;
+  for (size_t i = 0; i < problem.size(); ++i) {
+    if ((*bank_of)[i] == static_cast<int32_t>(k)) {
+      set.push_back(i);
+    } else if ((*bank_of)[i] > static_cast<int32_t>(k) && !pins[i] && may_fit(problem, i, bank)) {
+      candidates.push_back(i);
+    }
+  }
+  if (candidates.empty()) return;
+  std::stable_sort(candidates.begin(), candidates.end(), [&](size_t x, size_t y) {
+    if (density[x] != density[y]) return density[x] > density[y];
+    return problem.buffers[x].size > problem.buffers[y].size;
+  });
+  auto accept = [&](const std::vector<size_t>& members, const std::vector<int64_t>& at) {
+    for (size_t j = 0; j < members.size(); ++j) {
+      (*bank_of)[members[j]] = static_cast<int32_t>(k);
+      (*offsets)[members[j]] = at[j];
+    }
+    set = members;
+  };
+  auto fixed_of = [&](const std::vector<size_t>& members) {
+    std::vector<size_t> fixed;
+    for (const size_t i : members) {
+      if (problem.buffers[i].offset) fixed.push_back(i);
+    }
+    return fixed;
+  };
+
+  // 2a. Afresh: the densest set of the bank's buffers and candidates whose
+  // load stays within the capacity (or its longest prefix that fits), when it
+  // serves more priority than S; the buffers of S it leaves out go to the
+  // first slower bank with a gap for them, or it is not taken.
+  {
+    std::vector<size_t> pool;  // unpinned, densest first; the pinned stay
+    std::vector<size_t> kept;
+    for (const size_t i : set) (pins[i] ? kept : pool).push_back(i);
+    pool.insert(pool.end(), candidates.begin(), candidates.end());
+    std::stable_sort(pool.begin(), pool.end(), [&](size_t x, size_t y) {
+      if (density[x] != density[y]) return density[x] > density[y];
+      return problem.buffers[x].size > problem.buffers[y].size;
+    });
+    SlotLoad loads(slots.size());
+    for (const size_t i : kept) loads.add(slots.of(i), problem.buffers[i].size);
+    std::vector<size_t> fixed = fixed_of(kept), chosen;
+    for (const size_t i : pool) {
+      if (loads.peak(slots.of(i)) + problem.buffers[i].size > capacity) continue;
+      if (clashes_with_fixed(problem, i, fixed)) continue;
+      loads.add(slots.of(i), problem.buffers[i].size);
+      chosen.push_back(i);
+      if (problem.buffers[i].offset) fixed.push_back(i);
+    }
+    auto priority_in = [&](const std::vector<size_t>& members) {
+      double sum = 0;
+      for (const size_t i : members) sum += priority_of(problem.buffers[i]);
+      return sum;
+    };
+    const double current = priority_in(set);
+    auto trial = [&](size_t count) {
+      std::vector<size_t> members = kept;
+      members.insert(members.end(), chosen.begin(), chosen.begin() + static_cast<std::ptrdiff_t>(count));
+      return members;
+    };
+    // Tries `members` with offsets `at`: the buffers of S left out move to
+    // slower banks; false (nothing changed) when one finds no gap.
+    auto take = [&](const std::vector<size_t>& members, const std::vector<int64_t>& at) {
+      std::vector<bool> in(problem.size(), false);
+      for (const size_t i : members) in[i] = true;
+      std::vector<int32_t> moved_bank = *bank_of;
+      std::vector<int64_t> moved_offsets = *offsets;
+      std::vector<ByteRange> ranges;
+      std::vector<size_t> left_out;
+      for (const size_t i : set) {
+        if (!in[i]) left_out.push_back(i);
+      }
+      for (size_t j = k + 1; j < banks.size() && !left_out.empty(); ++j) {
+        OccupancyIndex there(slots.size());
+        for (size_t i = 0; i < problem.size(); ++i) {
+          if (moved_bank[i] == static_cast<int32_t>(j)) {
+            there.occupy(slots.of(i), {moved_offsets[i], moved_offsets[i] + problem.buffers[i].size});
+          }
+        }
+        std::vector<size_t> still;
+        for (const size_t i : left_out) {
+          const std::optional<int64_t> o =
+              may_fit(problem, i, banks[j]) ? first_fit_in(problem, i, banks[j], slots, there, &ranges) : std::nullopt;
+          if (!o) {
+            still.push_back(i);
+            continue;
+          }
+          moved_bank[i] = static_cast<int32_t>(j);
+          moved_offsets[i] = *o;
+          there.occupy(slots.of(i), {*o, *o + problem.buffers[i].size});
+        }
+        left_out = std::move(still);
+      }
+      if (!left_out.empty()) return false;
+      *bank_of = std::move(moved_bank);
+      *offsets = std::move(moved_offsets);
+      accept(members, at);
+      return true;
+    };
+    if (priority_in(trial(chosen.size())) > current && may_decide()) {
+      ++decisions;
+      std::vector<size_t> members = trial(chosen.size());
+      if (std::optional<std::vector<int64_t>> at = decide_fit(problem, members, bank, slice(), budget)) {
+        take(members, *at);
+      } else {
+        // Bisection on the prefix, among those that would serve more than S.
+        size_t lo = 0, hi = chosen.size();
+        while (lo < hi && priority_in(trial(lo + 1)) <= current) ++lo;
+        std::optional<std::vector<int64_t>> best;
+        size_t best_count = 0;
+        while (hi - lo > 1 && may_decide()) {
+          ++decisions;
+          const size_t mid = lo + (hi - lo) / 2;
+          std::vector<size_t> tried = trial(mid);
+          if (std::optional<std::vector<int64_t>> fit = decide_fit(problem, tried, bank, slice(), budget)) {
+            lo = mid;
+            best = std::move(fit);
+            best_count = mid;
+          } else {
+            hi = mid;
+          }
+        }
+        if (best) take(trial(best_count), *best);
+      }
+    }
+    // The candidates are the buffers in slower banks again.
+    candidates.clear();
+    for (const size_t i : pool) {
+      if ((*bank_of)[i] > static_cast<int32_t>(k)) candidates.push_back(i);
+    }
+  }
+
+  // 2b. Bulk: every candidate that keeps the load within the capacity.
+  std::vector<size_t> added;
+  {
+    SlotLoad loads(slots.size());
+    for (const size_t i : set) loads.add(slots.of(i), problem.buffers[i].size);
+    std::vector<size_t> fixed = fixed_of(set);
+    for (const size_t i : candidates) {
+      if (loads.peak(slots.of(i)) + problem.buffers[i].size > capacity) continue;
+      if (clashes_with_fixed(problem, i, fixed)) continue;
+      loads.add(slots.of(i), problem.buffers[i].size);
+      added.push_back(i);
+      if (problem.buffers[i].offset) fixed.push_back(i);
+    }
+  }
+  auto with_prefix = [&](size_t count) {
+    std::vector<size_t> members = set;
+    members.insert(members.end(), added.begin(), added.begin() + static_cast<std::ptrdiff_t>(count));
+    return members;
+  };
+  if (!added.empty() && may_decide()) {
+    ++decisions;
+    std::vector<size_t> members = with_prefix(added.size());
+    if (std::optional<std::vector<int64_t>> at = decide_fit(problem, members, bank, slice(), budget)) {
+      accept(members, *at);
+    } else {
+      // Bisection on the prefix: `lo` fits (0 does: S's own plan), `hi` did not.
+      size_t lo = 0, hi = added.size();
+      std::optional<std::vector<int64_t>> best;
+      while (hi - lo > 1 && may_decide()) {
+        ++decisions;
+        const size_t mid = lo + (hi - lo) / 2;
+        std::vector<size_t> trial = with_prefix(mid);
+        if (std::optional<std::vector<int64_t>> fit = decide_fit(problem, trial, bank, slice(), budget)) {
+          lo = mid;
+          best = std::move(fit);
+        } else {
+          hi = mid;
+        }
+      }
+      if (best) accept(with_prefix(lo), *best);
+    }
+  }
+
+  // 3. One by one: a gap of S's plan, else a decision of S plus the buffer.
+  OccupancyIndex taken(slots.size());
+  SlotLoad loads(slots.size());
+  auto rebuild = [&] {
+    taken = OccupancyIndex(slots.size());
+    loads = SlotLoad(slots.size());
+    for (const size_t i : set) {
+      taken.occupy(slots.of(i), {(*offsets)[i], (*offsets)[i] + problem.buffers[i].size});
+      loads.add(slots.of(i), problem.buffers[i].size);
+    }
+  };
+  rebuild();
+  std::vector<size_t> fixed = fixed_of(set);
+  std::vector<ByteRange> ranges;
+  for (const size_t i : candidates) {
+    if ((*bank_of)[i] == static_cast<int32_t>(k)) continue;
+    const Buffer& b = problem.buffers[i];
+    if (loads.peak(slots.of(i)) + b.size > capacity) continue;
+    if (clashes_with_fixed(problem, i, fixed)) continue;
+    if (const std::optional<int64_t> at = first_fit_in(problem, i, bank, slots, taken, &ranges, capacity)) {
+      (*bank_of)[i] = static_cast<int32_t>(k);
+      (*offsets)[i] = *at;
+      set.push_back(i);
+      taken.occupy(slots.of(i), {*at, *at + b.size});
+      loads.add(slots.of(i), b.size);
+      if (b.offset) fixed.push_back(i);
+      continue;
+    }
+    if (!may_decide()) continue;  // gaps only from here on
+    ++decisions;
+    std::vector<size_t> members = set;
+    members.push_back(i);
+    if (std::optional<std::vector<int64_t>> at = decide_fit(problem, members, bank, slice(), budget)) {
+      accept(members, *at);
+      if (b.offset) fixed.push_back(i);
+      rebuild();
+    }
+  }
+}
+
+// Exact mode over every bank with a capacity but the last, starting from a
+// valid banked plan; the banks that lost buffers are planned again when the
+// named planner packs what they keep tighter.
+StatusOr<BankedPlan> improve_exactly(const Problem& problem, std::span<const Bank> banks,
+                                     const std::vector<std::optional<size_t>>& pins, const BankOptions& options,
+                                     const BankedPlan& start, ExactBudget& budget) {
+  const size_t n = problem.size();
+  const TimeSlots slots(problem);
+  std::vector<int32_t> bank_of = start.bank_of;
+  std::vector<int64_t> offsets = start.offsets;
+  std::vector<double> density(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t size = problem.buffers[i].size;
+    density[i] = size == 0 ? std::numeric_limits<double>::infinity() : priority_of(problem.buffers[i]) / size;
+  }
+  std::vector<size_t> bounded;
+  for (size_t k = 0; k + 1 < banks.size(); ++k) {
+    if (banks[k].capacity) bounded.push_back(k);
+  }
+  for (size_t j = 0; j < bounded.size(); ++j) {
+    const double left = budget.left();
+    if (left <= 0) break;
+    const double seconds = std::isinf(left) ? left : left / static_cast<double>(bounded.size() - j);
+    improve_bank(problem, banks, bounded[j], pins, density, slots, options, seconds, budget, &bank_of, &offsets);
+  }
+  for (size_t k = 0; k < banks.size(); ++k) {
+    std::vector<size_t> members;
+    bool lost = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (bank_of[i] == static_cast<int32_t>(k)) members.push_back(i);
+      lost |= start.bank_of[i] == static_cast<int32_t>(k) && bank_of[i] != static_cast<int32_t>(k);
+    }
+    if (!lost || members.empty()) continue;
+    int64_t arena = 0;
+    for (const size_t i : members) arena = std::max(arena, offsets[i] + problem.buffers[i].size);
+    const StatusOr<Plan> again = plan_subset(problem, members, banks[k], options);
+    if (!again.ok() || again->arena >= arena) continue;
+    for (size_t j = 0; j < members.size(); ++j) offsets[members[j]] = again->offsets[j];
   }
   return make_banked_plan(problem, banks.size(), std::move(bank_of), std::move(offsets));
 }
@@ -295,6 +666,11 @@ bool better(const BankedPlanningResult& x, const BankedPlanningResult& y) {
   }
   return ax < ay;
 }
+
+// Strategies (a) and (b), as options.strategy says (kBest: the better).
+StatusOr<BankedPlanningResult> plan_heuristically(const Problem& problem, std::span<const Bank> banks,
+                                                  const std::vector<std::optional<size_t>>& pins,
+                                                  const BankOptions& options);
 
 }  // namespace
 
@@ -356,6 +732,97 @@ StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_v
     return InvalidArgument(std::string(source) + ": " + checked.message());
   }
   return banks;
+}
+
+std::string format_banked_plan_csv(const Problem& problem, std::span<const Bank> banks, const BankedPlan& plan) {
+  // The problem's own writer, each buffer pinned where it went and fixed
+  // where it sits.
+  if (problem.buffers.empty()) return "id,lower,upper,size,offset,bank\n";  // the columns even with no row
+  Problem rows = problem;
+  for (size_t i = 0; i < rows.size() && i < plan.bank_of.size() && i < plan.offsets.size(); ++i) {
+    const int32_t k = plan.bank_of[i];
+    rows.buffers[i].bank = k >= 0 && static_cast<size_t>(k) < banks.size() ? banks[k].name : std::string();
+    rows.buffers[i].offset = plan.offsets[i];
+  }
+  return format_problem_csv(rows);
+}
+
+StatusOr<BankedPlan> parse_banked_plan_csv(const Problem& problem, std::span<const Bank> banks, std::string_view text,
+                                           std::string_view source) {
+  using csv_fields::trim;
+  auto where = [&](size_t line) { return std::string(source) + ":" + std::to_string(line) + ": "; };
+  std::unordered_map<std::string_view, size_t> index_of;
+  index_of.reserve(problem.size());
+  for (size_t i = 0; i < problem.size(); ++i) index_of.emplace(problem.buffers[i].id, i);
+  std::vector<int32_t> bank_of(problem.size(), -1);
+  std::vector<int64_t> offsets(problem.size(), 0);
+  std::vector<size_t> line_of(problem.size(), 0);
+  std::vector<std::string_view> fields;
+  size_t id_col = SIZE_MAX, bank_col = SIZE_MAX, offset_col = SIZE_MAX, columns = 0;
+  bool header = false;
+  size_t line_number = 0;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    line = trim(line);
+    start = end + 1;
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    csv_fields::split_fields(line, &fields);
+    for (std::string_view& field : fields) field = trim(field);
+    if (!header) {
+      header = true;
+      columns = fields.size();
+      for (size_t c = 0; c < fields.size(); ++c) {
+        size_t* slot = fields[c] == "id" ? &id_col : fields[c] == "bank" ? &bank_col
+                       : fields[c] == "offset" ? &offset_col : nullptr;
+        if (slot == nullptr) continue;
+        if (*slot != SIZE_MAX) return InvalidArgument(where(line_number) + "column '" + std::string(fields[c]) + "' given twice");
+        *slot = c;
+      }
+      for (const auto& [col, name] : {std::pair{id_col, "id"}, {bank_col, "bank"}, {offset_col, "offset"}}) {
+        if (col == SIZE_MAX) return InvalidArgument(where(line_number) + "header lacks column '" + name + "'");
+      }
+      continue;
+    }
+    if (fields.size() != columns) {
+      return InvalidArgument(where(line_number) + "expected " + std::to_string(columns) +
+                             " fields as in the header, found " + std::to_string(fields.size()));
+    }
+    const auto found = index_of.find(fields[id_col]);
+    if (found == index_of.end()) {
+      return InvalidArgument(where(line_number) + "field 'id': " + field_text(fields[id_col]) +
+                             " is not a buffer of the problem");
+    }
+    const size_t i = found->second;
+    if (line_of[i] != 0) {
+      return InvalidArgument(where(line_number) + "field 'id': " + field_text(fields[id_col]) +
+                             " is given twice (first on line " + std::to_string(line_of[i]) + ")");
+    }
+    line_of[i] = line_number;
+    const std::optional<size_t> k = find_bank(banks, fields[bank_col]);
+    if (!k) {
+      return InvalidArgument(where(line_number) + "field 'bank': " + field_text(fields[bank_col]) +
+                             " is not one of the banks");
+    }
+    bank_of[i] = static_cast<int32_t>(*k);
+    const std::string_view o = fields[offset_col];
+    int64_t offset = 0;
+    const auto [ptr, ec] = std::from_chars(o.data(), o.data() + o.size(), offset);
+    if (o.empty() || ec != std::errc() || ptr != o.data() + o.size()) {
+      return InvalidArgument(where(line_number) + "field 'offset': " + field_text(o) +
+                             " is not a 64-bit integer");
+    }
+    offsets[i] = offset;
+  }
+  if (!header) return InvalidArgument(std::string(source) + ": no header row (expected id, bank and offset columns)");
+  for (size_t i = 0; i < problem.size(); ++i) {
+    if (line_of[i] == 0) {
+      return InvalidArgument(std::string(source) + ": " + buffer_name(problem, i) + " has no row");
+    }
+  }
+  return make_banked_plan(problem, banks.size(), std::move(bank_of), std::move(offsets));
 }
 
 Status check_banks(std::span<const Bank> banks) {
@@ -425,6 +892,16 @@ std::string_view bank_violation_name(BankViolation v) {
     case BankViolation::kExceedsCapacity: return "exceeds capacity";
     case BankViolation::kOverlap: return "overlap";
     case BankViolation::kWrongArena: return "wrong arena";
+  }
+  return "unknown";
+}
+
+std::string_view bank_strategy_name(BankStrategy strategy) {
+  switch (strategy) {
+    case BankStrategy::kBest: return "best";
+    case BankStrategy::kGreedySpill: return "greedy spill";
+    case BankStrategy::kByPriority: return "by priority";
+    case BankStrategy::kExact: return "exact";
   }
   return "unknown";
 }
@@ -533,11 +1010,36 @@ void describe_banked_plan(const Problem& problem, std::span<const Bank> banks, B
 
 StatusOr<BankedPlanningResult> plan_banks(const Problem& problem, std::span<const Bank> banks,
                                           const BankOptions& options) {
-  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  MEMPLAN_RETURN_IF_ERROR(check_problem(problem, FixedOffsetScope::kPerBank));
   MEMPLAN_RETURN_IF_ERROR(check_banks(banks));
   MEMPLAN_ASSIGN_OR_RETURN(const std::vector<std::optional<size_t>> pins, resolve_pins(problem, banks));
   MEMPLAN_RETURN_IF_ERROR(check_pins_fit(problem, banks, pins));
+  if (options.strategy != BankStrategy::kExact) return plan_heuristically(problem, banks, pins, options);
 
+  BankOptions heuristics = options;
+  heuristics.strategy = BankStrategy::kBest;
+  MEMPLAN_ASSIGN_OR_RETURN(BankedPlanningResult best, plan_heuristically(problem, banks, pins, heuristics));
+  best.heuristic_priority = best.banks[0].priority;
+  ExactBudget budget(options);
+  StatusOr<BankedPlan> plan = improve_exactly(problem, banks, pins, options, best.plan, budget);
+  best.exact_decisions = budget.decisions;
+  best.exact_fits = budget.fits;
+  if (!plan.ok()) return best;
+  BankedPlanningResult result{.plan = std::move(*plan), .strategy = "exact"};
+  describe_banked_plan(problem, banks, &result);
+  result.greedy_priority = best.greedy_priority;
+  result.heuristic_priority = best.heuristic_priority;
+  result.exact_decisions = best.exact_decisions;
+  result.exact_fits = best.exact_fits;
+  if (!better(result, best)) return best;
+  return result;
+}
+
+namespace {
+
+StatusOr<BankedPlanningResult> plan_heuristically(const Problem& problem, std::span<const Bank> banks,
+                                                  const std::vector<std::optional<size_t>>& pins,
+                                                  const BankOptions& options) {
   std::optional<BankedPlanningResult> greedy;
   Status greedy_status;
   if (options.strategy != BankStrategy::kByPriority) {
@@ -567,5 +1069,7 @@ StatusOr<BankedPlanningResult> plan_banks(const Problem& problem, std::span<cons
   }
   return result;
 }
+
+}  // namespace
 
 }  // namespace memplan

@@ -21,3 +21,31 @@ memplan_cli_test(plan_banks_bad_bank_file EXIT 1 ARGS plan ${banks} --bank-file 
   STDERR "small.csv:1: unknown column 'id'")
 memplan_cli_test(plan_banks_heap_map_per_bank EXIT 0 ARGS plan ${banks} --bank sram=16 --bank dram --bank-svg heap-
   FILE heap-dram.svg FILE_REGEX "<svg.*bank dram")
+
+# Exact mode: the decision solver per bank within --time-limit, never behind best.
+memplan_cli_test(plan_banks_exact_mode EXIT 0 ARGS plan ${banks} --bank sram=16 --bank dram --bank-strategy exact
+  STDOUT "exact     [0-9]+ decisions, [0-9]+ fitted; the heuristics kept 58.8% of the priority in sram.*sram: 2 buffers, 24 B, arena 16 B of 16 B, priority 58.8%")
+# --output writes the banked plan (bank and offset columns); validate --bank checks it per bank rule.
+memplan_cli_test(plan_banks_writes_the_plan EXIT 0 ARGS plan ${banks} --bank sram=16 --bank dram -o plan.csv
+  FILE plan.csv FILE_REGEX "id,lower,upper,size,offset,bank\na,0,2,16,0,sram\nb,1,3,8,0,dram\nc,2,3,8,0,sram\nd,0,3,4,8,dram")
+memplan_cli_test(plan_banks_writes_json EXIT 0 ARGS plan ${banks} --bank sram=16 --bank dram -o plan.json
+  FILE plan.json FILE_REGEX "\"bank\":\"dram\",\"id\":\"d\",\"offset\":8")
+memplan_cli_test(validate_banked_plan EXIT 0 ARGS validate ${banks} ${MEMPLAN_CLI_DATA}/banks_plan.csv --bank sram=16 --bank dram
+  STDOUT "valid: 4 buffers in 2 banks: sram arena 16 B of 16 B, dram arena 12 B")
+memplan_cli_test(validate_banked_plan_from_a_bank_file EXIT 0 ARGS validate ${banks} ${MEMPLAN_CLI_DATA}/banks_plan.csv
+  --bank-file ${MEMPLAN_CLI_DATA}/banks_file.csv STDOUT "valid: 4 buffers in 2 banks")
+memplan_cli_test(validate_banked_plan_exceeds_capacity EXIT 1 ARGS validate ${banks} ${MEMPLAN_CLI_DATA}/banks_plan.csv --bank sram=8 --bank dram
+  STDERR "\\(exceeds capacity\\): bank 'sram': buffer 'a'")
+memplan_cli_test(validate_banked_plan_overlap EXIT 1 ARGS validate ${banks} ${MEMPLAN_CLI_DATA}/banks_plan_overlap.csv --bank sram=32 --bank dram --json
+  STDOUT "\"valid\":false.*\"rule\":\"overlap\"")
+memplan_cli_test(validate_banked_plan_pin_ignored EXIT 1 ARGS validate ${banks} ${MEMPLAN_CLI_DATA}/banks_plan_pin_ignored.csv --bank sram=32 --bank dram
+  STDERR "\\(pin ignored\\): buffer 'd' .* is pinned to bank 'dram' but placed in 'sram'")
+memplan_cli_test(validate_banked_plan_unknown_bank EXIT 1 ARGS validate ${banks} ${MEMPLAN_CLI_DATA}/banks_plan_unknown_bank.csv --bank sram=16 --bank dram
+  STDERR "banks_plan_unknown_bank.csv:4: field 'bank': 'hbm' is not one of the banks")
+memplan_cli_test(validate_banked_plan_needs_the_columns EXIT 1 ARGS validate ${banks} ${MEMPLAN_CLI_DATA}/banks.csv --bank sram=16 --bank dram
+  STDERR "banks.csv:1: header lacks column 'offset'")
+# Fixed offsets are checked per bank: a and b share bytes 4-8 while both live, in two banks.
+memplan_cli_test(plan_banks_fixed_offsets_per_bank EXIT 0 ARGS plan ${MEMPLAN_CLI_DATA}/banks_fixed.csv --bank sram=16 --bank dram
+  STDOUT "sram: 2 buffers.*dram: 1 buffers")
+memplan_cli_test(plan_fixed_offsets_in_two_banks_have_no_one_arena_plan EXIT 1 ARGS plan ${MEMPLAN_CLI_DATA}/banks_fixed.csv
+  STDERR "fixed offsets that overlap")

@@ -124,6 +124,38 @@ Plan read_plan_or_throw(const Problem& problem, const std::string& path) {
   return std::move(plan).value();
 }
 
+std::vector<Bank> read_banks_or_throw(const std::string& bank_file, const std::vector<std::string>& bank_flags) {
+  std::vector<Bank> banks;
+  if (!bank_file.empty()) {
+    StatusOr<std::vector<Bank>> parsed = parse_banks_csv(read_input_or_throw(bank_file), source_name(bank_file));
+    throw_if_error(parsed.status(), "bad bank file");
+    banks = std::move(*parsed);
+  }
+  for (const std::string& text : bank_flags) {
+    Bank bank;
+    std::string rest = text;
+    if (const size_t at = rest.find('@'); at != std::string::npos) {
+      bank.alignment = power_of_two_byte_size(rest.substr(at + 1), "--bank " + text);
+      rest.resize(at);
+    }
+    if (const size_t eq = rest.find('='); eq != std::string::npos) {
+      bank.capacity = byte_size(rest.substr(eq + 1));
+      rest.resize(eq);
+    }
+    bank.name = rest;
+    if (bank.name.empty()) throw CommandError("--bank " + text + ": the bank needs a name (NAME[=CAPACITY][@ALIGNMENT])");
+    banks.push_back(std::move(bank));
+  }
+  throw_if_error(check_banks(banks), "bad banks");
+  return banks;
+}
+
+BankedPlan read_banked_plan_or_throw(const Problem& problem, std::span<const Bank> banks, const std::string& path) {
+  StatusOr<BankedPlan> plan = parse_banked_plan_csv(problem, banks, read_input_or_throw(path), source_name(path));
+  throw_if_error(plan.status());
+  return std::move(plan).value();
+}
+
 void write_file_or_throw(const std::string& path, const std::string& text) {
   if (path == "-") {
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {

@@ -5,10 +5,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "memplan/banks.h"
 #include "memplan/plan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
@@ -34,6 +36,12 @@ Trace read_trace_or_throw(const std::string& path);
 // A plan as CSV, or as JSON (what `memplan plan --json` writes), told apart by
 // the first character.
 Plan read_plan_or_throw(const Problem& problem, const std::string& path);
+// The banks of --bank-file FILE (first) and of each --bank
+// NAME[=CAPACITY][@ALIGNMENT] flag ("sram=512KiB@64"; "dram": unbounded),
+// fastest first, checked (check_banks).
+std::vector<Bank> read_banks_or_throw(const std::string& bank_file, const std::vector<std::string>& bank_flags);
+// A banked plan file (banks.h: bank and offset columns) for `problem`.
+BankedPlan read_banked_plan_or_throw(const Problem& problem, std::span<const Bank> banks, const std::string& path);
 void write_file_or_throw(const std::string& path, const std::string& text);
 // Before the work starts: the folder of `path` exists and it can be written
 // ("-" and "" pass). `what` names the option in the message ("--output").

@@ -39,27 +39,10 @@ struct PlanArguments {
   std::optional<double> good_enough;  // the tolerance; unset: the named planner alone
   std::string good_enough_unit;       // bytes; empty: 1
   std::vector<std::string> banks;     // NAME[=CAPACITY][@ALIGNMENT], fastest first; empty: one arena
-  std::string bank_strategy = "best";  // best | greedy | priority
+  std::string bank_strategy = "best";  // best | greedy | priority | exact
   std::string bank_file;               // banks.h's bank file; empty: --bank only
   std::string bank_svg;                // with banks: PREFIX of one heap map per bank (PREFIX<name>.svg)
 };
-
-// "sram=512KiB@64" -> {sram, 512 KiB, 64}; "dram" -> unbounded.
-Bank parse_bank_or_throw(const std::string& text) {
-  Bank bank;
-  std::string rest = text;
-  if (const size_t at = rest.find('@'); at != std::string::npos) {
-    bank.alignment = power_of_two_byte_size(rest.substr(at + 1), "--bank " + text);
-    rest.resize(at);
-  }
-  if (const size_t eq = rest.find('='); eq != std::string::npos) {
-    bank.capacity = byte_size(rest.substr(eq + 1));
-    rest.resize(eq);
-  }
-  bank.name = rest;
-  if (bank.name.empty()) throw CommandError("--bank " + text + ": the bank needs a name (NAME[=CAPACITY][@ALIGNMENT])");
-  return bank;
-}
 
 std::string share(double part, double whole) {
   char text[32];
@@ -67,28 +50,67 @@ std::string share(double part, double whole) {
   return text;
 }
 
+// Exact bank mode's budget without --time-limit (seconds).
+constexpr double kDefaultBankExactSeconds = 1.0;
+
+// The report of a banked plan as JSON (--json, --output PLAN.json): per bank
+// and per buffer.
+nlohmann::json banked_plan_json(const PlanArguments& args, const PlannerInfo& planner, const Problem& problem,
+                                const std::vector<Bank>& banks, const BankedPlanningResult& result) {
+  std::vector<std::array<size_t, 3>> spilled(banks.size(), {0, 0, 0});
+  for (const Spill& s : result.spills) ++spilled[s.from_bank][static_cast<size_t>(s.reason)];
+  nlohmann::json out;
+  out["problem"] = args.problem_path;
+  out["planner"] = std::string(planner.name);
+  out["strategy"] = result.strategy;
+  out["total_priority"] = result.total_priority;
+  if (result.greedy_priority) out["greedy_spill_priority"] = *result.greedy_priority;
+  if (result.heuristic_priority) {
+    out["heuristic_priority"] = *result.heuristic_priority;
+    out["exact_decisions"] = result.exact_decisions;
+    out["exact_fits"] = result.exact_fits;
+  }
+  for (size_t k = 0; k < banks.size(); ++k) {
+    const BankStats& st = result.banks[k];
+    nlohmann::json b{{"name", banks[k].name}, {"buffers", st.buffers}, {"bytes", st.bytes},
+                     {"arena", st.arena},     {"priority", st.priority},
+                     {"spilled", {{"no_room", spilled[k][static_cast<size_t>(SpillReason::kNoRoom)]},
+                                  {"too_large", spilled[k][static_cast<size_t>(SpillReason::kTooLarge)]},
+                                  {"pinned", spilled[k][static_cast<size_t>(SpillReason::kPinned)]}}}};
+    b["capacity"] = banks[k].capacity ? nlohmann::json(*banks[k].capacity) : nlohmann::json(nullptr);
+    b["alignment"] = banks[k].alignment;
+    out["banks"].push_back(std::move(b));
+  }
+  for (size_t i = 0; i < problem.size(); ++i) {
+    out["buffers"].push_back({{"id", problem.buffers[i].id},
+                              {"bank", banks[result.plan.bank_of[i]].name},
+                              {"offset", result.plan.offsets[i]}});
+  }
+  return out;
+}
+
 // memplan plan FILE --bank ...: every buffer into one bank (banks.h).
 void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
-  if (!args.output_path.empty()) throw CommandError("--output is not supported with --bank yet (use --json)");
+  check_output_path_or_throw(args.output_path, "--output");
   if (!args.capacity.empty()) throw CommandError("--capacity and --bank exclude each other: give each bank its capacity");
   Problem problem = read_problem_or_throw(args.problem_path);
   if (!args.alignment.empty()) problem.alignment = power_of_two_byte_size(args.alignment, "--alignment");
-  std::vector<Bank> banks;
-  if (!args.bank_file.empty()) {
-    StatusOr<std::string> text = read_text_file(args.bank_file);
-    throw_if_error(text.status(), "cannot read the bank file");
-    StatusOr<std::vector<Bank>> parsed = parse_banks_csv(*text, args.bank_file);
-    throw_if_error(parsed.status(), "bad bank file");
-    banks = std::move(*parsed);
-  }
-  for (const std::string& text : args.banks) banks.push_back(parse_bank_or_throw(text));
+  const std::vector<Bank> banks = read_banks_or_throw(args.bank_file, args.banks);
   BankOptions options{.planner = std::string(planner.name)};
-  options.plan.time_limit_seconds = args.time_limit_seconds.value_or(0);
   options.plan.seed = args.seed;
   options.plan.threads = args.threads;
   options.strategy = args.bank_strategy == "greedy"     ? BankStrategy::kGreedySpill
                      : args.bank_strategy == "priority" ? BankStrategy::kByPriority
+                     : args.bank_strategy == "exact"    ? BankStrategy::kExact
                                                         : BankStrategy::kBest;
+  if (options.strategy == BankStrategy::kExact) {
+    // The time limit is the decisions' budget; each bank's set is planned by
+    // the heuristics alone.
+    options.exact_seconds = args.time_limit_seconds.value_or(kDefaultBankExactSeconds);
+    if (options.exact_seconds <= 0) options.exact_node_limit = 1;  // --time-limit 0: no search to speak of
+  } else {
+    options.plan.time_limit_seconds = args.time_limit_seconds.value_or(0);
+  }
   const auto start = std::chrono::steady_clock::now();
   StatusOr<BankedPlanningResult> planned = plan_banks(problem, banks, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -105,33 +127,18 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
                                            {.planner = result.strategy, .title = "bank " + banks[k].name}));
     }
   }
+  const bool to_stdout = args.output_path == "-";
+  if (!args.output_path.empty()) {
+    write_file_or_throw(args.output_path, args.output_path.ends_with(".json")
+                                              ? banked_plan_json(args, planner, problem, banks, result).dump() + "\n"
+                                              : format_banked_plan_csv(problem, banks, result.plan));
+    if (to_stdout) return;
+  }
   // Per bank: how many of the buffers that could have gone there spilled, by reason.
   std::vector<std::array<size_t, 3>> spilled(banks.size(), {0, 0, 0});
   for (const Spill& s : result.spills) ++spilled[s.from_bank][static_cast<size_t>(s.reason)];
   if (args.json) {
-    nlohmann::json out;
-    out["problem"] = args.problem_path;
-    out["planner"] = std::string(planner.name);
-    out["strategy"] = result.strategy;
-    out["total_priority"] = result.total_priority;
-    if (result.greedy_priority) out["greedy_spill_priority"] = *result.greedy_priority;
-    for (size_t k = 0; k < banks.size(); ++k) {
-      const BankStats& st = result.banks[k];
-      nlohmann::json b{{"name", banks[k].name}, {"buffers", st.buffers}, {"bytes", st.bytes},
-                       {"arena", st.arena},     {"priority", st.priority},
-                       {"spilled", {{"no_room", spilled[k][static_cast<size_t>(SpillReason::kNoRoom)]},
-                                    {"too_large", spilled[k][static_cast<size_t>(SpillReason::kTooLarge)]},
-                                    {"pinned", spilled[k][static_cast<size_t>(SpillReason::kPinned)]}}}};
-      b["capacity"] = banks[k].capacity ? nlohmann::json(*banks[k].capacity) : nlohmann::json(nullptr);
-      b["alignment"] = banks[k].alignment;
-      out["banks"].push_back(std::move(b));
-    }
-    for (size_t i = 0; i < problem.size(); ++i) {
-      out["buffers"].push_back({{"id", problem.buffers[i].id},
-                                {"bank", banks[result.plan.bank_of[i]].name},
-                                {"offset", result.plan.offsets[i]}});
-    }
-    std::fputs(out.dump().c_str(), stdout);
+    std::fputs(banked_plan_json(args, planner, problem, banks, result).dump().c_str(), stdout);
     std::fputc('\n', stdout);
     return;
   }
@@ -144,6 +151,11 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
                 banks[0].name.c_str());
   }
   std::printf("\n");
+  if (result.heuristic_priority) {
+    std::printf("exact     %lld decisions, %lld fitted; the heuristics kept %s of the priority in %s\n",
+                static_cast<long long>(result.exact_decisions), static_cast<long long>(result.exact_fits),
+                share(*result.heuristic_priority, result.total_priority).c_str(), banks[0].name.c_str());
+  }
   for (size_t k = 0; k < banks.size(); ++k) {
     const BankStats& st = result.banks[k];
     std::printf("bank      %s: %zu buffers, %s, arena %s of %s, priority %s\n", banks[k].name.c_str(), st.buffers,
@@ -158,6 +170,7 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
     }
   }
   std::printf("time      %s\n", format_milliseconds(seconds).c_str());
+  if (!args.output_path.empty()) std::printf("wrote     %s\n", args.output_path.c_str());
 }
 
 void run_plan(const PlanArguments& args) {
@@ -358,7 +371,8 @@ void register_plan_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("-o,--output", args->output_path,
                       "Write the plan: CSV (id,lower,upper,size[,alignment],offset), or JSON if the name ends in .json;\n"
-                      "- for standard output")
+                      "- for standard output. With --bank: the problem's rows with bank and offset columns (CSV), or\n"
+                      "the --json report; `memplan validate PROBLEM PLAN --bank ...` checks it")
       ->type_name("PLAN.csv");
   command->add_option("--bank", args->banks,
                       "Plan into memory banks, fastest first (repeat the flag): NAME[=CAPACITY][@ALIGNMENT],\n"
@@ -377,11 +391,13 @@ void register_plan_command(CLI::App& app) {
       ->type_name("PREFIX");
   command->add_option("--bank-strategy", args->bank_strategy,
                       "With --bank: best (the default: the better of the two), greedy (ExecuTorch's spill:\n"
-                      "largest first, each into the first bank where first fit keeps it within capacity) or\n"
-                      "priority (the densest priority first, each bank planned with --planner)")
+                      "largest first, each into the first bank where first fit keeps it within capacity),\n"
+                      "priority (the densest priority first, each bank planned with --planner) or exact (best,\n"
+                      "then the exact decision solver moves more priority into each bounded bank, fastest\n"
+                      "first, within --time-limit: 1 s when unset; never behind best)")
       ->type_name("S")
       ->capture_default_str()
-      ->check(CLI::IsMember({"best", "greedy", "priority"}));
+      ->check(CLI::IsMember({"best", "greedy", "priority", "exact"}));
   command->add_flag("--json", args->json, "Print the plan as JSON on stdout instead of the summary");
   command->footer(
       "Byte sizes take a unit: 4096, 64K, 64KiB, 1.5M, 2GiB (binary), 2KB, 3MB, 1GB (decimal).\n"
