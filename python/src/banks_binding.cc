@@ -1,5 +1,6 @@
 // banks_binding.cc — memplan.plan_banks(): planning into ordered memory banks
 // (include/memplan/banks.h), as `memplan plan --bank` does.
+#include <climits>
 #include <map>
 
 #include "bindings.h"
@@ -26,11 +27,17 @@ Bank bank_from(py::handle value, size_t index) {
   return bank;
 }
 
-py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object pins, py::object priorities,
-                       const std::string& planner, const std::string& strategy, double time_limit) {
+std::vector<Bank> banks_from(py::handle banks_arg) {
   std::vector<Bank> banks;
   size_t index = 0;
   for (py::handle b : banks_arg) banks.push_back(bank_from(b, index++));
+  return banks;
+}
+
+py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object pins, py::object priorities,
+                       const std::string& planner, const std::string& strategy, double time_limit,
+                       int64_t node_limit) {
+  const std::vector<Bank> banks = banks_from(banks_arg);
   Problem problem = original;
   if (!pins.is_none() || !priorities.is_none()) {
     std::map<std::string, size_t> by_id;
@@ -51,13 +58,24 @@ py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object
     }
   }
   BankOptions options{.planner = planner};
-  options.plan.time_limit_seconds = time_limit;
   if (strategy == "greedy") {
     options.strategy = BankStrategy::kGreedySpill;
   } else if (strategy == "priority") {
     options.strategy = BankStrategy::kByPriority;
+  } else if (strategy == "exact") {
+    options.strategy = BankStrategy::kExact;
   } else if (strategy != "best") {
-    raise_input_error("strategy: '" + strategy + "' is not one of best, greedy, priority");
+    raise_input_error("strategy: '" + strategy + "' is not one of best, greedy, priority, exact");
+  }
+  if (time_limit < 0) raise_input_error("time_limit: " + std::to_string(time_limit) + " is negative");
+  if (node_limit < 0) raise_input_error("node_limit: " + std::to_string(node_limit) + " is negative");
+  if (options.strategy == BankStrategy::kExact) {
+    // The time limit is the decisions' budget (1 s when neither limit is
+    // given); the heuristics plan each bank's set without search.
+    options.exact_seconds = time_limit > 0 || node_limit > 0 ? time_limit : 1.0;
+    options.exact_node_limit = node_limit;
+  } else {
+    options.plan.time_limit_seconds = time_limit;
   }
   if (find_planner(planner) == nullptr) raise_status(NotFound(unknown_planner_message(planner)), ErrorSource::kPlanner);
   StatusOr<BankedPlanningResult> planned = [&] {
@@ -70,6 +88,8 @@ py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object
   out["strategy"] = r.strategy;
   out["total_priority"] = r.total_priority;
   out["greedy_priority"] = r.greedy_priority ? py::cast(*r.greedy_priority) : py::none();
+  out["heuristic_priority"] = r.heuristic_priority ? py::cast(*r.heuristic_priority) : py::none();
+  out["exact_decisions"] = r.exact_decisions;
   std::vector<int64_t> bank_of(r.plan.bank_of.begin(), r.plan.bank_of.end());
   out["bank_of"] = to_array(bank_of);
   out["offsets"] = to_array(r.plan.offsets);
@@ -95,17 +115,47 @@ py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object
   return out;
 }
 
+py::dict validate_banked_py(const Problem& problem, py::handle banks_arg, py::handle bank_of_arg,
+                            py::handle offsets_arg) {
+  const std::vector<Bank> banks = banks_from(banks_arg);
+  raise_if_error(check_banks(banks));
+  const std::vector<int64_t> banks_in = int64_column(bank_of_arg, "bank_of");
+  std::vector<int32_t> bank_of;
+  for (const int64_t k : banks_in) {
+    bank_of.push_back(k < INT32_MIN || k > INT32_MAX ? -1 : static_cast<int32_t>(k));  // out of range: no such bank
+  }
+  const BankedPlan plan = make_banked_plan(problem, banks.size(), std::move(bank_of), int64_column(offsets_arg, "offsets"));
+  const BankValidationResult r = validate_banked(problem, banks, plan);
+  py::dict out;
+  out["valid"] = r.ok();
+  out["rule"] = r.ok() ? py::none() : py::cast(std::string(bank_violation_name(r.violation)));
+  out["reason"] = r.message;
+  out["arenas"] = to_array(plan.arenas);
+  return out;
+}
+
 }  // namespace
 
 void bind_banks(py::module_& m) {
+  m.def("validate_banked", &validate_banked_py, py::arg("problem"), py::arg("banks"), py::arg("bank_of"),
+        py::arg("offsets"),
+        "Checks a banked plan (bank_of[i]: buffer i's bank index, offsets[i]: its offset in that bank) against "
+        "the banks, as `memplan validate --bank` does: every pin kept, each bank's buffers a valid plan within "
+        "its capacity and alignment. Returns a dict: valid, rule (None, or the rule broken: 'overlap', "
+        "'exceeds capacity', 'pin ignored', ...), reason (names buffers and banks), arenas (per bank).");
   m.def("plan_banks", &plan_banks_py, py::arg("problem"), py::arg("banks"), py::kw_only(),
         py::arg("pins") = py::none(), py::arg("priorities") = py::none(),
         py::arg("planner") = std::string(kDefaultPlanner), py::arg("strategy") = "best", py::arg("time_limit") = 0.0,
+        py::arg("node_limit") = 0,
         "Plans the problem into memory banks, fastest first, as `memplan plan --bank` (docs/planners.md, Memory "
         "banks). banks: names or tuples (name, capacity bytes or None, [alignment]); pins: {buffer id: bank name}; "
         "priorities: {buffer id: int} (default size x lifetime, or the CSV's bank and priority columns); "
-        "strategy: 'best', 'greedy' or 'priority'.\n"
-        "Returns a dict: strategy, total_priority, greedy_priority, bank_of and offsets (NumPy arrays), banks (per "
+        "strategy: 'best', 'greedy', 'priority' or 'exact' (best, then the exact decision solver per bounded bank "
+        "within time_limit seconds, 1 s when neither limit is given, and node_limit nodes per decision: set it, "
+        "not the time, for answers that repeat).\n"
+        "Returns a dict: strategy, total_priority, greedy_priority, heuristic_priority and exact_decisions (exact: "
+        "bank 0's priority in the heuristics' plan it started from, the decisions run), bank_of and offsets (NumPy "
+        "arrays), banks (per "
         "bank: name, capacity, alignment, buffers, bytes, arena, priority) and spills ((buffer id, bank, reason) "
         "for each faster bank a buffer missed). Raises InputError or PlanningError (a pin to no bank, pins that "
         "cannot fit, a buffer larger than every bank).");

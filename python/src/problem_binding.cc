@@ -3,14 +3,15 @@
 //
 // A Problem is built from
 //   * a list of dicts: {"lower": 0, "upper": 2, "size": 64, "alignment": 16,
-//     "offset": 0, "id": "x"} (lower, upper, size required);
+//     "offset": 0, "id": "x", "bank": "sram", "priority": 9} (lower, upper,
+//     size required; bank and priority are for memory banks, banks.h);
 //   * a list of tuples (lower, upper, size[, alignment[, offset]]);
 //   * a 2-D NumPy integer array with those 3 to 5 columns (offset -1: none);
 //   * Problem.from_arrays(lower, upper, size, alignment=, offset=, ids=).
 // Ids default to "0", "1", ... (the index), as the other producers name them.
-// Every Problem is checked (check_problem) when it is made: an invalid one
-// raises InputError naming the buffer and the field, so a Problem object is
-// always valid.
+// Every Problem is checked (check_problem, fixed offsets per bank as the CSV
+// reader checks them) when it is made: an invalid one raises InputError
+// naming the buffer and the field, so a Problem object is always valid.
 #include <pybind11/operators.h>
 
 #include <limits>
@@ -93,7 +94,7 @@ namespace {
 constexpr const char* kColumns[] = {"lower", "upper", "size", "alignment", "offset"};
 
 Problem checked(Problem problem) {
-  raise_if_error(check_problem(problem));
+  raise_if_error(check_problem(problem, FixedOffsetScope::kPerBank));
   return problem;
 }
 
@@ -120,8 +121,17 @@ Buffer buffer_from(py::handle item, size_t index) {
         b.alignment = int64_from(value, field);
       } else if (k == "offset") {
         if (!value.is_none()) b.offset = int64_from(value, field);
+      } else if (k == "bank") {
+        if (!value.is_none() && !py::isinstance<py::str>(value)) {
+          raise_input_error(field + ": expected a bank name (str) or None, got " +
+                            std::string(py::str(py::type::of(value).attr("__name__"))));
+        }
+        if (!value.is_none()) b.bank = value.cast<std::string>();
+      } else if (k == "priority") {
+        if (!value.is_none()) b.priority = int64_from(value, field);
       } else {
-        raise_input_error(where + ": unknown field '" + k + "' (expected id, lower, upper, size, alignment, offset)");
+        raise_input_error(where + ": unknown field '" + k +
+                          "' (expected id, lower, upper, size, alignment, offset, bank, priority)");
       }
     }
     for (const char* required : {"lower", "upper", "size"}) {
@@ -193,7 +203,8 @@ Problem problem_from(py::handle buffers, py::handle capacity, int64_t alignment)
 }
 
 Problem problem_from_arrays(py::handle lower, py::handle upper, py::handle size, py::handle alignment,
-                            py::handle offset, py::handle ids, py::handle capacity) {
+                            py::handle offset, py::handle ids, py::handle capacity, py::handle banks,
+                            py::handle priorities) {
   const std::vector<int64_t> lo = int64_column(lower, "lower");
   const std::vector<int64_t> up = int64_column(upper, "upper");
   const std::vector<int64_t> sz = int64_column(size, "size");
@@ -212,6 +223,13 @@ Problem problem_from_arrays(py::handle lower, py::handle upper, py::handle size,
     for (py::handle id : ids) names.push_back(py::str(id));
     same_length(names.size(), "ids");
   }
+  std::vector<std::string> pins;
+  if (!banks.is_none()) {
+    for (py::handle bank : banks) pins.push_back(bank.is_none() ? std::string() : std::string(py::str(bank)));
+    same_length(pins.size(), "banks");
+  }
+  std::vector<int64_t> worth;
+  if (!priorities.is_none()) same_length((worth = int64_column(priorities, "priorities")).size(), "priorities");
   Problem problem;
   problem.buffers.resize(lo.size());
   for (size_t i = 0; i < lo.size(); ++i) {
@@ -222,6 +240,8 @@ Problem problem_from_arrays(py::handle lower, py::handle upper, py::handle size,
     b.size = sz[i];
     if (!al.empty()) b.alignment = al[i];
     if (!off.empty() && off[i] != -1) b.offset = off[i];
+    if (!pins.empty()) b.bank = pins[i];
+    if (!worth.empty() && worth[i] != -1) b.priority = worth[i];
   }
   if (!capacity.is_none()) problem.capacity = bytes_from(capacity, "capacity");
   return checked(std::move(problem));
@@ -239,6 +259,8 @@ std::string buffer_repr(const Buffer& b) {
                   ", upper=" + std::to_string(b.upper) + ", size=" + std::to_string(b.size);
   if (b.alignment != 1) s += ", alignment=" + std::to_string(b.alignment);
   if (b.offset) s += ", offset=" + std::to_string(*b.offset);
+  if (!b.bank.empty()) s += ", bank=" + std::string(py::repr(py::str(b.bank)));
+  if (b.priority) s += ", priority=" + std::to_string(*b.priority);
   return s + ")";
 }
 
@@ -250,6 +272,10 @@ py::dict buffer_dict(const Buffer& b) {
   d["size"] = b.size;
   d["alignment"] = b.alignment;
   d["offset"] = b.offset ? py::cast(*b.offset) : py::none();
+  // Memory banks only: present when set, so dicts of problems without them
+  // stay as they were.
+  if (!b.bank.empty()) d["bank"] = b.bank;
+  if (b.priority) d["priority"] = *b.priority;
   return d;
 }
 
@@ -287,13 +313,19 @@ void bind_problem(py::module_& m) {
       .def_readonly("size", &Buffer::size)
       .def_readonly("alignment", &Buffer::alignment)
       .def_readonly("offset", &Buffer::offset)
+      .def_property_readonly(
+          "bank", [](const Buffer& b) { return b.bank.empty() ? py::none() : py::cast(b.bank); },
+          "The memory bank this buffer is pinned to (memplan.plan_banks), or None.")
+      .def_readonly("priority", &Buffer::priority,
+                    "Its worth of a fast bank (memplan.plan_banks), or None: size x lifetime.")
       .def("to_dict", &buffer_dict, "The buffer as a dict, as Problem() takes it.")
       .def("__repr__", &buffer_repr)
       .def(
           "__eq__",
           [](const Buffer& a, const Buffer& b) {
             return a.id == b.id && a.lower == b.lower && a.upper == b.upper && a.size == b.size &&
-                   a.alignment == b.alignment && a.offset == b.offset;
+                   a.alignment == b.alignment && a.offset == b.offset && a.bank == b.bank &&
+                   a.priority == b.priority;
           },
           py::is_operator());
 
@@ -305,19 +337,25 @@ void bind_problem(py::module_& m) {
            }),
            py::arg("buffers") = py::none(), py::kw_only(), py::arg("capacity") = py::none(),
            py::arg("alignment") = 1,
-           "buffers: a list of dicts {id, lower, upper, size, alignment, offset} or tuples (lower, upper, "
+           "buffers: a list of dicts {id, lower, upper, size, alignment, offset, bank, priority} (bank: the "
+           "memory bank a buffer is pinned to, priority: its worth of a fast bank; see plan_banks) or tuples "
+           "(lower, upper, "
            "size[, alignment[, offset]]), or an (n, 3..5) NumPy integer array with those columns (offset -1: "
            "none). capacity: bytes (an int, or a string such as '64MiB'). alignment: the default alignment of "
-           "every buffer (a power of two).")
+           "every buffer (a power of two). Fixed offsets of buffers pinned to different banks may share bytes; "
+           "planning such a problem into one arena raises InputError.")
       .def_static(
           "from_arrays",
           [](py::object lower, py::object upper, py::object size, py::object alignment, py::object offset,
-             py::object ids, py::object capacity) {
-            return problem_from_arrays(lower, upper, size, alignment, offset, ids, capacity);
+             py::object ids, py::object capacity, py::object banks, py::object priorities) {
+            return problem_from_arrays(lower, upper, size, alignment, offset, ids, capacity, banks, priorities);
           },
           py::arg("lower"), py::arg("upper"), py::arg("size"), py::kw_only(), py::arg("alignment") = py::none(),
           py::arg("offset") = py::none(), py::arg("ids") = py::none(), py::arg("capacity") = py::none(),
-          "A problem from columns (NumPy arrays or sequences of equal length); offset -1 means none.")
+          py::arg("banks") = py::none(), py::arg("priorities") = py::none(),
+          "A problem from columns (NumPy arrays or sequences of equal length); offset -1 means none. banks: "
+          "each buffer's bank pin (a name, or None or '' for none); priorities: each one's worth of a fast bank "
+          "(-1: size x lifetime).")
       .def("__len__", &Problem::size)
       .def(
           "__getitem__",
@@ -345,6 +383,14 @@ void bind_problem(py::module_& m) {
       .def_property_readonly("offsets", [](const Problem& p) {
         return column(p, [](const Buffer& b) { return b.offset.value_or(-1); });
       }, "Fixed offsets, -1 where none.")
+      .def_property_readonly("banks", [](const Problem& p) {
+        py::list pins;
+        for (const Buffer& b : p.buffers) pins.append(b.bank.empty() ? py::none() : py::cast(b.bank));
+        return pins;
+      }, "Each buffer's bank pin (memplan.plan_banks), None where none.")
+      .def_property_readonly("priorities", [](const Problem& p) {
+        return column(p, [](const Buffer& b) { return b.priority.value_or(-1); });
+      }, "Each buffer's priority (memplan.plan_banks), -1 where none (size x lifetime).")
       .def_property(
           "capacity", [](const Problem& p) { return p.capacity; },
           [](Problem& p, py::object capacity) {

@@ -40,3 +40,84 @@ def test_errors_name_the_bank():
         memplan.plan_banks(memplan.Problem(THREE), [("sram", 16), "dram"], pins={"a": "sram", "b": "sram"})
     with pytest.raises(memplan.InputError, match="strategy"):
         memplan.plan_banks(memplan.Problem(THREE), ["dram"], strategy="fast")
+
+
+def test_problem_dicts_carry_bank_and_priority():
+    buffers = [dict(THREE[0], bank="sram"), dict(THREE[1], priority=1000), THREE[2]]
+    problem = memplan.Problem(buffers)
+    assert problem.banks == ["sram", None, None]
+    assert list(problem.priorities) == [-1, 1000, -1]
+    assert problem[0].bank == "sram" and problem[0].priority is None
+    assert problem[1].bank is None and problem[1].priority == 1000
+    assert problem[0].to_dict()["bank"] == "sram" and "priority" not in problem[0].to_dict()
+    assert "bank" not in problem[2].to_dict()  # dicts without them stay as they were
+    assert memplan.Problem(problem.to_dicts()).buffers == problem.buffers
+    assert "bank='sram'" in repr(problem[0]) and "priority=1000" in repr(problem[1])
+    # The pin and the priority decide, as the CSV's columns do.
+    r = memplan.plan_banks(memplan.Problem([dict(THREE[0], bank="dram"), THREE[1], THREE[2]]), [("sram", 16), "dram"])
+    assert r["spills"][0] == ("a", "sram", "pinned elsewhere")
+    r = memplan.plan_banks(problem, [("sram", 32), "dram"])
+    assert r["bank_of"][0] == 0
+
+
+def test_problem_from_arrays_carries_banks_and_priorities():
+    problem = memplan.Problem.from_arrays([0, 1, 2], [2, 3, 3], [16, 8, 8], ids=["a", "b", "c"],
+                                          banks=[None, "dram", ""], priorities=[-1, 5, 7])
+    assert problem.banks == [None, "dram", None]
+    assert list(problem.priorities) == [-1, 5, 7]
+    with pytest.raises(memplan.InputError, match="priorities: 2 values"):
+        memplan.Problem.from_arrays([0, 1, 2], [2, 3, 3], [16, 8, 8], priorities=[1, 2])
+
+
+def test_problem_dicts_reject_bad_bank_fields():
+    with pytest.raises(memplan.InputError, match=r"buffers\[0\]: field 'bank': expected a bank name"):
+        memplan.Problem([dict(THREE[0], bank=3)])
+    with pytest.raises(memplan.InputError, match=r"buffer .a. \(#0\): priority -1 is negative"):
+        memplan.Problem([dict(THREE[0], priority=-1)])
+
+
+def test_fixed_offsets_are_checked_per_bank():
+    # a and b share bytes [4, 8) while both live: two banks hold them, one arena does not.
+    pair = [{"id": "a", "lower": 0, "upper": 2, "size": 8, "offset": 0, "bank": "sram"},
+            {"id": "b", "lower": 1, "upper": 3, "size": 8, "offset": 4, "bank": "dram"}]
+    problem = memplan.Problem(pair)
+    r = memplan.plan_banks(problem, [("sram", 16), "dram"])
+    assert list(r["bank_of"]) == [0, 1] and list(r["offsets"]) == [0, 4]
+    with pytest.raises(memplan.InputError, match="fixed offsets that overlap"):
+        memplan.plan(problem)
+    with pytest.raises(memplan.InputError, match="fixed offsets that overlap"):
+        memplan.Problem([pair[0], dict(pair[1], bank="sram")])
+
+
+def test_exact_mode_is_never_behind_the_heuristics():
+    problem = memplan.generate("dnn", buffers=40, seed=3, max_size=4096)
+    load = problem.load()
+    for share in (8, 4, 2):
+        banks = [("fast", load // share), "slow"]
+        best = memplan.plan_banks(problem, banks)
+        exact = memplan.plan_banks(problem, banks, strategy="exact", node_limit=2000)
+        assert exact["heuristic_priority"] == best["banks"][0]["priority"]
+        assert exact["banks"][0]["priority"] >= best["banks"][0]["priority"]
+        assert exact["banks"][0]["arena"] <= load // share
+        check = memplan.validate_banked(problem, banks, exact["bank_of"], exact["offsets"])
+        assert check["valid"], check["reason"]
+
+
+def test_validate_banked_names_the_rule():
+    banks = [("sram", 16), "dram"]
+    problem = memplan.Problem(THREE)
+    assert memplan.validate_banked(problem, banks, [0, 1, 0], [0, 0, 0])["valid"]
+    cases = [
+        ([0, 0, 1], [0, 0, 0], "overlap"),            # a and b share sram bytes at tick 1
+        ([0, 1, 0], [8, 0, 0], "exceeds capacity"),   # a ends at 24 in a 16-byte sram
+        ([0, 1, 0], [-8, 0, 0], "negative offset"),
+        ([0, 1, 5], [0, 0, 0], "no such bank"),
+    ]
+    for bank_of, offsets, rule in cases:
+        r = memplan.validate_banked(problem, banks, bank_of, offsets)
+        assert not r["valid"] and r["rule"] == rule, (rule, r)
+    pinned = memplan.Problem([dict(THREE[0], bank="dram"), THREE[1], THREE[2]])
+    r = memplan.validate_banked(pinned, banks, [0, 1, 0], [0, 0, 0])
+    assert r["rule"] == "pin ignored" and "pinned to bank 'dram'" in r["reason"]
+    r = memplan.validate_banked(problem, [("sram", 16, 16), "dram"], [0, 1, 0], [0, 0, 8])
+    assert r["rule"] == "misaligned"
