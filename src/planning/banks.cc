@@ -383,6 +383,50 @@ void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
     return fixed;
   };
 
+  auto priority_in = [&](const std::vector<size_t>& members) {
+    double sum = 0;
+    for (const size_t i : members) sum += priority_of(problem.buffers[i]);
+    return sum;
+  };
+  // Tries `members` with offsets `at`: the buffers of S left out move to
+  // slower banks; false (nothing changed) when one finds no gap.
+  auto take = [&](const std::vector<size_t>& members, const std::vector<int64_t>& at) {
+    std::vector<bool> in(problem.size(), false);
+    for (const size_t i : members) in[i] = true;
+    std::vector<int32_t> moved_bank = *bank_of;
+    std::vector<int64_t> moved_offsets = *offsets;
+    std::vector<ByteRange> ranges;
+    std::vector<size_t> left_out;
+    for (const size_t i : set) {
+      if (!in[i]) left_out.push_back(i);
+    }
+    for (size_t j = k + 1; j < banks.size() && !left_out.empty(); ++j) {
+      OccupancyIndex there(slots.size());
+      for (size_t i = 0; i < problem.size(); ++i) {
+        if (moved_bank[i] == static_cast<int32_t>(j)) {
+          there.occupy(slots.of(i), {moved_offsets[i], moved_offsets[i] + problem.buffers[i].size});
+        }
+      }
+      std::vector<size_t> still;
+      for (const size_t i : left_out) {
+        const std::optional<int64_t> o =
+            may_fit(problem, i, banks[j]) ? first_fit_in(problem, i, banks[j], slots, there, &ranges) : std::nullopt;
+        if (!o) {
+          still.push_back(i);
+          continue;
+        }
+        moved_bank[i] = static_cast<int32_t>(j);
+        moved_offsets[i] = *o;
+        there.occupy(slots.of(i), {*o, *o + problem.buffers[i].size});
+      }
+      left_out = std::move(still);
+    }
+    if (!left_out.empty()) return false;
+    *bank_of = std::move(moved_bank);
+    *offsets = std::move(moved_offsets);
+    accept(members, at);
+    return true;
+  };
   // 2a. Afresh: the densest set of the bank's buffers and candidates whose
   // load stays within the capacity (or its longest prefix that fits), when it
   // serves more priority than S; the buffers of S it leaves out go to the
@@ -406,55 +450,11 @@ void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
       chosen.push_back(i);
       if (problem.buffers[i].offset) fixed.push_back(i);
     }
-    auto priority_in = [&](const std::vector<size_t>& members) {
-      double sum = 0;
-      for (const size_t i : members) sum += priority_of(problem.buffers[i]);
-      return sum;
-    };
     const double current = priority_in(set);
     auto trial = [&](size_t count) {
       std::vector<size_t> members = kept;
       members.insert(members.end(), chosen.begin(), chosen.begin() + static_cast<std::ptrdiff_t>(count));
       return members;
-    };
-    // Tries `members` with offsets `at`: the buffers of S left out move to
-    // slower banks; false (nothing changed) when one finds no gap.
-    auto take = [&](const std::vector<size_t>& members, const std::vector<int64_t>& at) {
-      std::vector<bool> in(problem.size(), false);
-      for (const size_t i : members) in[i] = true;
-      std::vector<int32_t> moved_bank = *bank_of;
-      std::vector<int64_t> moved_offsets = *offsets;
-      std::vector<ByteRange> ranges;
-      std::vector<size_t> left_out;
-      for (const size_t i : set) {
-        if (!in[i]) left_out.push_back(i);
-      }
-      for (size_t j = k + 1; j < banks.size() && !left_out.empty(); ++j) {
-        OccupancyIndex there(slots.size());
-        for (size_t i = 0; i < problem.size(); ++i) {
-          if (moved_bank[i] == static_cast<int32_t>(j)) {
-            there.occupy(slots.of(i), {moved_offsets[i], moved_offsets[i] + problem.buffers[i].size});
-          }
-        }
-        std::vector<size_t> still;
-        for (const size_t i : left_out) {
-          const std::optional<int64_t> o =
-              may_fit(problem, i, banks[j]) ? first_fit_in(problem, i, banks[j], slots, there, &ranges) : std::nullopt;
-          if (!o) {
-            still.push_back(i);
-            continue;
-          }
-          moved_bank[i] = static_cast<int32_t>(j);
-          moved_offsets[i] = *o;
-          there.occupy(slots.of(i), {*o, *o + problem.buffers[i].size});
-        }
-        left_out = std::move(still);
-      }
-      if (!left_out.empty()) return false;
-      *bank_of = std::move(moved_bank);
-      *offsets = std::move(moved_offsets);
-      accept(members, at);
-      return true;
     };
     if (priority_in(trial(chosen.size())) > current && may_decide()) {
       ++decisions;
@@ -568,6 +568,66 @@ void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
       accept(members, *at);
       if (b.offset) fixed.push_back(i);
       rebuild();
+    }
+  }
+
+  // 4. Swaps, the most priority first: a candidate takes the place of the
+  // least dense unpinned buffers of S live beside it, when they are worth
+  // less than it and move to gaps in slower banks: it goes to the first gap
+  // they leave, else S without them plus it is decided.
+  std::vector<size_t> by_priority = candidates;
+  std::stable_sort(by_priority.begin(), by_priority.end(), [&](size_t x, size_t y) {
+    return priority_of(problem.buffers[x]) > priority_of(problem.buffers[y]);
+  });
+  int32_t swaps_tried = 0;
+  for (const size_t c : by_priority) {
+    if (swaps_tried >= 4 * options.exact_max_decisions || (!std::isinf(seconds) && left() <= 0)) break;
+    if ((*bank_of)[c] == static_cast<int32_t>(k)) continue;
+    const Buffer& b = problem.buffers[c];
+    const SlotRange life = slots.of(c);
+    std::vector<size_t> beside;
+    for (const size_t i : set) {
+      const SlotRange r = slots.of(i);
+      if (!pins[i] && r.first < life.last && life.first < r.last) beside.push_back(i);
+    }
+    std::stable_sort(beside.begin(), beside.end(), [&](size_t x, size_t y) { return density[x] < density[y]; });
+    // Remove the least dense until the load beside c leaves room for it.
+    SlotLoad after = loads;
+    std::vector<size_t> removed;
+    double removed_priority = 0;
+    for (const size_t i : beside) {
+      if (after.peak(life) + b.size <= capacity) break;
+      if (density[i] >= density[c] && removed_priority + priority_of(problem.buffers[i]) >= priority_of(b)) break;
+      after.add(slots.of(i), -problem.buffers[i].size);
+      removed.push_back(i);
+      removed_priority += priority_of(problem.buffers[i]);
+    }
+    if (removed.empty() || after.peak(life) + b.size > capacity) continue;
+    if (removed_priority >= priority_of(b)) continue;
+    ++swaps_tried;
+    std::vector<bool> out(problem.size(), false);
+    for (const size_t i : removed) out[i] = true;
+    std::vector<size_t> members;
+    for (const size_t i : set) {
+      if (!out[i]) members.push_back(i);
+    }
+    if (clashes_with_fixed(problem, c, fixed_of(members))) continue;
+    OccupancyIndex without(slots.size());
+    for (const size_t i : members) {
+      without.occupy(slots.of(i), {(*offsets)[i], (*offsets)[i] + problem.buffers[i].size});
+    }
+    std::vector<int64_t> at;
+    for (const size_t i : members) at.push_back((*offsets)[i]);
+    members.push_back(c);
+    if (const std::optional<int64_t> o = first_fit_in(problem, c, bank, slots, without, &ranges, capacity)) {
+      at.push_back(*o);
+      if (take(members, at)) rebuild();
+      continue;
+    }
+    if (!may_decide()) continue;
+    ++decisions;
+    if (std::optional<std::vector<int64_t>> fit = decide_fit(problem, members, bank, slice(), budget)) {
+      if (take(members, *fit)) rebuild();
     }
   }
 }
