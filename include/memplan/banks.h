@@ -52,10 +52,19 @@
 //   3. one by one: each candidate left that keeps the load within the
 //      capacity goes to the first gap of S's plan where it fits, else S plus
 //      it is decided; a plan found replaces S's;
-//   4. the buffers taken leave their slower banks (whose plans stay valid),
+//   4. swaps, the most priority first: a candidate takes the place of the
+//      least dense unpinned buffers of S live beside it when they are worth
+//      less and find gaps in slower banks: the first gap they leave, else a
+//      decision of S without them plus it;
+//   5. the buffers taken leave their slower banks (whose plans stay valid),
 //      and the next bank starts from what is left.
 // The result is the better of this and the heuristics' plan (the order
 // above), so exact mode never serves less priority from bank 0 than they do.
+//
+// Fixed offsets are checked per bank (check_problem with
+// FixedOffsetScope::kPerBank): buffers pinned to different banks may share
+// bytes; an unpinned fixed buffer goes to a bank where it clashes with no
+// other fixed buffer there.
 //
 // Errors: a pin that names no bank (kNotFound); buffers pinned to a bank that
 // cannot hold them (kInfeasible when their load alone exceeds its capacity,
