@@ -55,8 +55,9 @@ ALL_WORKLOADS = ["cnn:resnet18", "cnn:mobilenet_v2", "cnn:squeezenet1_1", "trans
                  "workers"]
 QUICK_WORKLOADS = ["cnn:resnet18", "transformer", "batching", "fixed"]
 # (warm-up, timed) for each kind: rounds of six shapes for cnn, passes otherwise.
-# cnn warms up for 4 rounds: a shape's plan is made in the background after
-# its second profiled pass and adopted at a later pass of that shape.
+# cnn warms up for 4 rounds: the first round differs from the later ones, and
+# a shape's plan, made in the background one agreeing pass early, is adopted
+# at its second agreeing pass (its third while the stream is unpredictable).
 FULL_PASSES = {"cnn": (4, 3), "transformer": (10, 30), "batching": (10, 30), "fixed": (4, 15), "workers": (6, 20)}
 QUICK_PASSES = {"cnn": (4, 2), "transformer": (10, 20), "batching": (10, 20), "fixed": (4, 10), "workers": (6, 10)}
 
