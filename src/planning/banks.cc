@@ -1029,7 +1029,17 @@ BankValidationResult validate_banked(const Problem& problem, std::span<const Ban
       }
       r.second = v.violation == Violation::kOverlap ? members[k][v.second] : 0;
       r.tick = v.tick;
-      return fail(kind, members[k][v.first], "bank '" + banks[k].name + "': " + v.message);
+      // The oracle names buffers by their index in the bank; say the problem's.
+      std::string message = v.message;
+      for (const size_t j : {v.first, v.second}) {
+        if (j >= members[k].size()) continue;
+        const std::string id = "'" + sub.buffers[j].id + "' (#";
+        const std::string local = id + std::to_string(j) + ")";
+        if (const size_t at = message.find(local); at != std::string::npos) {
+          message.replace(at, local.size(), id + std::to_string(members[k][j]) + ")");
+        }
+      }
+      return fail(kind, members[k][v.first], "bank '" + banks[k].name + "': " + message);
     }
     const int64_t arena = arena_of(sub, offsets);
     if (plan.arenas[k] != arena) {

@@ -49,3 +49,7 @@ memplan_cli_test(plan_banks_fixed_offsets_per_bank EXIT 0 ARGS plan ${MEMPLAN_CL
   STDOUT "sram: 2 buffers.*dram: 1 buffers")
 memplan_cli_test(plan_fixed_offsets_in_two_banks_have_no_one_arena_plan EXIT 1 ARGS plan ${MEMPLAN_CLI_DATA}/banks_fixed.csv
   STDERR "fixed offsets that overlap")
+memplan_cli_test(validate_banked_plan_misaligned EXIT 1 ARGS validate ${banks} ${MEMPLAN_CLI_DATA}/banks_plan.csv --bank sram=16 --bank dram@16
+  STDERR "\\(misaligned\\): bank 'dram': buffer 'd' \\(#3\\)")
+memplan_cli_test(validate_banked_plan_fixed_offset_moved EXIT 1 ARGS validate ${MEMPLAN_CLI_DATA}/banks_fixed.csv
+  ${MEMPLAN_CLI_DATA}/banks_fixed_plan_moved.csv --bank sram=16 --bank dram STDERR "\\(fixed offset moved\\): bank 'dram': buffer 'b' \\(#1\\)")

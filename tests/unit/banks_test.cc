@@ -89,6 +89,15 @@ TEST(ValidateBanked, InvalidatesOverlapInOneBankOnly) {
   EXPECT_EQ(r.tick, 1);
 }
 
+TEST(ValidateBanked, NamesBuffersByTheirIndexInTheProblem) {
+  // b (#1) and c (#2) overlap in dram, where they are the bank's #0 and #1.
+  const BankValidationResult r = validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {0, 1, 1}, {0, 0, 0}));
+  ASSERT_EQ(r.violation, BankViolation::kOverlap);
+  EXPECT_EQ(r.first + r.second, 3u);
+  EXPECT_NE(r.message.find("'b' (#1)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("'c' (#2)"), std::string::npos) << r.message;
+}
+
 TEST(ValidateBanked, InvalidatesWrongArena) {
   BankedPlan plan = make_banked_plan(three(), 2, {0, 1, 0}, {0, 0, 0});
   plan.arenas[1] = 16;
