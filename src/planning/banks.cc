@@ -401,6 +401,23 @@ void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
       if (!in[i]) left_out.push_back(i);
     }
     for (size_t j = k + 1; j < banks.size() && !left_out.empty(); ++j) {
+      const bool movable = std::none_of(left_out.begin(), left_out.end(),
+                                        [&](size_t i) { return problem.buffers[i].offset.has_value(); });
+      if (!banks[j].capacity && movable) {
+        // An unbounded bank takes them above its arena (no index to build);
+        // the banks that changed are planned again at the end.
+        int64_t top = 0;
+        for (size_t i = 0; i < problem.size(); ++i) {
+          if (moved_bank[i] == static_cast<int32_t>(j)) top = std::max(top, moved_offsets[i] + problem.buffers[i].size);
+        }
+        for (const size_t i : left_out) {
+          moved_bank[i] = static_cast<int32_t>(j);
+          moved_offsets[i] = align_up(top, alignment_in(problem, i, banks[j]));
+          top = moved_offsets[i] + problem.buffers[i].size;
+        }
+        left_out.clear();
+        break;
+      }
       OccupancyIndex there(slots.size());
       for (size_t i = 0; i < problem.size(); ++i) {
         if (moved_bank[i] == static_cast<int32_t>(j)) {
@@ -547,6 +564,7 @@ void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
   std::vector<size_t> fixed = fixed_of(set);
   std::vector<ByteRange> ranges;
   for (const size_t i : candidates) {
+    if (!std::isinf(seconds) && left() <= 0) break;
     if ((*bank_of)[i] == static_cast<int32_t>(k)) continue;
     const Buffer& b = problem.buffers[i];
     if (loads.peak(slots.of(i)) + b.size > capacity) continue;
@@ -612,14 +630,29 @@ void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
       if (!out[i]) members.push_back(i);
     }
     if (clashes_with_fixed(problem, c, fixed_of(members))) continue;
-    OccupancyIndex without(slots.size());
+    // The bytes the buffers kept hold beside c (a scan: cheaper than an index
+    // built for one query).
+    ranges.clear();
     for (const size_t i : members) {
-      without.occupy(slots.of(i), {(*offsets)[i], (*offsets)[i] + problem.buffers[i].size});
+      const SlotRange r = slots.of(i);
+      const int64_t size = problem.buffers[i].size;
+      if (size > 0 && r.first < life.last && life.first < r.last) ranges.push_back({(*offsets)[i], (*offsets)[i] + size});
     }
+    std::sort(ranges.begin(), ranges.end(), [](const ByteRange& x, const ByteRange& y) { return x.begin < y.begin; });
+    std::optional<int64_t> o;
+    if (b.offset) {
+      const bool clash = b.size > 0 && std::any_of(ranges.begin(), ranges.end(), [&](const ByteRange& r) {
+                           return r.begin < *b.offset + b.size && *b.offset < r.end;
+                         });
+      if (!clash) o = *b.offset;
+    } else {
+      o = b.size == 0 ? 0 : choose_offset(ranges, b.size, alignment_in(problem, c, bank), FitPolicy::kFirstFit, 0);
+    }
+    if (o && *o + b.size > capacity) o.reset();
     std::vector<int64_t> at;
     for (const size_t i : members) at.push_back((*offsets)[i]);
     members.push_back(c);
-    if (const std::optional<int64_t> o = first_fit_in(problem, c, bank, slots, without, &ranges, capacity)) {
+    if (o) {
       at.push_back(*o);
       if (take(members, at)) rebuild();
       continue;
@@ -633,8 +666,8 @@ void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
 }
 
 // Exact mode over every bank with a capacity but the last, starting from a
-// valid banked plan; the banks that lost buffers are planned again when the
-// named planner packs what they keep tighter.
+// valid banked plan; the banks whose buffers changed are planned again when
+// the named planner packs what they hold tighter.
 StatusOr<BankedPlan> improve_exactly(const Problem& problem, std::span<const Bank> banks,
                                      const std::vector<std::optional<size_t>>& pins, const BankOptions& options,
                                      const BankedPlan& start, ExactBudget& budget) {
@@ -659,12 +692,12 @@ StatusOr<BankedPlan> improve_exactly(const Problem& problem, std::span<const Ban
   }
   for (size_t k = 0; k < banks.size(); ++k) {
     std::vector<size_t> members;
-    bool lost = false;
+    bool changed = false;
     for (size_t i = 0; i < n; ++i) {
       if (bank_of[i] == static_cast<int32_t>(k)) members.push_back(i);
-      lost |= start.bank_of[i] == static_cast<int32_t>(k) && bank_of[i] != static_cast<int32_t>(k);
+      changed |= (start.bank_of[i] == static_cast<int32_t>(k)) != (bank_of[i] == static_cast<int32_t>(k));
     }
-    if (!lost || members.empty()) continue;
+    if (!changed || members.empty()) continue;
     int64_t arena = 0;
     for (const size_t i : members) arena = std::max(arena, offsets[i] + problem.buffers[i].size);
     const StatusOr<Plan> again = plan_subset(problem, members, banks[k], options);
