@@ -93,7 +93,7 @@ StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSche
   };
 
   int64_t budget = std::max<int64_t>(schedule.base_budget, 1);
-  int64_t floor_budget = budget;
+  int64_t floor_budget = schedule.floor_base_budget > 0 ? schedule.floor_base_budget : budget;
   int64_t sweep_budget = std::max<int64_t>(budget / 2, 1);
   int32_t cursor = 0;
   double floor_seconds = 0, other_seconds = 0;  // with a clock: time of the floor, and of steps 2-4
@@ -115,16 +115,20 @@ StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSche
       const double used = clock ? seeded_seconds + (now() - seeded_start) : static_cast<double>(seeded_nodes);
       if (used >= target) break;
       int64_t k = 1;
-      const int64_t c = seeded_capacity(*bounds, schedule.seeded_levels, &draws, &k);
+      const bool at_floor = schedule.seeded_floor_every > 0 &&
+                            (stats.seeded_probes + 1) % schedule.seeded_floor_every == 0;  // step 5b
+      const int64_t c = at_floor ? bounds->floor() : seeded_capacity(*bounds, schedule.seeded_levels, &draws, &k);
       const int64_t ceiling = bounds->ceiling();
+      const int64_t nodes = at_floor ? std::max(schedule.seeded_budget, schedule.seeded_floor_budget)
+                                     : schedule.seeded_budget;
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c,
-                                                             .node_budget = schedule.seeded_budget,
+                                                             .node_budget = nodes,
                                                              .first_order = static_cast<int32_t>(k % orders),
                                                              .seed = seed++,
                                                              .step = PlanSource::kSeeded}));
       ++stats.seeded_probes;
       if (v == ProbeVerdict::kPlan && bounds->ceiling() < ceiling) ++stats.seeded_plans;
-      seeded_nodes += schedule.seeded_budget;
+      seeded_nodes += nodes;
     }
     seeded_seconds += now() - seeded_start;
     return Status::Ok();

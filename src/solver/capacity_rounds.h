@@ -53,6 +53,13 @@
 //                  alone ended 0.5-1.8 % below what steps 1-4 and the band
 //                  repair reach in 60 s (docs/history/exact.md, "Seeded
 //                  restarts: budget, jitter and key order").
+//     5b.         every seeded_floor_every-th of them decides at the floor
+//                  instead. Seeded trees at the floor find plans that the
+//                  fixed orders reach late: on OmniMalloc's pinwheel (101
+//                  buffers, a perfect packing) the first key order needs
+//                  seconds at the load, most seeds a few thousand nodes,
+//                  while a gap of 16 % keeps step 5's capacities near the
+//                  ceiling (docs/exact.md, "Seeded probes at the floor").
 //   The floor, ceiling and bisection probes rotate the key order the search
 //   starts with, so the same capacity is also searched along other trees.
 //
@@ -145,6 +152,9 @@ class CapacityBounds {
 struct RoundSchedule {
   // Node budget of the first round's floor decision; doubles every round.
   int64_t base_budget = int64_t{1} << 17;
+  // Node budget of the first round's floor decision (0: base_budget); doubles
+  // every round.
+  int64_t floor_base_budget = 0;
   // From this budget on, floor decisions run without restarts.
   int64_t proof_budget = int64_t{1} << 20;
   // Stop after the round whose budget reached this (0: only stop() ends it).
@@ -159,6 +169,10 @@ struct RoundSchedule {
   int64_t seeded_budget = 0;
   int32_t seeded_levels = 16;
   double seeded_share = 0.5;
+  // Every seeded_floor_every-th seeded probe (0: none) decides at the floor
+  // instead of below the ceiling (step 5b): a plan there ends the call.
+  int32_t seeded_floor_every = 0;
+  int64_t seeded_floor_budget = 0;  // their node budget when above seeded_budget
   uint64_t seed = 1;  // the first seeded probe's seed; later ones count up
 };
 

@@ -382,9 +382,21 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   // "Seeded restarts: budget, jitter and key order").
   // The first helper's dive at the floor (seeded_helpers.h): 2^20 nodes, at
   // most half the time limit. MiniMalloc's E fits its load after 154,625
-  // nodes of that decision, past the main thread's first dive (64k).
+  // nodes of that decision; under load the main thread may not get there.
   constexpr int64_t kHelperFloorBudget = int64_t{1} << 20;
-  constexpr double kDiveShareWithStartPlan = 0.3;
+  // The dive (step 1): 2^18 nodes, past E's 154,625 in the main thread too;
+  // the rounds' first floor decision gets twice that (it repeats the dive's
+  // nodes first).
+  const int64_t kFirstFloorBudget = capped(std::max<int64_t>(int64_t{1} << 18, 2 * quick_budget));
+  // One seeded decision in four at the floor (capacity_rounds.h, step 5b):
+  // OmniMalloc's pinwheel fits its load after a few thousand nodes of most
+  // seeds, while the seeded capacities near its ceiling stay 16 % above.
+  constexpr int32_t kSeededFloorEvery = 4;
+  // They get 32k nodes each (pinwheel: 6,464 nodes, 64 a buffer, rarely
+  // fit it), and the first helper runs 4 of them before its dive.
+  constexpr int32_t kSeededFloorFirst = 4;
+  constexpr int64_t kSeededFloorBudget = int64_t{1} << 15;
+  constexpr double kDiveShareWithStartPlan = 0.5;
   const int64_t seeded_budget = std::clamp<int64_t>(64 * static_cast<int64_t>(input.items.size()), 4096, 1 << 17);
   bool running = !cap || lower <= *cap;
 
@@ -402,7 +414,9 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
     // load do so within 0.13 s of a 1 s limit, while on D the 64k nodes took
     // ~0.8 s under load, left nothing after them (21 % above the load) and
     // kept the helpers, which start after step 2, waiting; capped, D ends
-    // 5.3 % above the load. The floor step of the rounds probes the load again.
+    // 5.3 % above the load. Half the limit: B and E fit after 102,659 and
+    // 154,625 nodes, which under load took more than 0.3 s of a 1 s limit.
+    // The floor step of the rounds probes the load again.
     if (options.start_plan != nullptr && options.time_limit_seconds > 0) {
       const Clock::time_point cap_at =
           start + std::chrono::duration_cast<Clock::duration>(
@@ -412,7 +426,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
         quick_stop.has_deadline = true;
       }
     }
-    const Decision d = decide(*search, lower, quick_budget, quick_stop, &result.stats);
+    const Decision d = decide(*search, lower, kFirstFloorBudget, quick_stop, &result.stats);
     MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, d, PlanSource::kDive));
   }
 
@@ -508,7 +522,10 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
                                                   .node_budget = capped(seeded_budget),
                                                   .seed = 1 + options.seed * 7919 + (uint64_t{1} << 32),
                                                   .granule = input.granule,
-                                                  .floor_budget = capped(kHelperFloorBudget)},
+                                                  .floor_budget = capped(kHelperFloorBudget),
+                                                  .floor_every = kSeededFloorEvery,
+                                                  .floor_first = kSeededFloorFirst,
+                                                  .floor_probe_budget = capped(kSeededFloorBudget)},
                     lower, upper);
   }
   // Hands a helper this thread's bounds; takes its floor and its plan when
@@ -604,11 +621,14 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
         return still;
       };
       solver::RoundSchedule schedule{.base_budget = capped(2 * quick_budget),
+                                         .floor_base_budget = capped(2 * kFirstFloorBudget),
                                          .proof_budget = kProofBudget,
                                          .max_budget = options.node_limit,
                                          .orders = search->key_order_count(),
                                          .seeded_budget = capped(seeded_budget),
                                          .seeded_share = options.seeded_share,
+                                         .seeded_floor_every = kSeededFloorEvery,
+                                         .seeded_floor_budget = capped(kSeededFloorBudget),
                                          .seed = 1 + options.seed * 7919 + static_cast<uint64_t>(phase) * 1000003};
       const auto phase_over = [&] { return search_stop.reached(); };
       MEMPLAN_ASSIGN_OR_RETURN(const solver::RoundStats rounds,

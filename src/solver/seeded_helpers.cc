@@ -92,15 +92,24 @@ void SeededHelpers::run(int32_t index) {
         dive_stop.deadline = dive_stop.has_deadline ? std::min(dive_stop.deadline, cap) : cap;
         dive_stop.has_deadline = true;
       }
-      probe(bounds, bounds.floor(), config_.floor_budget, dive_stop, /*first_order=*/0, /*probe_seed=*/0);
+      for (int32_t i = 0; i < config_.floor_first && !halted() && !bounds.closed(); ++i) {
+        probe(bounds, bounds.floor(), std::max(config_.node_budget, config_.floor_probe_budget), stop_, i % orders, seed++);
+        bounds.refuted(exchange_.floor() - 1, exchange_.floor());
+        bounds.plan_found(exchange_.ceiling());
+      }
+      if (!bounds.closed() && !halted()) {
+        probe(bounds, bounds.floor(), config_.floor_budget, dive_stop, /*first_order=*/0, /*probe_seed=*/0);
+      }
     }
   }
-  while (!halted()) {
+  for (int64_t count = 1; !halted(); ++count) {
     CapacityBounds bounds(exchange_.floor(), exchange_.ceiling(), config_.granule);
     if (bounds.closed()) break;
     int64_t k = 1;
-    const int64_t capacity = seeded_capacity(bounds, config_.levels, &draws, &k);
-    probe(bounds, capacity, config_.node_budget, stop_, static_cast<int32_t>(k % orders), seed++);
+    const bool at_floor = config_.floor_every > 0 && count % config_.floor_every == 0;
+    const int64_t capacity = at_floor ? bounds.floor() : seeded_capacity(bounds, config_.levels, &draws, &k);
+    probe(bounds, capacity, at_floor ? std::max(config_.node_budget, config_.floor_probe_budget) : config_.node_budget,
+          stop_, static_cast<int32_t>(k % orders), seed++);
   }
 }
 

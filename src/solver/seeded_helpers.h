@@ -15,7 +15,8 @@
 //   loop until stop():
 //     (floor, ceiling) <- the shared bounds (the caller publishes its own;
 //                         a helper's plan lowers the ceiling at once)
-//     c <- seeded_capacity(floor, ceiling)    (as step 5 draws it)
+//     c <- seeded_capacity(floor, ceiling)    (as step 5 draws it; every
+//          floor_every-th decision: the floor, as step 5b)
 //     decide c with node_budget nodes, jittered keys from a new seed
 //     a plan below the shared best: keep its offsets, lower the ceiling
 //     a complete refutation of c: raise the shared floor above c
@@ -57,6 +58,13 @@ class SeededHelpers : public HelperBounds {
     // first dive (MiniMalloc's E: 154,625).
     int64_t floor_budget = 0;
     double floor_share = 0.5;
+    // Every floor_every-th seeded decision (0: none) is at the floor instead
+    // of below the ceiling (capacity_rounds.h, step 5b).
+    int32_t floor_every = 0;
+    // Helper 0 runs this many seeded decisions at the floor before its dive.
+    int32_t floor_first = 0;
+    // Every seeded decision at the floor gets max(node_budget, this) nodes.
+    int64_t floor_probe_budget = 0;
   };
   using Found = HelperPlan;
   struct Stats {

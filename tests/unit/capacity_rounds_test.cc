@@ -264,6 +264,79 @@ TEST(CapacityRounds, SeededRestartsFindPlansOnlyOtherOrderingsFind) {
   }
 }
 
+// Step 5b: every seeded_floor_every-th seeded probe decides at the floor. Here
+// the floor (90) fits, but only under a seeded tree (as on the pinwheel):
+// the fixed orders at 90 never finish, and every other capacity's plan is
+// 100. Without step 5b the run ends at 100; with it, at the floor, and the
+// probe that found it was seeded and at the floor.
+TEST(CapacityRounds, SeededProbesAtTheFloorFindPlansTheFixedOrdersMiss) {
+  struct FloorOracle : MockOracle {
+    ProbeResult answer_at_floor(const CapacityProbe& p) {
+      if (p.seed != 0 && p.capacity == 90) {
+        calls.push_back({p, {.verdict = ProbeVerdict::kPlan, .arena = 90}});
+        return calls.back().second;
+      }
+      return answer(p);
+    }
+  };
+  for (const int32_t every : {0, 4}) {
+    FloorOracle oracle;
+    for (int64_t c = 91; c < 120; ++c) oracle.plan_nodes[c] = 10, oracle.plan_arena[c] = 100;
+    CapacityBounds bounds(90, 120, 1);
+    const RoundSchedule schedule{.base_budget = 256,
+                                 .max_budget = int64_t{1} << 16,
+                                 .sweep_points = 16,
+                                 .seeded_budget = 400,
+                                 .seeded_levels = 8,
+                                 .seeded_floor_every = every};
+    auto stats = solver::run_capacity_rounds(
+        &bounds, schedule,
+        [&](const CapacityProbe& p) -> StatusOr<ProbeResult> { return oracle.answer_at_floor(p); },
+        [] { return false; });
+    ASSERT_TRUE(stats.ok()) << stats.status().to_string();
+    if (every == 0) {
+      EXPECT_EQ(bounds.ceiling(), 100);
+      for (const auto& [p, r] : oracle.calls) {
+        if (p.seed != 0) EXPECT_GT(p.capacity, 90) << "a seeded probe at the floor without step 5b";
+      }
+      continue;
+    }
+    EXPECT_TRUE(bounds.closed());
+    EXPECT_EQ(bounds.ceiling(), 90);
+    ASSERT_FALSE(oracle.calls.empty());
+    EXPECT_EQ(oracle.calls.back().first.capacity, 90);
+    EXPECT_NE(oracle.calls.back().first.seed, 0u);
+    EXPECT_EQ(oracle.calls.back().first.step, PlanSource::kSeeded);
+    // Seeded probes before it: three below the ceiling for each one at the floor.
+    int64_t seeded = 0, at_floor = 0;
+    for (const auto& [p, r] : oracle.calls) {
+      if (p.seed == 0) continue;
+      ++seeded;
+      if (p.capacity == 90) ++at_floor;
+    }
+    EXPECT_EQ(at_floor, 1);
+    EXPECT_EQ(seeded, 4);
+  }
+}
+
+// floor_base_budget sets the first floor decision's budget apart from the
+// round budget; the next round's floor decision doubles it.
+TEST(CapacityRounds, TheFirstFloorDecisionTakesItsOwnBudget) {
+  MockOracle oracle;
+  CapacityBounds bounds(90, 120, 1);
+  int rounds_seen = 0;
+  const RoundSchedule schedule{.base_budget = 64, .floor_base_budget = 1000, .max_budget = 4096, .sweep_points = 4};
+  auto stats = solver::run_capacity_rounds(&bounds, schedule, oracle.fn(), [&] { return ++rounds_seen > 400; });
+  ASSERT_TRUE(stats.ok());
+  std::vector<int64_t> floor_budgets;
+  for (const auto& [p, r] : oracle.calls) {
+    if (p.step == PlanSource::kFloor) floor_budgets.push_back(p.node_budget);
+  }
+  ASSERT_GE(floor_budgets.size(), 2u);
+  EXPECT_EQ(floor_budgets[0], 1000);
+  EXPECT_EQ(floor_budgets[1], 2000);
+}
+
 // The helper threads (seeded_helpers.h) on a generated puzzle that fits in
 // 256 bytes, started with a ceiling of 512: their plans are valid, each
 // lowers the shared ceiling, and a closed gap ends them.
