@@ -339,7 +339,7 @@ std::optional<std::vector<int64_t>> decide_fit(const Problem& problem, const std
 }
 
 // Exact mode, one bank: moves buffers from slower banks into bank k (steps
-// 1-3 of banks.h) within `seconds` (infinite: the node limit alone).
+// 1-4 of banks.h) within `seconds` (infinite: the node limit alone).
 void improve_bank(const Problem& problem, std::span<const Bank> banks, size_t k,
                   const std::vector<std::optional<size_t>>& pins, const std::vector<double>& density,
                   const TimeSlots& slots, const BankOptions& options, double seconds, ExactBudget& budget,
