@@ -93,7 +93,7 @@ StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSche
   };
 
   int64_t budget = std::max<int64_t>(schedule.base_budget, 1);
-  int64_t floor_budget = schedule.floor_base_budget > 0 ? schedule.floor_base_budget : budget;
+  int64_t floor_budget = budget;
   int64_t sweep_budget = std::max<int64_t>(budget / 2, 1);
   int32_t cursor = 0;
   double floor_seconds = 0, other_seconds = 0;  // with a clock: time of the floor, and of steps 2-4

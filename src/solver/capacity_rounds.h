@@ -152,9 +152,6 @@ class CapacityBounds {
 struct RoundSchedule {
   // Node budget of the first round's floor decision; doubles every round.
   int64_t base_budget = int64_t{1} << 17;
-  // Node budget of the first round's floor decision (0: base_budget); doubles
-  // every round.
-  int64_t floor_base_budget = 0;
   // From this budget on, floor decisions run without restarts.
   int64_t proof_budget = int64_t{1} << 20;
   // Stop after the round whose budget reached this (0: only stop() ends it).

@@ -384,9 +384,7 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
   // most half the time limit. MiniMalloc's E fits its load after 154,625
   // nodes of that decision; under load the main thread may not get there.
   constexpr int64_t kHelperFloorBudget = int64_t{1} << 20;
-  // The dive (step 1): 2^18 nodes, past E's 154,625 in the main thread too;
-  // the rounds' first floor decision gets twice that (it repeats the dive's
-  // nodes first).
+  // The dive (step 1): 2^18 nodes, past E's 154,625 in the main thread too.
   const int64_t kFirstFloorBudget = capped(std::max<int64_t>(int64_t{1} << 18, 2 * quick_budget));
   // One seeded decision in four at the floor (capacity_rounds.h, step 5b):
   // OmniMalloc's pinwheel fits its load after a few thousand nodes of most
@@ -621,7 +619,6 @@ StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions&
         return still;
       };
       solver::RoundSchedule schedule{.base_budget = capped(2 * quick_budget),
-                                         .floor_base_budget = capped(2 * kFirstFloorBudget),
                                          .proof_budget = kProofBudget,
                                          .max_budget = options.node_limit,
                                          .orders = search->key_order_count(),

@@ -319,24 +319,6 @@ TEST(CapacityRounds, SeededProbesAtTheFloorFindPlansTheFixedOrdersMiss) {
   }
 }
 
-// floor_base_budget sets the first floor decision's budget apart from the
-// round budget; the next round's floor decision doubles it.
-TEST(CapacityRounds, TheFirstFloorDecisionTakesItsOwnBudget) {
-  MockOracle oracle;
-  CapacityBounds bounds(90, 120, 1);
-  int rounds_seen = 0;
-  const RoundSchedule schedule{.base_budget = 64, .floor_base_budget = 1000, .max_budget = 4096, .sweep_points = 4};
-  auto stats = solver::run_capacity_rounds(&bounds, schedule, oracle.fn(), [&] { return ++rounds_seen > 400; });
-  ASSERT_TRUE(stats.ok());
-  std::vector<int64_t> floor_budgets;
-  for (const auto& [p, r] : oracle.calls) {
-    if (p.step == PlanSource::kFloor) floor_budgets.push_back(p.node_budget);
-  }
-  ASSERT_GE(floor_budgets.size(), 2u);
-  EXPECT_EQ(floor_budgets[0], 1000);
-  EXPECT_EQ(floor_budgets[1], 2000);
-}
-
 // The helper threads (seeded_helpers.h) on a generated puzzle that fits in
 // 256 bytes, started with a ceiling of 512: their plans are valid, each
 // lowers the shared ceiling, and a closed gap ends them.
