@@ -4,8 +4,11 @@
 // or a line are not part of it.
 #pragma once
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
+
+#include "memplan/status.h"
 
 namespace memplan::csv_fields {
 
@@ -30,6 +33,29 @@ inline void split_fields(std::string_view line, std::vector<std::string_view>* f
     fields->push_back(line.substr(start, comma - start));
     start = comma + 1;
   }
+}
+
+// Calls visit(line_number, fields) for every line of `text` that is neither
+// blank nor a '#' comment, its fields split and trimmed (a carriage return
+// before the newline dropped); line numbers count from 1. Stops at, and
+// returns, the first error visit returns.
+template <typename Visit>
+Status for_each_record(std::string_view text, Visit&& visit) {
+  std::vector<std::string_view> fields;
+  size_t line_number = 0;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    line = trim(line);
+    start = end + 1;
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    split_fields(line, &fields);
+    for (std::string_view& field : fields) field = trim(field);
+    MEMPLAN_RETURN_IF_ERROR(visit(line_number, fields));
+  }
+  return Status::Ok();
 }
 
 }  // namespace memplan::csv_fields

@@ -768,58 +768,55 @@ StatusOr<BankedPlanningResult> plan_heuristically(const Problem& problem, std::s
 }  // namespace
 
 StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_view source) {
-  using csv_fields::trim;
-  std::vector<std::string_view> fields;
   auto where = [&](size_t line) { return std::string(source) + ":" + std::to_string(line) + ": "; };
   std::vector<Bank> banks;
   size_t name_col = SIZE_MAX, capacity_col = SIZE_MAX, alignment_col = SIZE_MAX, columns = 0;
   bool header = false;
-  size_t line_number = 0;
-  for (size_t start = 0; start <= text.size();) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    line = trim(line);
-    start = end + 1;
-    ++line_number;
-    if (line.empty() || line.front() == '#') continue;
-    csv_fields::split_fields(line, &fields);
-    for (std::string_view& field : fields) field = trim(field);
-    if (!header) {
-      header = true;
-      columns = fields.size();
-      for (size_t c = 0; c < fields.size(); ++c) {
-        size_t* slot = fields[c] == "name" ? &name_col : fields[c] == "capacity" ? &capacity_col
-                       : fields[c] == "alignment" ? &alignment_col : nullptr;
-        if (!slot) return InvalidArgument(where(line_number) + "unknown column '" + std::string(fields[c]) +
-                                          "' (expected name, capacity, alignment)");
-        if (*slot != SIZE_MAX) return InvalidArgument(where(line_number) + "column '" + std::string(fields[c]) + "' given twice");
-        *slot = c;
-      }
-      if (name_col == SIZE_MAX) return InvalidArgument(where(line_number) + "header lacks column 'name'");
-      continue;
-    }
-    if (fields.size() != columns) {
-      return InvalidArgument(where(line_number) + "expected " + std::to_string(columns) + " fields as in the header, found " +
-                             std::to_string(fields.size()));
-    }
-    Bank bank{.name = std::string(fields[name_col])};
-    if (bank.name.empty()) return InvalidArgument(where(line_number) + "field 'name' is empty");
-    if (capacity_col != SIZE_MAX && !fields[capacity_col].empty()) {
-      StatusOr<int64_t> bytes = parse_bytes(fields[capacity_col]);
-      if (!bytes.ok()) return InvalidArgument(where(line_number) + "field 'capacity': " + bytes.status().message());
-      bank.capacity = *bytes;
-    }
-    if (alignment_col != SIZE_MAX && !fields[alignment_col].empty()) {
-      StatusOr<int64_t> bytes = parse_bytes(fields[alignment_col]);
-      if (!bytes.ok()) return InvalidArgument(where(line_number) + "field 'alignment': " + bytes.status().message());
-      if (!is_power_of_two(*bytes)) {
-        return InvalidArgument(where(line_number) + "field 'alignment': " + std::to_string(*bytes) + " is not a power of two");
-      }
-      bank.alignment = *bytes;
-    }
-    banks.push_back(std::move(bank));
-  }
+  const Status read =
+      csv_fields::for_each_record(text, [&](size_t line_number, const std::vector<std::string_view>& fields) -> Status {
+        if (!header) {
+          header = true;
+          columns = fields.size();
+          for (size_t c = 0; c < fields.size(); ++c) {
+            size_t* slot = fields[c] == "name"        ? &name_col
+                           : fields[c] == "capacity"  ? &capacity_col
+                           : fields[c] == "alignment" ? &alignment_col
+                                                      : nullptr;
+            if (!slot)
+              return InvalidArgument(where(line_number) + "unknown column '" + std::string(fields[c]) +
+                                     "' (expected name, capacity, alignment)");
+            if (*slot != SIZE_MAX)
+              return InvalidArgument(where(line_number) + "column '" + std::string(fields[c]) + "' given twice");
+            *slot = c;
+          }
+          if (name_col == SIZE_MAX) return InvalidArgument(where(line_number) + "header lacks column 'name'");
+          return Status::Ok();
+        }
+        if (fields.size() != columns) {
+          return InvalidArgument(where(line_number) + "expected " + std::to_string(columns) +
+                                 " fields as in the header, found " + std::to_string(fields.size()));
+        }
+        Bank bank{.name = std::string(fields[name_col])};
+        if (bank.name.empty()) return InvalidArgument(where(line_number) + "field 'name' is empty");
+        if (capacity_col != SIZE_MAX && !fields[capacity_col].empty()) {
+          StatusOr<int64_t> bytes = parse_bytes(fields[capacity_col]);
+          if (!bytes.ok()) return InvalidArgument(where(line_number) + "field 'capacity': " + bytes.status().message());
+          bank.capacity = *bytes;
+        }
+        if (alignment_col != SIZE_MAX && !fields[alignment_col].empty()) {
+          StatusOr<int64_t> bytes = parse_bytes(fields[alignment_col]);
+          if (!bytes.ok())
+            return InvalidArgument(where(line_number) + "field 'alignment': " + bytes.status().message());
+          if (!is_power_of_two(*bytes)) {
+            return InvalidArgument(where(line_number) + "field 'alignment': " + std::to_string(*bytes) +
+                                   " is not a power of two");
+          }
+          bank.alignment = *bytes;
+        }
+        banks.push_back(std::move(bank));
+        return Status::Ok();
+      });
+  if (!read.ok()) return read;
   if (!header) return InvalidArgument(std::string(source) + ": no header row (expected e.g. \"name,capacity,alignment\")");
   if (Status checked = check_banks(banks); !checked.ok()) {
     return InvalidArgument(std::string(source) + ": " + checked.message());
@@ -842,7 +839,6 @@ std::string format_banked_plan_csv(const Problem& problem, std::span<const Bank>
 
 StatusOr<BankedPlan> parse_banked_plan_csv(const Problem& problem, std::span<const Bank> banks, std::string_view text,
                                            std::string_view source) {
-  using csv_fields::trim;
   auto where = [&](size_t line) { return std::string(source) + ":" + std::to_string(line) + ": "; };
   std::unordered_map<std::string_view, size_t> index_of;
   index_of.reserve(problem.size());
@@ -850,65 +846,59 @@ StatusOr<BankedPlan> parse_banked_plan_csv(const Problem& problem, std::span<con
   std::vector<int32_t> bank_of(problem.size(), -1);
   std::vector<int64_t> offsets(problem.size(), 0);
   std::vector<size_t> line_of(problem.size(), 0);
-  std::vector<std::string_view> fields;
   size_t id_col = SIZE_MAX, bank_col = SIZE_MAX, offset_col = SIZE_MAX, columns = 0;
   bool header = false;
-  size_t line_number = 0;
-  for (size_t start = 0; start <= text.size();) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    line = trim(line);
-    start = end + 1;
-    ++line_number;
-    if (line.empty() || line.front() == '#') continue;
-    csv_fields::split_fields(line, &fields);
-    for (std::string_view& field : fields) field = trim(field);
-    if (!header) {
-      header = true;
-      columns = fields.size();
-      for (size_t c = 0; c < fields.size(); ++c) {
-        size_t* slot = fields[c] == "id" ? &id_col : fields[c] == "bank" ? &bank_col
-                       : fields[c] == "offset" ? &offset_col : nullptr;
-        if (slot == nullptr) continue;
-        if (*slot != SIZE_MAX) return InvalidArgument(where(line_number) + "column '" + std::string(fields[c]) + "' given twice");
-        *slot = c;
-      }
-      for (const auto& [col, name] : {std::pair{id_col, "id"}, {bank_col, "bank"}, {offset_col, "offset"}}) {
-        if (col == SIZE_MAX) return InvalidArgument(where(line_number) + "header lacks column '" + name + "'");
-      }
-      continue;
-    }
-    if (fields.size() != columns) {
-      return InvalidArgument(where(line_number) + "expected " + std::to_string(columns) +
-                             " fields as in the header, found " + std::to_string(fields.size()));
-    }
-    const auto found = index_of.find(fields[id_col]);
-    if (found == index_of.end()) {
-      return InvalidArgument(where(line_number) + "field 'id': " + field_text(fields[id_col]) +
-                             " is not a buffer of the problem");
-    }
-    const size_t i = found->second;
-    if (line_of[i] != 0) {
-      return InvalidArgument(where(line_number) + "field 'id': " + field_text(fields[id_col]) +
-                             " is given twice (first on line " + std::to_string(line_of[i]) + ")");
-    }
-    line_of[i] = line_number;
-    const std::optional<size_t> k = find_bank(banks, fields[bank_col]);
-    if (!k) {
-      return InvalidArgument(where(line_number) + "field 'bank': " + field_text(fields[bank_col]) +
-                             " is not one of the banks");
-    }
-    bank_of[i] = static_cast<int32_t>(*k);
-    const std::string_view o = fields[offset_col];
-    int64_t offset = 0;
-    const auto [ptr, ec] = std::from_chars(o.data(), o.data() + o.size(), offset);
-    if (o.empty() || ec != std::errc() || ptr != o.data() + o.size()) {
-      return InvalidArgument(where(line_number) + "field 'offset': " + field_text(o) +
-                             " is not a 64-bit integer");
-    }
-    offsets[i] = offset;
-  }
+  const Status read =
+      csv_fields::for_each_record(text, [&](size_t line_number, const std::vector<std::string_view>& fields) -> Status {
+        if (!header) {
+          header = true;
+          columns = fields.size();
+          for (size_t c = 0; c < fields.size(); ++c) {
+            size_t* slot = fields[c] == "id"       ? &id_col
+                           : fields[c] == "bank"   ? &bank_col
+                           : fields[c] == "offset" ? &offset_col
+                                                   : nullptr;
+            if (slot == nullptr) continue;
+            if (*slot != SIZE_MAX)
+              return InvalidArgument(where(line_number) + "column '" + std::string(fields[c]) + "' given twice");
+            *slot = c;
+          }
+          for (const auto& [col, name] : {std::pair{id_col, "id"}, {bank_col, "bank"}, {offset_col, "offset"}}) {
+            if (col == SIZE_MAX) return InvalidArgument(where(line_number) + "header lacks column '" + name + "'");
+          }
+          return Status::Ok();
+        }
+        if (fields.size() != columns) {
+          return InvalidArgument(where(line_number) + "expected " + std::to_string(columns) +
+                                 " fields as in the header, found " + std::to_string(fields.size()));
+        }
+        const auto found = index_of.find(fields[id_col]);
+        if (found == index_of.end()) {
+          return InvalidArgument(where(line_number) + "field 'id': " + field_text(fields[id_col]) +
+                                 " is not a buffer of the problem");
+        }
+        const size_t i = found->second;
+        if (line_of[i] != 0) {
+          return InvalidArgument(where(line_number) + "field 'id': " + field_text(fields[id_col]) +
+                                 " is given twice (first on line " + std::to_string(line_of[i]) + ")");
+        }
+        line_of[i] = line_number;
+        const std::optional<size_t> k = find_bank(banks, fields[bank_col]);
+        if (!k) {
+          return InvalidArgument(where(line_number) + "field 'bank': " + field_text(fields[bank_col]) +
+                                 " is not one of the banks");
+        }
+        bank_of[i] = static_cast<int32_t>(*k);
+        const std::string_view o = fields[offset_col];
+        int64_t offset = 0;
+        const auto [ptr, ec] = std::from_chars(o.data(), o.data() + o.size(), offset);
+        if (o.empty() || ec != std::errc() || ptr != o.data() + o.size()) {
+          return InvalidArgument(where(line_number) + "field 'offset': " + field_text(o) + " is not a 64-bit integer");
+        }
+        offsets[i] = offset;
+        return Status::Ok();
+      });
+  if (!read.ok()) return read;
   if (!header) return InvalidArgument(std::string(source) + ": no header row (expected id, bank and offset columns)");
   for (size_t i = 0; i < problem.size(); ++i) {
     if (line_of[i] == 0) {
