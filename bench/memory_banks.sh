@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Memory banks (include/memplan/banks.h) on the captured torchvision problems:
+# Memory banks (include/memplan/banks.h) on the captured torchvision problems
+# and the ONNX models' problems (bench/data/onnx):
 # a fast bank of 1/8, 1/4 and 1/2 of the load (the most bytes live at once)
 # in front of an unbounded slow one. Prints, per problem and fast-bank size,
 # the bytes and the share of the priority (size x lifetime) kept in the fast
@@ -9,14 +10,15 @@
 # and the time of each of memplan's two.
 #
 # Usage: bench/memory_banks.sh [BUILD_DIR] [PROBLEM.csv...]
-#   BUILD_DIR defaults to build; the problems to bench/data/torch/*.csv.
+#   BUILD_DIR defaults to build; the problems to bench/data/torch/*.csv and
+#   bench/data/onnx/*.csv.
 #   MEMPLAN_BANK_TIME_LIMIT=SECONDS sets exact mode's budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 problems=("$@")
-[ ${#problems[@]} -eq 0 ] && problems=(bench/data/torch/*.csv)
+[ ${#problems[@]} -eq 0 ] && problems=(bench/data/torch/*.csv bench/data/onnx/*.csv)
 memplan="$build/memplan"
 
 exact_args=()
