@@ -35,12 +35,17 @@ inline void split_fields(std::string_view line, std::vector<std::string_view>* f
   }
 }
 
-// Calls visit(line_number, fields) for every line of `text` that is neither
-// blank nor a '#' comment, its fields split and trimmed (a carriage return
-// before the newline dropped); line numbers count from 1. Stops at, and
-// returns, the first error visit returns.
+// Whether a line that starts with '#' is a comment. Only in files people
+// write by hand (bank files): files memplan writes carry buffer ids in their
+// first column, and an id may start with '#', as the problem reader allows.
+enum class HashComments { kSkipped, kRecords };
+
+// Calls visit(line_number, fields) for every line of `text` that is not
+// blank (nor a '#' comment, when they are skipped), its fields split and
+// trimmed (a carriage return before the newline dropped); line numbers count
+// from 1. Stops at, and returns, the first error visit returns.
 template <typename Visit>
-Status for_each_record(std::string_view text, Visit&& visit) {
+Status for_each_record(std::string_view text, HashComments comments, Visit&& visit) {
   std::vector<std::string_view> fields;
   size_t line_number = 0;
   for (size_t start = 0; start <= text.size();) {
@@ -50,7 +55,7 @@ Status for_each_record(std::string_view text, Visit&& visit) {
     line = trim(line);
     start = end + 1;
     ++line_number;
-    if (line.empty() || line.front() == '#') continue;
+    if (line.empty() || (comments == HashComments::kSkipped && line.front() == '#')) continue;
     split_fields(line, &fields);
     for (std::string_view& field : fields) field = trim(field);
     MEMPLAN_RETURN_IF_ERROR(visit(line_number, fields));

@@ -772,8 +772,9 @@ StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_v
   std::vector<Bank> banks;
   size_t name_col = SIZE_MAX, capacity_col = SIZE_MAX, alignment_col = SIZE_MAX, columns = 0;
   bool header = false;
-  const Status read =
-      csv_fields::for_each_record(text, [&](size_t line_number, const std::vector<std::string_view>& fields) -> Status {
+  const Status read = csv_fields::for_each_record(
+      text, csv_fields::HashComments::kSkipped,
+      [&](size_t line_number, const std::vector<std::string_view>& fields) -> Status {
         if (!header) {
           header = true;
           columns = fields.size();
@@ -848,8 +849,9 @@ StatusOr<BankedPlan> parse_banked_plan_csv(const Problem& problem, std::span<con
   std::vector<size_t> line_of(problem.size(), 0);
   size_t id_col = SIZE_MAX, bank_col = SIZE_MAX, offset_col = SIZE_MAX, columns = 0;
   bool header = false;
-  const Status read =
-      csv_fields::for_each_record(text, [&](size_t line_number, const std::vector<std::string_view>& fields) -> Status {
+  const Status read = csv_fields::for_each_record(
+      text, csv_fields::HashComments::kRecords,
+      [&](size_t line_number, const std::vector<std::string_view>& fields) -> Status {
         if (!header) {
           header = true;
           columns = fields.size();
