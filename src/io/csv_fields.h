@@ -1,7 +1,7 @@
 // csv_fields.h — the field rules every CSV reader of memplan's shares
 // (src/io/csv.cc for problems and plans, src/planning/banks.cc for bank files):
-// fields are split on ',' with no quoting, and spaces and tabs around a field
-// or a line are not part of it.
+// fields are split on ',' with no quoting, and spaces, tabs and carriage
+// returns around a field or a line are not part of it.
 #pragma once
 
 #include <algorithm>
@@ -12,7 +12,9 @@
 
 namespace memplan::csv_fields {
 
-inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
+// A carriage return is blank too: a field written back without it (the
+// writers never add one) must read as the same field.
+inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 inline std::string_view trim(std::string_view s) {
   while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);

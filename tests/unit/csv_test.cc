@@ -108,6 +108,18 @@ TEST(CsvRead, ForgivesCrlfSpacesBlankLinesAndMissingFinalNewline) {
   expect_same_buffers(strict, parse_ok("id,lower,upper,size\na,0,2,8\nb,1,3,4\n\n  \n\r\n"));
 }
 
+// Carriage returns at a field's ends are blank, like spaces: a bank name
+// read as "s#\r\r" would be written back as it is and read with one fewer.
+TEST(CsvRead, CarriageReturnsAroundAFieldAreNotPartOfIt) {
+  const Problem p = parse_ok("id,lower,upper,size,bank\na\r,0,2,8,s#\r\r\r");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p.buffers[0].id, "a");
+  EXPECT_EQ(p.buffers[0].bank, "s#");
+  const Problem back = parse_ok(format_problem_csv(p));
+  EXPECT_EQ(back.buffers[0].id, "a");
+  EXPECT_EQ(back.buffers[0].bank, "s#");
+}
+
 TEST(CsvRead, HeaderWithoutRowsIsAnEmptyProblem) {
   EXPECT_EQ(parse_ok("id,lower,upper,size\n").size(), 0u);
   EXPECT_EQ(parse_ok("id,lower,upper,size").size(), 0u);
