@@ -15,6 +15,10 @@
 
 #include <vector>
 
+#ifdef MEMPLAN_MIMALLOC_SONAME
+#include <mimalloc.h>  // option names only
+#endif
+
 extern "C" void* memplan_early_blocks[64];
 extern "C" unsigned long long memplan_early_requests_seen;
 
@@ -160,9 +164,26 @@ int main() {
   // mark), so that the drop-in plans and serves blocks from a slab; among
   // them, blocks of every kind that outlive iterations, reallocated across
   // sides.
+  // Under the mimalloc backing, mimalloc's decommit delay after each mark:
+  // Note [Purge window] (replay_interpose.cc) sets it to 0 at the trim that
+  // comes with a plan and restores it two boundaries later.
+  long (*decommit_delay)() = nullptr;
+#ifdef MEMPLAN_MIMALLOC_SONAME
+  const char* backing = getenv("MEMPLAN_BACKING");
+  static long (*option_get)(mi_option_t) = nullptr;
+  if (backing && strcmp(backing, "mimalloc") == 0) {
+    if (void* library = dlopen(MEMPLAN_MIMALLOC_SONAME, RTLD_LAZY | RTLD_NOLOAD)) {
+      option_get = reinterpret_cast<long (*)(mi_option_t)>(dlsym(library, "mi_option_get"));
+    }
+    CHECK(option_get != nullptr);
+    if (option_get) decommit_delay = [] { return option_get(mi_option_decommit_delay); };
+  }
+#endif
+  std::vector<long> delays;
   std::vector<Block> kept;
   for (int iteration = 0; iteration < 12; ++iteration) {
     g_mark();
+    if (decommit_delay) delays.push_back(decommit_delay());
     g_rng = 0x9e3779b97f4a7c15ull;
     std::vector<Block> live;
     for (int i = 0; i < 40; ++i) live.push_back(make(i % 4, 4096 + size_t(i) * 1024));
@@ -188,6 +209,22 @@ int main() {
       CHECK(intact(b, b.size));
       free(b.p);
     }
+  }
+  if (decommit_delay) {
+    // mimalloc's own delay before the first plan, 0 for at most two marks
+    // from a plan's trim, and mimalloc's again after two marks without one.
+    CHECK(delays.front() > 0);
+    int zeros_in_a_row = 0, zeros = 0;
+    for (const long d : delays) {
+      zeros_in_a_row = d == 0 ? zeros_in_a_row + 1 : 0;
+      zeros += d == 0;
+      CHECK(d == 0 || d == delays.front());
+      CHECK(zeros_in_a_row <= 2);
+    }
+    CHECK(zeros >= 1);
+    g_mark();  // empty iterations: deviations, no plan, no trim
+    g_mark();
+    CHECK(decommit_delay() == delays.front());
   }
   // Small blocks of every size: glibc's 16-byte alignment holds.
   std::vector<void*> small;
