@@ -2,7 +2,6 @@
 // (backing.h).
 #include "runtime/preload/backing.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 
 #ifdef MEMPLAN_MIMALLOC_SONAME
@@ -18,24 +17,10 @@ int g_mi_arena_count = 0;
 std::atomic<uint32_t> g_collect_epoch{0};
 __thread uint32_t t_collect_epoch __attribute__((tls_model("initial-exec")));
 
-// Note [Trimming mimalloc]: mi_collect does not hurry mimalloc's delayed
-// decommit of free memory (25 ms for pages, 500 ms for segments by default),
-// so the freed memory would still be resident when the slab is committed
-// after the trim. The delays are 0 while this thread collects (other threads
-// that purge meanwhile purge at once too: a cost, never an error). They stay
-// on otherwise: decommitting at once in every free made the profiled
-// iterations fault ~200 times more.
+// Note [Trimming mimalloc] (runtime/os/mimalloc_library.cc).
 void collect_this_thread() {
   t_collect_epoch = g_collect_epoch.load(std::memory_order_relaxed);
-#ifdef MEMPLAN_MIMALLOC_SONAME
-  const long page_delay = g_mi.option_get(mi_option_decommit_delay);
-  const long segment_delay = g_mi.option_get(mi_option_segment_decommit_delay);
-  g_mi.option_set(mi_option_decommit_delay, 0);
-  g_mi.option_set(mi_option_segment_decommit_delay, 0);
-  g_mi.collect(true);
-  g_mi.option_set(mi_option_decommit_delay, page_delay);
-  g_mi.option_set(mi_option_segment_decommit_delay, segment_delay);
-#endif
+  runtime::os::collect_mimalloc(g_mi);
 }
 
 void request_collect() {
@@ -56,32 +41,19 @@ constexpr size_t kLeastArenaBytes = size_t{1} << 30;
 // Arena ids are 1..kArenaIds (mimalloc 2.0's MI_MAX_ARENAS is 64).
 constexpr int kArenaIds = 64;
 
-template <typename F>
-bool find(void* library, F& slot, const char* name) {
-  slot = reinterpret_cast<F>(dlsym(library, name));
-  return slot != nullptr;
-}
-
 char g_why[256];
 
 const char* load_mimalloc() {
   // RTLD_LOCAL: mimalloc's malloc, free, operator new... stay out of the
   // process's lookup scope (backing.h).
-  void* library = dlopen(MEMPLAN_MIMALLOC_SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char* error = dlerror();
-    snprintf(g_why, sizeof g_why, "cannot load %s (%s)", MEMPLAN_MIMALLOC_SONAME, error ? error : "?");
-    return g_why;
-  }
-  MimallocApi api;
+  const runtime::os::MimallocLibrary library = runtime::os::open_mimalloc();
+  if (!library.handle) return library.why;
+  MimallocApi api = library.api;
+  using runtime::os::find_symbol;
   int (*reserve)(size_t, bool, bool, bool, mi_arena_id_t*) = nullptr;
   void* (*arena_area)(mi_arena_id_t, size_t*) = nullptr;
-  if (!find(library, api.malloc, "mi_malloc") || !find(library, api.zalloc, "mi_zalloc") ||
-      !find(library, api.realloc, "mi_realloc") || !find(library, api.malloc_aligned, "mi_malloc_aligned") ||
-      !find(library, api.free, "mi_free") || !find(library, api.usable_size, "mi_usable_size") ||
-      !find(library, api.collect, "mi_collect") || !find(library, api.option_set, "mi_option_set") ||
-      !find(library, api.option_get, "mi_option_get") || !find(library, reserve, "mi_reserve_os_memory_ex") ||
-      !find(library, arena_area, "mi_arena_area")) {
+  if (!find_symbol(library.handle, reserve, "mi_reserve_os_memory_ex") ||
+      !find_symbol(library.handle, arena_area, "mi_arena_area")) {
     snprintf(g_why, sizeof g_why, "%s lacks a function memplan needs (mimalloc >= 2.0.9 expected)",
              MEMPLAN_MIMALLOC_SONAME);
     return g_why;

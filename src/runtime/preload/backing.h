@@ -43,31 +43,22 @@
 #include <cstdint>
 
 #include "preload/real_allocator.h"
+#include "runtime/os/mimalloc_library.h"
 
 namespace memplan::preload {
 
-struct MimallocApi {
-  void* (*malloc)(size_t) = nullptr;
-  void* (*zalloc)(size_t) = nullptr;
-  void* (*realloc)(void*, size_t) = nullptr;
-  void* (*malloc_aligned)(size_t, size_t) = nullptr;
-  void (*free)(void*) = nullptr;
-  size_t (*usable_size)(const void*) = nullptr;
-  void (*collect)(bool) = nullptr;
-  long (*option_get)(int) = nullptr;  // mi_option_t as int: mimalloc.h stays out of this header
-  void (*option_set)(int, long) = nullptr;
-};
+using runtime::os::MimallocApi;
 // Filled by select_backing; read-only afterwards.
 extern MimallocApi g_mi;
 // True once select_backing chose mimalloc. Set in the drop-in's constructor,
 // before any thread but the loading one runs the program.
 extern bool g_use_mimalloc;
 
-// Note [Trimming mimalloc]: mi_collect frees only the calling thread's heap,
-// and MEMPLAN_TRIM_BACKING trims on the planning thread. A trim request
-// therefore bumps g_collect_epoch; each thread collects its own heap at its
-// next call into mimalloc that sees a newer epoch (the slow paths only: the
-// slab fast path never comes here).
+// Note [Trimming mimalloc] (runtime/os/mimalloc_library.cc): mi_collect frees
+// only the calling thread's heap, and MEMPLAN_TRIM_BACKING trims on the
+// planning thread. A trim request therefore bumps g_collect_epoch; each
+// thread collects its own heap at its next call into mimalloc that sees a
+// newer epoch (the slow paths only: the slab fast path never comes here).
 extern std::atomic<uint32_t> g_collect_epoch;
 extern __thread uint32_t t_collect_epoch __attribute__((tls_model("initial-exec")));
 void collect_this_thread();
