@@ -127,12 +127,14 @@ struct ReplayConfig {
   // The LD_PRELOAD drop-in: print the replay statistics to stderr at exit.
   // Other adapters ignore it (their programs read stats()).
   bool print_stats = false;
-  // The LD_PRELOAD drop-in: the allocator behind the slabs, which serves
-  // every request they do not ("mimalloc": the mimalloc library loaded
-  // privately; "next": the next malloc in the lookup order, glibc's unless
-  // an allocator is preloaded after the drop-in). The drop-in's default is
-  // "mimalloc" when it was built with it (MEMPLAN_WITH_MIMALLOC); other
-  // adapters ignore it (they are given their BackingAllocator).
+  // The LD_PRELOAD drop-in and the libtorch allocator: the allocator behind
+  // the slabs, which serves every request they do not ("mimalloc": the
+  // mimalloc library loaded privately; "next": the drop-in's next malloc in
+  // the lookup order, glibc's unless an allocator is preloaded after it, and
+  // the libtorch allocator's c10::alloc_cpu). The drop-in's default is
+  // "mimalloc" when it was built with it (MEMPLAN_WITH_MIMALLOC), the libtorch
+  // allocator's this field's. Other adapters ignore it (they are given their
+  // BackingAllocator).
   std::string backing = "next";
 };
 

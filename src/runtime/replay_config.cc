@@ -80,9 +80,9 @@ constexpr Knob<C> kKnobs[] = {
      "the drop-in and the CUDA pluggable allocator: print the statistics to stderr at exit, with the plan stall "
      "(`memplan run --stats`)"},
     {"MEMPLAN_BACKING", KnobType::kChoice, &C::backing,
-     "the drop-in's allocator for every request the slabs do not serve: mimalloc (loaded privately; the drop-in's "
-     "default when built with it) or next (the next malloc in the lookup order: glibc's, or one preloaded after the "
-     "drop-in)",
+     "the drop-in's and the libtorch allocator's backing, for every request the slabs do not serve: mimalloc "
+     "(loaded privately; the drop-in's default when built with it) or next (the drop-in: the next malloc in the "
+     "lookup order, glibc's or one preloaded after the drop-in; the libtorch allocator: c10::alloc_cpu, its default)",
      0, std::numeric_limits<int64_t>::max(), 1, "mimalloc|next"},
 };
 

@@ -13,9 +13,10 @@
 //      outside any operator); the counts restart at each mark. A mark may
 //      name the variant of the iteration it starts: a key the program gives,
 //      or shape_key() of the next inputs (Note [Keyed plans], runtime/variants.cc).
-//   2. Profiling: each request goes to c10::alloc_cpu and is recorded by the
-//      learner with its key and alignment 64 (c10's); its free closes its
-//      lifetime.
+//   2. Profiling: each request goes to the backing allocator (TorchBacking:
+//      c10::alloc_cpu, or mimalloc under MEMPLAN_BACKING=mimalloc) and is
+//      recorded by the learner with its key and alignment 64 (c10's); its
+//      free closes its lifetime.
 //   3. Planning (the learner's; here build_tables() adds the tables): the checked
 //      kernel's blocks (runtime/checked_kernel.h), one per planned buffer, and
 //      key → block.
@@ -36,6 +37,8 @@
 
 #include <malloc.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -50,6 +53,7 @@
 #include "memplan/planner.h"
 #include "runtime/checked_kernel.h"
 #include "runtime/learner.h"
+#include "runtime/os/mimalloc_library.h"
 #include "runtime/os/os_memory.h"
 #include "runtime/slab.h"
 #include "torch/operator_identity.h"
@@ -68,20 +72,65 @@ struct TorchPlan final : runtime::CheckedPlan {
   std::unordered_set<uint64_t> unplanned_keys;
 };
 
-// c10's own CPU allocation, as the learner's backing allocator: only its trim
-// is used (Note [Trim before the slab]); c10::alloc_cpu is posix_memalign.
-class C10Backing final : public BackingAllocator {
+// The process's mimalloc (MEMPLAN_BACKING=mimalloc), opened by the first
+// create() that asks for it and never closed: its blocks outlive every
+// allocator.
+const runtime::os::MimallocLibrary& mimalloc() {
+  static const runtime::os::MimallocLibrary library = runtime::os::open_mimalloc();
+  return library;
+}
+
+// Note [Trimming mimalloc] (runtime/os/mimalloc_library.cc): mi_collect
+// frees the calling thread's heap only, and the trim runs on the planning
+// thread (the planner thread under plan_in_background). A trim therefore
+// bumps g_collect_epoch, and each thread collects its own heap at its next
+// request to mimalloc that sees a newer epoch.
+std::atomic<uint32_t> g_collect_epoch{0};
+thread_local uint32_t t_collect_epoch = 0;
+
+void collect_this_thread(const runtime::os::MimallocApi& api) {
+  t_collect_epoch = g_collect_epoch.load(std::memory_order_relaxed);
+  runtime::os::collect_mimalloc(api);
+}
+
+// The allocator behind the slab, which serves every request the slab does
+// not (ReplayConfig::backing): c10's own CPU allocation (c10::alloc_cpu,
+// posix_memalign), or mimalloc's mi_malloc_aligned. Both throw c10::Error
+// when out of memory, as c10's default allocator does. The learner uses
+// only its trim (Note [Trim before the slab]).
+class TorchBacking final : public BackingAllocator {
  public:
-  void* allocate(size_t size, size_t) override { return c10::alloc_cpu(size); }
+  // mimalloc: null for c10's allocation.
+  explicit TorchBacking(const runtime::os::MimallocApi* mimalloc) : mimalloc_(mimalloc) {}
+
+  // A tensor's block, aligned as c10's (kAlignment).
+  void* allocate_tensor(size_t size) {
+    if (mimalloc_ == nullptr) return c10::alloc_cpu(size);
+    if (size == 0) return nullptr;  // as c10::alloc_cpu
+    if (g_collect_epoch.load(std::memory_order_relaxed) != t_collect_epoch) collect_this_thread(*mimalloc_);
+    void* p = mimalloc_->malloc_aligned(size, kAlignment);
+    TORCH_CHECK(p != nullptr, "memplan (MEMPLAN_BACKING=mimalloc): not enough memory: you tried to allocate ", size,
+                " bytes.");
+    return p;
+  }
+  void* allocate(size_t size, size_t) override { return allocate_tensor(size); }
   void* allocate_zeroed(size_t size) override {
-    void* p = c10::alloc_cpu(size);
+    void* p = allocate_tensor(size);
     std::memset(p, 0, size);
     return p;
   }
   void* reallocate(void*, size_t) override { return nullptr; }  // c10 never reallocates
-  void deallocate(void* p) override { c10::free_cpu(p); }
+  void deallocate(void* p) override { mimalloc_ != nullptr ? mimalloc_->free(p) : c10::free_cpu(p); }
   size_t usable_size(void*) override { return 0; }
-  void release_free_memory() override { malloc_trim(0); }
+  void release_free_memory() override {
+    malloc_trim(0);
+    if (mimalloc_ == nullptr) return;
+    g_collect_epoch.fetch_add(1, std::memory_order_relaxed);
+    collect_this_thread(*mimalloc_);
+  }
+
+ private:
+  const runtime::os::MimallocApi* mimalloc_;
 };
 
 }  // namespace
@@ -90,15 +139,18 @@ class C10Backing final : public BackingAllocator {
 // lookups from the plan the learner made, as its Adapter it withdraws and
 // publishes one.
 struct TorchReplayAllocator::Impl final : runtime::PlanTables, runtime::Learner::Adapter {
-  explicit Impl(const ReplayConfig& c)
-      : config(c), learner(config, runtime::RequestIdentity::kKeyed), kernel(learner.slab()) {}
+  Impl(const ReplayConfig& c, const runtime::os::MimallocApi* mimalloc, c10::DeleterFnPtr d)
+      : config(c), backing(mimalloc), deleter(d), learner(config, runtime::RequestIdentity::kKeyed),
+        kernel(learner.slab()) {}
 
   ReplayConfig config;
   void* window = nullptr;
   size_t window_bytes = 0;
 
   mutable std::mutex mutex;
-  C10Backing backing;
+  TorchBacking backing;
+  // Every block's deleter (Note [Block ownership]).
+  const c10::DeleterFnPtr deleter;
   runtime::Learner learner;                          // under mutex
   runtime::CheckedKernel kernel;                     // under mutex: serves the learner's plan
   std::unique_ptr<runtime::BackgroundPlanner> planner;  // plan_in_background only
@@ -140,6 +192,16 @@ namespace {
 std::array<std::atomic<TorchReplayAllocator::Impl*>, kMaxAllocators> g_allocators{};
 std::atomic<TorchReplayAllocator::Impl*> g_installed{nullptr};
 
+// Note [Block ownership]: a block belongs to the slab of the allocator whose
+// window holds it, or else to the backing allocator of the allocator that
+// made it; that one's deleter (its backing's free) is in the block's DataPtr.
+// An allocator gives all its blocks one deleter, as c10's raw_deleter()
+// promises: delete_block<c10::free_cpu> or delete_block<free_mimalloc>, which
+// differ only in the backing's free. mimalloc is never closed, so its blocks
+// may be freed after their allocator is gone.
+void free_mimalloc(void* p) { mimalloc().api.free(p); }
+
+template <void (*free_backing)(void*)>
 void delete_block(void* p) {
   if (p == nullptr) return;
   for (auto& slot : g_allocators) {
@@ -153,23 +215,23 @@ void delete_block(void* p) {
   if (installed != nullptr && installed->phase.load(std::memory_order_relaxed) == ReplayPhase::kProfiling) {
     installed->note_free(p);
   }
-  c10::free_cpu(p);
+  free_backing(p);
 }
 
 }  // namespace
 
 void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
-  if (bytes == 0) return c10::alloc_cpu(0);
+  if (bytes == 0) return backing.allocate_tensor(0);
   const uint64_t key = torch_identity::next_request_key();
   std::unique_lock lock(mutex);
   runtime::LearnerCounters& counters = learner.counters();
   switch (learner.phase()) {
     case ReplayPhase::kBackingOnly:
       lock.unlock();
-      return c10::alloc_cpu(bytes);
+      return backing.allocate_tensor(bytes);
     case ReplayPhase::kProfiling: {
       lock.unlock();
-      void* p = c10::alloc_cpu(bytes);  // throws c10::Error when out of memory, as the default does
+      void* p = backing.allocate_tensor(bytes);  // throws c10::Error when out of memory, as the default does
       lock.lock();
       if (learner.phase() == ReplayPhase::kProfiling) learner.record(key, bytes, kAlignment, p);
       return p;
@@ -188,7 +250,7 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
       iteration_deviated = true;
     }
     lock.unlock();
-    return c10::alloc_cpu(bytes);
+    return backing.allocate_tensor(bytes);
   }
   const runtime::CheckedKernel::Served got = kernel.serve(found->second, bytes);
   if (got.p != nullptr) {
@@ -205,7 +267,7 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
     iteration_deviated = true;
   }
   lock.unlock();
-  return c10::alloc_cpu(bytes);
+  return backing.allocate_tensor(bytes);
 }
 
 void TorchReplayAllocator::Impl::free_slab(void* p) {
@@ -302,11 +364,25 @@ uint64_t shape_key(c10::ArrayRef<c10::IValue> inputs) {
 StatusOr<std::unique_ptr<TorchReplayAllocator>> TorchReplayAllocator::create(const ReplayConfig& config) {
   if (config.max_slab_bytes <= 0) return InvalidArgument("max_slab_bytes must be positive");
   if (find_planner(config.planner) == nullptr) return NotFound("no planner named '" + config.planner + "'");
+  const runtime::os::MimallocApi* backing_mimalloc = nullptr;
+  if (config.backing == "mimalloc") {
+    const runtime::os::MimallocLibrary& library = mimalloc();
+    if (library.handle != nullptr) {
+      backing_mimalloc = &library.api;
+    } else {
+      std::fprintf(stderr, "memplan: MEMPLAN_BACKING=mimalloc: %s; the libtorch allocator uses c10::alloc_cpu\n",
+                   library.why);
+    }
+  } else if (config.backing != "next") {
+    return InvalidArgument("backing must be mimalloc or next, not '" + config.backing + "'");
+  }
+  const c10::DeleterFnPtr deleter =
+      backing_mimalloc != nullptr ? &delete_block<free_mimalloc> : &delete_block<c10::free_cpu>;
   const size_t page = runtime::os::page_size();
   const size_t bytes = (static_cast<size_t>(config.max_slab_bytes) + page - 1) / page * page;
   void* window = runtime::os::reserve(bytes);
   if (window == nullptr) return CapacityExceeded("cannot reserve " + std::to_string(bytes) + " bytes of address space");
-  auto* impl = new Impl(config);
+  auto* impl = new Impl(config, backing_mimalloc, deleter);
   impl->window = window;
   impl->window_bytes = bytes;
   impl->learner.set_window(window, bytes);
@@ -362,10 +438,10 @@ void TorchReplayAllocator::uninstall() {
 
 c10::DataPtr TorchReplayAllocator::allocate(size_t bytes) const {
   void* p = impl_->allocate(bytes);
-  return {p, p, &delete_block, c10::Device(c10::DeviceType::CPU)};
+  return {p, p, impl_->deleter, c10::Device(c10::DeviceType::CPU)};
 }
 
-c10::DeleterFnPtr TorchReplayAllocator::raw_deleter() const { return &delete_block; }
+c10::DeleterFnPtr TorchReplayAllocator::raw_deleter() const { return impl_->deleter; }
 
 void TorchReplayAllocator::mark() { impl_->mark(0); }
 

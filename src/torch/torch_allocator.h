@@ -21,8 +21,9 @@
 // (src/runtime/learner.h), the drop-in's too, with the keyed identity:
 //
 //   1. Profiling (config.profile_iterations iterations, at least 1): requests
-//      go to c10::alloc_cpu and are recorded as (key, size, lifetime), the
-//      lifetime in ticks of the process's allocation count in the iteration.
+//      go to the backing allocator (below) and are recorded as (key, size,
+//      lifetime), the lifetime in ticks of the process's allocation count in
+//      the iteration.
 //      A key seen twice in one iteration (ambiguous), a block still live at
 //      the boundary and a block below config.min_planned_size are not planned.
 //   2. Planning, when the last K iterations made the same keys with the same
@@ -30,16 +31,17 @@
 //      memplan::Problem and planned as the learner plans for every adapter
 //      (the page-optimal greedy_by_size shortcut, then config.planner; served
 //      only if memplan::validate accepts it); the backing heap is trimmed
-//      (config.trim_backing: malloc_trim, under c10::alloc_cpu) and the slab
-//      (one pre-faulted mapping in a reserved window) committed to the arena.
+//      (config.trim_backing: malloc_trim, and mi_collect with mimalloc) and
+//      the slab (one pre-faulted mapping in a reserved window) committed to
+//      the arena.
 //      At the boundary, or with config.plan_in_background on a planner
 //      thread, adopted at a later boundary. Planning waits while a block of
 //      an earlier slab is still live.
 //   3. Replay: a request whose key is planned, whose size fits and whose
 //      planned block is free is served at the planned offset — unless a block
 //      that overlaps it in bytes is live (Note [Operator-scoped safety]).
-//      Anything else goes to c10::alloc_cpu; an unknown key or a larger size
-//      makes the iteration a deviating one, and after
+//      Anything else goes to the backing allocator; an unknown key or a
+//      larger size makes the iteration a deviating one, and after
 //      config.deviations_to_reprofile consecutive deviating iterations the
 //      allocator profiles again.
 //
@@ -51,11 +53,19 @@
 // therefore never overlap, whatever the order; the price of a different order
 // is a fallback, never corruption.
 //
+// The backing allocator (config.backing, MEMPLAN_BACKING) serves every
+// request the slab does not: "next", c10::alloc_cpu (posix_memalign, as
+// libtorch's default CPU allocator); "mimalloc", the system's mimalloc loaded
+// privately (runtime/os/mimalloc_library.h), mi_malloc_aligned(bytes, 64).
+// If mimalloc cannot be loaded, create() says why on stderr and uses
+// c10::alloc_cpu. The default is "next" (ReplayConfig's).
+//
 // Ownership: install() makes this the CPU allocator (c10::SetCPUAllocator) and
 // registers the RecordFunction callback; uninstall() (or the destructor)
 // restores the previous allocator. Tensors allocated through it may outlive
-// uninstall(); if slab blocks are still live when the allocator is destroyed,
-// its slab and state are kept (leaked) so that their frees stay valid.
+// uninstall() and the allocator (mimalloc is never unloaded); if slab blocks
+// are still live when the allocator is destroyed, its slab and state are kept
+// (leaked) so that their frees stay valid.
 // At most one TorchReplayAllocator is installed at a time.
 #pragma once
 

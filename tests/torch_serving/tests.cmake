@@ -101,6 +101,13 @@ if(TARGET memplan_torch)
       set_tests_properties(torch_serving.allocator_matches_default_${threads}_threads PROPERTIES
         LABELS torch TIMEOUT 120 FIXTURES_REQUIRED memplan_torchscript_resnet18)
     endforeach()
+    # mimalloc behind the slab (MEMPLAN_BACKING): the same bytes.
+    if(MEMPLAN_WITH_MIMALLOC)
+      add_test(NAME torch_serving.allocator_matches_default_mimalloc
+        COMMAND memplan_torch_serve ${_memplan_torchscript} --size 64 --threads 2 --iterations 6)
+      set_tests_properties(torch_serving.allocator_matches_default_mimalloc PROPERTIES
+        LABELS torch TIMEOUT 120 FIXTURES_REQUIRED memplan_torchscript_resnet18 ENVIRONMENT MEMPLAN_BACKING=mimalloc)
+    endif()
     # Six input shapes in turn, each pass marked with the shape key of its
     # input (one plan per shape); and four batch sizes with plain marks (one
     # upper-bound plan, grown when a larger batch arrives).

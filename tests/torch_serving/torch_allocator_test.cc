@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/os/mimalloc_library.h"
 #include "torch/torch_allocator.h"
 
 namespace memplan::torch_serving {
@@ -27,6 +28,7 @@ class TorchAllocatorTest : public ::testing::Test {
     config.max_slab_bytes = int64_t{64} << 20;
     config.planner = "greedy_by_size";
     config.plan_in_background = false;  // the tests count iterations: the plan is adopted at the boundary that agreed
+    config.backing = backing_;
     auto created = TorchReplayAllocator::create(config);
     ASSERT_TRUE(created.ok()) << created.status().message();
     allocator_ = std::move(*created);
@@ -69,7 +71,48 @@ class TorchAllocatorTest : public ::testing::Test {
 
   std::unique_ptr<TorchReplayAllocator> allocator_;
   int cookie_ = 1;
+  std::string backing_ = "next";
 };
+
+// Whether mimalloc holds `p` in the calling thread's heap. mi_heap_check_owned
+// compares addresses with the heap's pages only, so it is safe on any pointer.
+struct MimallocOwnership {
+  void* (*default_heap)() = nullptr;
+  bool (*heap_owns)(void*, const void*) = nullptr;
+
+  static const MimallocOwnership& get() {
+    static const MimallocOwnership ownership = [] {
+      MimallocOwnership o;
+      const runtime::os::MimallocLibrary library = runtime::os::open_mimalloc();
+      if (library.handle == nullptr) return o;
+      runtime::os::find_symbol(library.handle, o.default_heap, "mi_heap_get_default");
+      runtime::os::find_symbol(library.handle, o.heap_owns, "mi_heap_check_owned");
+      return o;
+    }();
+    return ownership;
+  }
+  bool available() const { return default_heap != nullptr && heap_owns != nullptr; }
+  bool owns(const void* p) const { return heap_owns(default_heap(), p); }
+};
+
+// MEMPLAN_BACKING=mimalloc: the requests the slab does not serve go to mimalloc.
+class TorchAllocatorMimallocTest : public TorchAllocatorTest {
+ protected:
+  void SetUp() override {
+    if (!MimallocOwnership::get().available()) GTEST_SKIP() << "memplan was built without mimalloc";
+    backing_ = "mimalloc";
+    TorchAllocatorTest::SetUp();
+  }
+};
+
+// A small computation whose tensors the allocator serves: convolution,
+// activation, pooling, a matrix product. Its result is cloned out.
+at::Tensor small_model(const at::Tensor& input, const at::Tensor& filters, const at::Tensor& weights) {
+  at::Tensor x = at::relu(at::conv2d(input, filters, {}, 1, 1));
+  x = at::max_pool2d(x, {2, 2});
+  x = at::matmul(x.flatten(1), weights);
+  return at::softmax(x, 1);
+}
 
 TEST_F(TorchAllocatorTest, RepeatedIterationIsServedFromTheSlabAfterProfiling) {
   for (int i = 0; i < 2; ++i) iteration(false);
@@ -227,6 +270,107 @@ TEST_F(TorchAllocatorTest, KeyedMarksKeepOnePlanPerVariant) {
   }
   EXPECT_EQ(allocator_->stats().plans, 0u);
   EXPECT_EQ(allocator_->stats().served, 0u);
+}
+
+// Profiled requests, fallbacks and unplanned keys: every block the slab does
+// not hold is mimalloc's, and every block carries the allocator's one deleter.
+TEST_F(TorchAllocatorMimallocTest, BlocksTheSlabDoesNotServeAreMimallocs) {
+  const MimallocOwnership& mimalloc = MimallocOwnership::get();
+  {
+    IterationGuard pass(*allocator_);
+    RECORD_FUNCTION("test::first", std::vector<c10::IValue>());
+    c10::DataPtr profiled = allocator_->allocate(1 << 20);
+    EXPECT_TRUE(mimalloc.owns(profiled.get()));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(profiled.get()) % 64, 0u);
+    EXPECT_EQ(profiled.get_deleter(), allocator_->raw_deleter());
+  }
+  for (int i = 0; i < 2; ++i) iteration(false);
+  ASSERT_EQ(allocator_->phase(), ReplayPhase::kReplaying);
+  IterationGuard pass(*allocator_);
+  RECORD_FUNCTION("test::first", std::vector<c10::IValue>());
+  c10::DataPtr served = allocator_->allocate(1 << 20);
+  c10::DataPtr larger = allocator_->allocate((2 << 20) + 1);  // larger than planned: a fallback
+  c10::DataPtr unknown = allocator_->allocate(4096);          // a key the plan never saw
+  EXPECT_FALSE(mimalloc.owns(served.get()));
+  EXPECT_TRUE(mimalloc.owns(larger.get()));
+  EXPECT_TRUE(mimalloc.owns(unknown.get()));
+  for (const c10::DataPtr* block : {&served, &larger, &unknown}) {
+    EXPECT_EQ(block->get_deleter(), allocator_->raw_deleter());
+  }
+  std::memset(larger.get(), 0x33, (2 << 20) + 1);
+  const ReplayStats s = allocator_->stats();
+  EXPECT_EQ(s.served, 1u);
+  EXPECT_EQ(s.fallback, 2u);
+}
+
+// raw_allocate / raw_deallocate (c10's raw_deleter contract) on either kind
+// of block.
+TEST_F(TorchAllocatorMimallocTest, RawDeleterFreesEveryBlock) {
+  void* profiled = allocator_->raw_allocate(4096);
+  EXPECT_TRUE(MimallocOwnership::get().owns(profiled));
+  allocator_->raw_deallocate(profiled);
+  for (int i = 0; i < 3; ++i) iteration(false);  // the first has the request above too
+  ASSERT_EQ(allocator_->phase(), ReplayPhase::kReplaying);
+  IterationGuard pass(*allocator_);
+  RECORD_FUNCTION("test::first", std::vector<c10::IValue>());
+  void* served = allocator_->raw_allocate(1 << 20);
+  EXPECT_FALSE(MimallocOwnership::get().owns(served));
+  allocator_->raw_deallocate(served);
+  EXPECT_EQ(allocator_->stats().served, 1u);
+}
+
+TEST_F(TorchAllocatorMimallocTest, BlocksOutliveUninstallAndTheAllocator) {
+  c10::DataPtr profiled = allocator_->allocate(1 << 20);
+  ASSERT_TRUE(MimallocOwnership::get().owns(profiled.get()));
+  std::memset(profiled.get(), 0x5a, 1 << 20);
+  allocator_->uninstall();
+  allocator_.reset();
+  EXPECT_EQ(static_cast<const unsigned char*>(profiled.get())[(1 << 20) - 1], 0x5a);
+  profiled.clear();  // mi_free, with no allocator left
+}
+
+// The outputs of a small model, profiled and then served from the slab, are
+// the default allocator's bytes with either backing.
+TEST_F(TorchAllocatorMimallocTest, OutputsAreTheDefaultAllocatorsBytes) {
+  allocator_->uninstall();
+  const at::Tensor input = at::randn({2, 3, 32, 32}, at::TensorOptions().dtype(at::kFloat));
+  const at::Tensor filters = at::randn({16, 3, 3, 3});
+  const at::Tensor weights = at::randn({16 * 16 * 16, 10});
+  const at::Tensor expected = small_model(input, filters, weights);
+  ASSERT_TRUE(allocator_->install().ok());
+  for (int i = 0; i < 6; ++i) {
+    IterationGuard pass(*allocator_);
+    const at::Tensor got = small_model(input, filters, weights);
+    if (i < 2) ASSERT_TRUE(MimallocOwnership::get().owns(got.data_ptr())) << "profiled pass " << i;
+    ASSERT_EQ(got.sizes(), expected.sizes());
+    ASSERT_EQ(std::memcmp(got.data_ptr(), expected.data_ptr(), expected.nbytes()), 0) << "pass " << i;
+  }
+  EXPECT_EQ(allocator_->phase(), ReplayPhase::kReplaying);
+  EXPECT_GT(allocator_->stats().served, 0u);
+}
+
+// MEMPLAN_BACKING=next (the default): c10::alloc_cpu as before, never mimalloc.
+TEST_F(TorchAllocatorTest, NextBackingKeepsC10sAllocation) {
+  if (!MimallocOwnership::get().available()) GTEST_SKIP() << "memplan was built without mimalloc";
+  c10::DataPtr profiled = allocator_->allocate(1 << 20);
+  EXPECT_FALSE(MimallocOwnership::get().owns(profiled.get()));
+  for (int i = 0; i < 2; ++i) iteration(false);
+  IterationGuard pass(*allocator_);
+  RECORD_FUNCTION("test::unknown", std::vector<c10::IValue>());
+  c10::DataPtr fallback = allocator_->allocate(4096);
+  EXPECT_FALSE(MimallocOwnership::get().owns(fallback.get()));
+  EXPECT_EQ(fallback.get_deleter(), allocator_->raw_deleter());
+  ReplayConfig mimalloc_config;
+  mimalloc_config.backing = "mimalloc";
+  auto other = TorchReplayAllocator::create(mimalloc_config);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE((*other)->raw_deleter(), allocator_->raw_deleter());
+}
+
+TEST(TorchAllocatorInstall, UnknownBackingIsRejected) {
+  ReplayConfig config;
+  config.backing = "jemalloc";
+  EXPECT_FALSE(TorchReplayAllocator::create(config).ok());
 }
 
 TEST(TorchShapeKey, NamesShapesTypesAndScalars) {
