@@ -24,9 +24,20 @@
 // done (its profile's structure is the agreed one; lifetimes or maxima that
 // widened meanwhile are planned again as a growth), so a repeating loop is
 // served from iteration K + 1, as when planning at the boundary, instead of
-// K + 2. Nothing is served before K iterations agree; an iteration that
-// does not agree drops the plan. The price: a plan of each variant seen
-// once (Note [Unpredictable streams] delays that by an iteration too).
+// K + 2. An iteration that does not agree drops the plan. The price: a
+// plan of each variant seen once (Note [Unpredictable streams] delays that
+// by an iteration too). A boundary that switches to a predicted variant
+// (Note [Predicted variants]: its key is its request structure) adopts
+// that variant's plan made ahead if it is done and planned the variant's
+// agreed profile: the K-th iteration of a variant that alternates with
+// others is served rather than profiled (resnet18 over six rotating
+// shapes: served in full from pass 20 instead of pass 24-30). Nothing is
+// served before K - 1 iterations agree; replay checks every request's size
+// and the liveness of the blocks its block shares bytes with, so a K-th
+// iteration that differs falls back where it stops fitting. Not for
+// explicit keys: the iterations under one key may differ in structure (a
+// shape's first pass makes torch's first-call requests), and a plan
+// adopted before they agree deviated in every round.
 //
 // Note [Trim before the slab]. Before a plan made at the boundary is
 // committed, the backing allocator returns its free memory to the OS (when
@@ -86,6 +97,7 @@ void LearnerCounters::add_to(ReplayStats& s) const {
 std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   phase_ = has_window ? ReplayPhase::kProfiling : ReplayPhase::kBackingOnly;
   agreements_ = 0;
+  returned_ = false;
   deviating_run_ = 0;
   tick_ = 0;
   current_.clear();
@@ -165,6 +177,7 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
           phase_ = ReplayPhase::kProfiling;
           counters_.reprofiles.bump();
           agreements_ = 0;
+          returned_ = false;
           deviating_run_ = 0;
           agreed_.clear();
           growing_ = false;
@@ -186,6 +199,7 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
     const uint64_t target = predicted ? predict() : next_key;
     if (target != key_) {
       switch_variant(target, adapter);
+      if (predicted) adopt_on_switch(planning, adapter);
     } else if (waiting_ || (phase_ == ReplayPhase::kReplaying && serving_ != active_)) {
       activate(adapter);
     }
@@ -193,6 +207,7 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
   } catch (...) {
     // Out of memory while bookkeeping: forget the profiles, keep serving safely.
     agreements_ = 0;
+    returned_ = false;
     agreed_.clear();
     if (phase_ == ReplayPhase::kProfiling) counters_.plan_failures.bump();
   }
@@ -202,6 +217,17 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
   profiled_live_.clear();
 }
 
+// Note [Plans ahead of agreement]: the switch to a variant adopts its plan
+// made ahead once it is done.
+void Learner::adopt_on_switch(const Planning& planning, Adapter& adapter) {
+  if (phase_ != ReplayPhase::kProfiling || !job_ || !config_.plan_in_background || !planning.planner) return;
+  if (job_->process != os::process_id() || !job_->done.load(std::memory_order_acquire)) return;
+  if (job_->generation != generation_ || agreements_ + 1 < agreements_needed()) return;
+  if (serving_ && adapter.slab_in_use()) return;  // the served plan's blocks are live: the agreeing boundary adopts
+  plan_now(planning, adapter, job_.get());
+  if (job_ && !job_->prepared) job_.reset();
+}
+
 bool Learner::keeps_agreed() const { return config_.upper_bound_plans; }
 
 void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
@@ -209,6 +235,7 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
   if (c.requests.empty()) return;  // an idle iteration says nothing about this unit's pattern
   if (c.overflowed) {
     agreements_ = 0;
+    returned_ = false;
     agreed_.clear();
     ++generation_;
     return;
@@ -240,6 +267,7 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
   } else {
     std::swap(agreed_, c);
     agreements_ = 1;
+    returned_ = false;
     ++generation_;
   }
   if (agreements_ < agreements_needed()) {

@@ -185,6 +185,7 @@ class Learner {
   void withdraw(Adapter& adapter);
   void note_shape(const Profile& p);
   void switch_variant(uint64_t key, Adapter& adapter);
+  void adopt_on_switch(const Planning& planning, Adapter& adapter);  // Note [Plans ahead of agreement]
   void enter(uint64_t key);
   bool classify(bool deviated, uint32_t requests, const Planning& planning, Adapter& adapter);
   uint64_t predict() const;
@@ -204,6 +205,7 @@ class Learner {
   RequestIdentity identity_;
   ReplayPhase phase_ = ReplayPhase::kProfiling;
   int64_t agreements_ = 0;     // consecutive iterations equal to agreed_
+  bool returned_ = false;      // Note [Unpredictable streams]: the variant came back after another ran
   int64_t deviating_run_ = 0;  // consecutive deviating iterations
   uint32_t tick_ = 0;          // requests recorded in this iteration
   Profile current_;
@@ -221,6 +223,7 @@ class Learner {
     uint64_t last_use = 0;
     ReplayPhase phase = ReplayPhase::kProfiling;
     int64_t agreements = 0;
+    bool returned = false;
     Profile agreed;
     uint64_t generation = 0;
     std::unique_ptr<PlanJob> job;

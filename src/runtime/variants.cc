@@ -45,8 +45,11 @@
 // before it is planned: in such a stream most variants do not come back
 // before they are evicted, and each plan costs the planner thread, a slab
 // commit and a trim for nothing (the dynamic-batching loop's median pass:
-// 1.06x the best allocator's without the rule, 1.04x with it). Record:
-// docs/history/runtime.md, "The learner's rules: the record".
+// 1.06x the best allocator's without the rule, 1.04x with it). A variant
+// that has come back after another ran is exempt: it recurs (a server's
+// rotating shapes, whose first round makes the stream look unpredictable
+// for the next eight iterations). Record: docs/history/runtime.md, "The
+// learner's rules: the record".
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -62,7 +65,7 @@ bool Learner::worth_trimming() const {
 }
 
 int64_t Learner::agreements_needed() const {
-  return config_.profile_iterations + (std::popcount(mispredicted_ & 0xffu) > 4 ? 1 : 0);
+  return config_.profile_iterations + (std::popcount(mispredicted_ & 0xffu) > 4 && !returned_ ? 1 : 0);
 }
 
 bool Learner::predicting() const { return config_.predict_variants && identity_ == RequestIdentity::kSequence; }
@@ -155,6 +158,7 @@ void Learner::enter(uint64_t key) {
   out.last_use = uses_;
   out.phase = waiting_ ? ReplayPhase::kReplaying : phase_;
   out.agreements = agreements_;
+  out.returned = returned_;
   std::swap(out.agreed, agreed_);
   out.generation = generation_;
   out.job = std::move(job_);
@@ -167,6 +171,7 @@ void Learner::enter(uint64_t key) {
   if (found != parked_.end()) {
     in = std::move(*found);
     parked_.erase(found);
+    in.returned |= in.agreements > 0;
   } else {
     in.key = key;
     in.generation = generation_ + 1;
@@ -177,6 +182,7 @@ void Learner::enter(uint64_t key) {
   key_ = in.key;
   phase_ = in.phase;
   agreements_ = in.agreements;
+  returned_ = in.returned;
   std::swap(agreed_, in.agreed);
   generation_ = in.generation;
   job_ = std::move(in.job);

@@ -315,6 +315,61 @@ TEST_F(LearnerTest, TheBackingAllocatorIsTrimmedOnlyWhileIterationsArePredicted)
   EXPECT_EQ(backing_.trims, 0) << "MEMPLAN_TRIM_BACKING=0";
 }
 
+// Note [Unpredictable streams]: a variant that came back after another ran
+// recurs, and needs no extra agreement.
+TEST_F(LearnerTest, AVariantThatComesBackNeedsNoExtraAgreementInAnUnpredictableStream) {
+  auto l = make(RequestIdentity::kSequence);
+  auto variant = [](uint64_t v) { return std::vector<std::pair<uint64_t, uint64_t>>(v, {0, 4096}); };
+  for (uint64_t v = 1; v <= 16; ++v) iteration(*l, variant(v));
+  iteration(*l, variant(20));
+  iteration(*l, variant(19));
+  EXPECT_EQ(l->counters().plans_made.get(), 0u);
+  iteration(*l, variant(20));  // back after 19 ran: two agreements suffice
+  EXPECT_EQ(l->counters().plans_made.get(), 1u);
+  ASSERT_NE(adapter_.published, nullptr);
+  EXPECT_EQ(adapter_.published->problem.size(), 20u);
+  iteration(*l, variant(21));
+  iteration(*l, variant(21));  // two in a row: not back after another, so three are needed
+  EXPECT_EQ(l->counters().plans_made.get(), 1u);
+  iteration(*l, variant(21));
+  EXPECT_EQ(l->counters().plans_made.get(), 2u);
+}
+
+// Note [Plans ahead of agreement]: the boundary that switches to a predicted
+// variant adopts the plan made ahead from its one profile, so its second
+// iteration is served.
+TEST_F(LearnerTest, ASwitchToAPredictedVariantAdoptsItsPlanMadeAhead) {
+  config_.plan_in_background = true;
+  config_.trim_backing = false;
+  auto l = make(RequestIdentity::kSequence);
+  BackgroundPlanner planner(tables_, backing_);
+  planner.ensure_started();
+  const Learner::Planning planning{.tables = tables_, .backing = backing_, .planner = &planner};
+  auto run = [&](const std::vector<uint64_t>& sizes) {
+    uintptr_t address = 0x1000;
+    for (uint64_t size : sizes) l->record(0, size, 64, reinterpret_cast<const void*>(address += 0x1000));
+    for (uintptr_t a = 0x2000; a <= address; a += 0x1000) l->record_end(reinterpret_cast<const void*>(a), false);
+    l->end_iteration(false, planning, adapter_, static_cast<uint32_t>(sizes.size()));
+  };
+  auto wait_for = [&](uint64_t plans) {
+    for (int i = 0; i < 5000 && planner.plans_finished() < plans; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return planner.plans_finished() >= plans;
+  };
+  const std::vector<uint64_t> a = {8192, 4096, 16384}, b = {4096, 4096};
+  run(a);  // A's plan queued ahead
+  ASSERT_TRUE(wait_for(1));
+  run(b);  // mispredicted (A again was predicted): filed under B, B's plan queued ahead
+  ASSERT_TRUE(wait_for(2));
+  EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
+  run(a);  // A agrees and adopts; B, which followed A, is predicted next
+  ASSERT_EQ(l->phase(), ReplayPhase::kReplaying) << "switched to B, whose plan made ahead is done";
+  ASSERT_NE(adapter_.published, nullptr);
+  EXPECT_EQ(adapter_.published->problem.size(), b.size()) << "B's plan, adopted after one of B's iterations";
+  EXPECT_EQ(l->counters().plans_made.get(), 2u);
+}
+
 TEST_F(LearnerTest, ProfilesOfOtherStructuresAreFiledUnderTheirOwnVariant) {
   auto l = make(RequestIdentity::kSequence);
   const std::vector<std::pair<uint64_t, uint64_t>> a = {{0, 4096}}, b = {{0, 4096}, {0, 8192}};
