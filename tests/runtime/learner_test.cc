@@ -78,6 +78,21 @@ class LearnerTest : public ::testing::Test {
                     static_cast<uint32_t>(requests.size()));
   }
 
+  // One iteration of requests of these sizes, all live until its end.
+  void all_live_iteration(Learner& l, const Learner::Planning& planning, const std::vector<uint64_t>& sizes) {
+    uintptr_t address = 0x1000;
+    for (uint64_t size : sizes) l.record(0, size, 64, reinterpret_cast<const void*>(address += 0x1000));
+    for (uintptr_t a = 0x2000; a <= address; a += 0x1000) l.record_end(reinterpret_cast<const void*>(a), false);
+    l.end_iteration(false, planning, adapter_, static_cast<uint32_t>(sizes.size()));
+  }
+  // Waits up to 5 s for the planner thread to have finished `plans` jobs; returns how many it has.
+  static uint64_t wait_for_plans(const BackgroundPlanner& planner, uint64_t plans) {
+    for (int i = 0; i < 5000 && planner.plans_finished() < plans; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return planner.plans_finished();
+  }
+
   ReplayConfig config_;
   PlainTables tables_;
   NoBacking backing_;
@@ -213,10 +228,7 @@ TEST_F(LearnerTest, ThePlannerThreadGrowsTheSlabSoThatAdoptingOnlyPublishes) {
   EXPECT_EQ(l->phase(), ReplayPhase::kProfiling);
   EXPECT_EQ(adapter_.published, nullptr);
   // The planner thread plans and maps the slab, off the owner's boundary.
-  for (int i = 0; i < 5000 && planner.plans_finished() < 1; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_EQ(planner.plans_finished(), 1u);
+  ASSERT_EQ(wait_for_plans(planner, 1), 1u);
   EXPECT_GE(l->slab().mapped_bytes(), 500000u) << "grown by the planner thread before any boundary adopted";
   EXPECT_EQ(adapter_.published, nullptr);
   const size_t pages = l->slab().mapped_bytes() / os::page_size();
@@ -246,18 +258,8 @@ TEST_F(LearnerTest, APlanMadeAheadIsDroppedWhenTheNextIterationDiffers) {
   BackgroundPlanner planner(tables_, backing_);
   planner.ensure_started();
   const Learner::Planning planning{.tables = tables_, .backing = backing_, .planner = &planner};
-  auto run = [&](const std::vector<uint64_t>& sizes) {
-    uintptr_t address = 0x1000;
-    for (uint64_t size : sizes) l->record(0, size, 64, reinterpret_cast<const void*>(address += 0x1000));
-    for (uintptr_t a = 0x2000; a <= address; a += 0x1000) l->record_end(reinterpret_cast<const void*>(a), false);
-    l->end_iteration(false, planning, adapter_, static_cast<uint32_t>(sizes.size()));
-  };
-  auto wait_for = [&](uint64_t plans) {
-    for (int i = 0; i < 5000 && planner.plans_finished() < plans; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return planner.plans_finished() == plans;
-  };
+  auto run = [&](const std::vector<uint64_t>& sizes) { all_live_iteration(*l, planning, sizes); };
+  auto wait_for = [&](uint64_t plans) { return wait_for_plans(planner, plans) == plans; };
   const std::vector<uint64_t> a = {8192, 4096, 16384}, b = {4096, 4096};
   run(a);
   ASSERT_TRUE(wait_for(1));
@@ -345,18 +347,8 @@ TEST_F(LearnerTest, ASwitchToAPredictedVariantAdoptsItsPlanMadeAhead) {
   BackgroundPlanner planner(tables_, backing_);
   planner.ensure_started();
   const Learner::Planning planning{.tables = tables_, .backing = backing_, .planner = &planner};
-  auto run = [&](const std::vector<uint64_t>& sizes) {
-    uintptr_t address = 0x1000;
-    for (uint64_t size : sizes) l->record(0, size, 64, reinterpret_cast<const void*>(address += 0x1000));
-    for (uintptr_t a = 0x2000; a <= address; a += 0x1000) l->record_end(reinterpret_cast<const void*>(a), false);
-    l->end_iteration(false, planning, adapter_, static_cast<uint32_t>(sizes.size()));
-  };
-  auto wait_for = [&](uint64_t plans) {
-    for (int i = 0; i < 5000 && planner.plans_finished() < plans; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return planner.plans_finished() >= plans;
-  };
+  auto run = [&](const std::vector<uint64_t>& sizes) { all_live_iteration(*l, planning, sizes); };
+  auto wait_for = [&](uint64_t plans) { return wait_for_plans(planner, plans) >= plans; };
   const std::vector<uint64_t> a = {8192, 4096, 16384}, b = {4096, 4096};
   run(a);  // A's plan queued ahead
   ASSERT_TRUE(wait_for(1));
