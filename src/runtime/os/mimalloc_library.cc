@@ -50,13 +50,20 @@ MimallocLibrary open_mimalloc() {
 // otherwise: decommitting at once in every free made the drop-in's profiled
 // iterations fault ~200 times more.
 void collect_mimalloc(const MimallocApi& api) {
-  const long page_delay = api.option_get(mi_option_decommit_delay);
-  const long segment_delay = api.option_get(mi_option_segment_decommit_delay);
-  api.option_set(mi_option_decommit_delay, 0);
-  api.option_set(mi_option_segment_decommit_delay, 0);
+  const DecommitDelays delays = decommit_delays(api);
+  set_decommit_delays(api, {});
   api.collect(true);
-  api.option_set(mi_option_decommit_delay, page_delay);
-  api.option_set(mi_option_segment_decommit_delay, segment_delay);
+  set_decommit_delays(api, delays);
+}
+
+DecommitDelays decommit_delays(const MimallocApi& api) {
+  return {.page = api.option_get(mi_option_decommit_delay),
+          .segment = api.option_get(mi_option_segment_decommit_delay)};
+}
+
+void set_decommit_delays(const MimallocApi& api, DecommitDelays delays) {
+  api.option_set(mi_option_decommit_delay, delays.page);
+  api.option_set(mi_option_segment_decommit_delay, delays.segment);
 }
 
 #else
@@ -66,6 +73,8 @@ MimallocLibrary open_mimalloc() {
 }
 
 void collect_mimalloc(const MimallocApi&) {}
+DecommitDelays decommit_delays(const MimallocApi&) { return {}; }
+void set_decommit_delays(const MimallocApi&, DecommitDelays) {}
 
 #endif
 

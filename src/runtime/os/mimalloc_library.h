@@ -47,6 +47,16 @@ bool find_symbol(void* library, F& slot, const char* name) {
   return slot != nullptr;
 }
 
+// mimalloc's delays before it decommits free memory, in ms: pages' and
+// segments' (mi_option_decommit_delay, mi_option_segment_decommit_delay).
+// Process-wide options.
+struct DecommitDelays {
+  long page = 0;
+  long segment = 0;
+};
+DecommitDelays decommit_delays(const MimallocApi& api);
+void set_decommit_delays(const MimallocApi& api, DecommitDelays delays);
+
 // Returns the calling thread's free mimalloc memory to the OS now
 // (mi_collect(true), Note [Trimming mimalloc] in mimalloc_library.cc).
 // mimalloc collects only the calling thread's heap: memory that other

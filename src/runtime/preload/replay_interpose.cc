@@ -46,10 +46,6 @@
 #include <string>
 #include <vector>
 
-#ifdef MEMPLAN_MIMALLOC_SONAME
-#include <mimalloc.h>  // option names only: the functions are reached through backing.h
-#endif
-
 #include "memplan/replay.h"
 #include "preload/real_allocator.h"
 #include "runtime/preload/backing.h"
@@ -101,35 +97,24 @@ class DropInBacking final : public memplan::BackingAllocator {
   // collect (which restores the delays it found), only moves the window.
   static void open_purge_window() {
     if (!pre::g_use_mimalloc) return;
-    if (g_purge_marks_left.exchange(kPurgeWindowMarks, std::memory_order_relaxed) == 0) set_decommit_delays(0, 0);
+    if (g_purge_marks_left.exchange(kPurgeWindowMarks, std::memory_order_relaxed) == 0) {
+      memplan::runtime::os::set_decommit_delays(pre::g_mi, {});
+    }
   }
   static void count_purge_window_mark() {
     if (__builtin_expect(g_purge_marks_left.load(std::memory_order_relaxed) == 0, 1)) return;
-    if (g_purge_marks_left.fetch_sub(1, std::memory_order_relaxed) == 1)
-      set_decommit_delays(g_page_delay, g_segment_delay);
+    if (g_purge_marks_left.fetch_sub(1, std::memory_order_relaxed) == 1) {
+      memplan::runtime::os::set_decommit_delays(pre::g_mi, g_delays);
+    }
   }
   static void save_decommit_delays() {
-    if (!pre::g_use_mimalloc) return;
-#ifdef MEMPLAN_MIMALLOC_SONAME
-    g_page_delay = pre::g_mi.option_get(mi_option_decommit_delay);
-    g_segment_delay = pre::g_mi.option_get(mi_option_segment_decommit_delay);
-#endif
+    if (pre::g_use_mimalloc) g_delays = memplan::runtime::os::decommit_delays(pre::g_mi);
   }
 
  private:
   static constexpr int kPurgeWindowMarks = 2;
   static inline std::atomic<int> g_purge_marks_left{0};
-  static inline long g_page_delay = 0;
-  static inline long g_segment_delay = 0;
-  static void set_decommit_delays(long page, long segment) {
-#ifdef MEMPLAN_MIMALLOC_SONAME
-    pre::g_mi.option_set(mi_option_decommit_delay, page);
-    pre::g_mi.option_set(mi_option_segment_decommit_delay, segment);
-#else
-    (void)page;
-    (void)segment;
-#endif
-  }
+  static inline memplan::runtime::os::DecommitDelays g_delays;  // mimalloc's, outside the window
 };
 
 alignas(DropInBacking) unsigned char g_backing_storage[sizeof(DropInBacking)];
