@@ -24,8 +24,7 @@ StatusOr<PlanningResult> plan(const std::string& planner, const Problem& problem
   return result;
 }
 
-std::vector<ModelRun> run_models(const Snapshot& s, const DeviceAnalysis& d) {
-  const simulate::DeviceTrace trace = device_trace(d.window, *d.device);
+std::vector<ModelRun> run_models(const Snapshot& s, const simulate::DeviceTrace& trace) {
   const simulate::MemplanModelOptions memplan_options{.settings = s.settings};
   std::vector<ModelRun> runs;
   auto add = [&](std::string name, StatusOr<simulate::ModelResult> result) {
@@ -72,8 +71,10 @@ StatusOr<DeviceAnalysis> analyze_device(const Snapshot& s, const Device& device,
   if (!planned.ok()) return planned.status();
   d.planned = std::move(planned).value();
   d.iterations = find_iterations(s, device, d.window);
-  if (options.simulate) d.models = run_models(s, d);
+  const simulate::DeviceTrace trace = device_trace(d.window, device);
+  if (options.simulate) d.models = run_models(s, trace);
   if (Status status = plan_iterations(d, options.planner, name); !status.ok()) return status;
+  d.diagnosis = diagnose(s, d, trace, options.simulate);
   return d;
 }
 

@@ -74,12 +74,37 @@ Json ooms_json(const Window& w) {
   return ooms;
 }
 
+Json diagnosis_json(const Diagnosis& g, size_t rows) {
+  Json lines = Json::array();
+  for (size_t i = 0; i < g.live_by_line.size() && i < rows; ++i) {
+    const SourceLine& l = g.live_by_line[i];
+    lines.push_back({{"where", l.where}, {"bytes", l.bytes}, {"blocks", l.blocks}});
+  }
+  Json recommendations = Json::array();
+  for (const Recommendation& r : g.recommendations) {
+    recommendations.push_back({{"action", r.action},
+                               {"peak_reserved_bytes", r.peak_reserved_bytes},
+                               {"saving_bytes", r.saving_bytes},
+                               {"note", r.note}});
+  }
+  return {{"peak_reserved_bytes", g.peak_reserved_bytes},
+          {"live_at_peak_reserved_bytes", g.live_at_peak_reserved_bytes},
+          {"cached_at_peak_reserved_bytes", g.cached_at_peak_reserved_bytes},
+          {"peak_allocated_bytes", g.peak_allocated_bytes},
+          {"before_window_bytes", g.before_window_bytes},
+          {"live_by_line", lines},
+          {"caching_reserved_bytes", g.caching_reserved_bytes},
+          {"recommendations", recommendations},
+          {"hints", g.hints}};
+}
+
 Json device_json(const Snapshot& s, const DeviceAnalysis& d, const ReportJsonOptions& options) {
   const Window& w = d.window;
   Json j;
   j["device"] = d.device->device;
   j["events"] = d.device->events.size();
   j["blocks"] = w.blocks.size();
+  j["diagnosis"] = diagnosis_json(d.diagnosis, options.live_rows);
   j["recorded"] = recorded_json(w);
   j["load_bytes"] = d.load;
   j["planned"] = {{"arena_bytes", d.planned.plan->arena},

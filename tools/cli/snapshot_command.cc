@@ -64,10 +64,55 @@ std::string saving(uint64_t recorded, int64_t arena) {
   return text;
 }
 
+// "12.3%" of a whole; "" when the whole is 0.
+std::string share(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return text;
+}
+
+// The first lines of a device's report: where the peak went and what would
+// lower it (snapshot::Diagnosis).
+void print_diagnosis(const snapshot::DeviceAnalysis& r, const SnapshotArguments& args) {
+  const snapshot::Diagnosis& g = r.diagnosis;
+  std::printf("  peak reserved %s = %s of live tensors + %s cached or fragmented\n",
+              format_bytes(static_cast<int64_t>(g.peak_reserved_bytes)).c_str(),
+              format_bytes(static_cast<int64_t>(g.live_at_peak_reserved_bytes)).c_str(),
+              format_bytes(static_cast<int64_t>(g.cached_at_peak_reserved_bytes)).c_str());
+  std::printf("  live at the peak allocated (%s), by source line:\n",
+              format_bytes(static_cast<int64_t>(g.peak_allocated_bytes)).c_str());
+  TextTable lines({{"bytes", true}, {"share", true}, {"blocks", true}, {"allocated by", false}});
+  for (size_t i = 0; i < g.live_by_line.size() && i < static_cast<size_t>(args.top); ++i) {
+    const snapshot::SourceLine& l = g.live_by_line[i];
+    lines.add_row({format_bytes(static_cast<int64_t>(l.bytes)), share(l.bytes, g.peak_allocated_bytes),
+                   std::to_string(l.blocks), l.where});
+  }
+  lines.print(stdout);
+  if (g.caching_reserved_bytes > 0) {
+    if (g.recommendations.empty()) {
+      std::printf("  no setting tried reserves less than the caching allocator as recorded (%s) on this window\n",
+                  format_bytes(static_cast<int64_t>(g.caching_reserved_bytes)).c_str());
+    } else {
+      std::printf("  would reserve less on this window (replayed; the caching allocator as recorded: %s):\n",
+                  format_bytes(static_cast<int64_t>(g.caching_reserved_bytes)).c_str());
+      for (const snapshot::Recommendation& rec : g.recommendations) {
+        std::printf("    %-50s %11s, saves %s (%s)\n      %s\n", rec.action.c_str(),
+                    format_bytes(static_cast<int64_t>(rec.peak_reserved_bytes)).c_str(),
+                    format_bytes(rec.saving_bytes).c_str(),
+                    share(static_cast<uint64_t>(rec.saving_bytes), g.caching_reserved_bytes).c_str(), rec.note.c_str());
+      }
+    }
+  }
+  for (const std::string& hint : g.hints) std::printf("  hint: %s\n", hint.c_str());
+}
+
 void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, const SnapshotArguments& args) {
   const snapshot::Window& w = r.window;
   const snapshot::Device& d = *r.device;
   std::printf("\ndevice %d\n", d.device);
+  print_diagnosis(r, args);
+  std::printf("\n");
   std::printf("  events          %zu (%zu alloc, %zu free, %zu segment), %zu blocks\n", d.events.size(), w.alloc_events,
               w.free_events, w.segment_events, w.blocks.size());
   std::printf("  start           allocated %s, reserved %s\n", format_bytes(static_cast<int64_t>(w.start_allocated)).c_str(),
@@ -139,7 +184,8 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
   std::printf("    load          %s\n", bytes_text(static_cast<uint64_t>(r.load)).c_str());
   std::printf("    arena         %s, gap %s\n", bytes_text(static_cast<uint64_t>(r.planned.plan->arena)).c_str(),
               percent_gap(r.planned.plan->arena, r.load).c_str());
-  std::printf("    saving        %s\n", saving(w.peak_reserved.bytes, r.planned.plan->arena).c_str());
+  std::printf("    below peak    %s: a bound, not a setting (the plan knows the whole window in advance)\n",
+              saving(w.peak_reserved.bytes, r.planned.plan->arena).c_str());
   if (r.iterations.spans.empty()) {
     std::printf("  iterations: none found (no snapshot markers, ProfilerStep annotations or repeating allocs)\n");
   } else {
