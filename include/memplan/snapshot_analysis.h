@@ -99,6 +99,12 @@ struct DeviceAnalysis {
   Problem problem;  // the whole window (window_problem)
   int64_t load = 0;
   PlanningResult planned;  // plan of the whole window, validated
+  // Where the recorded allocator put each buffer of `problem`: its address,
+  // with the address ranges no block of the window touched left out (runs of
+  // overlapping blocks stacked in address order), validated; empty when the
+  // recorded addresses overlap for blocks live at once (an inconsistent file;
+  // the window's warnings say why) or are not aligned.
+  std::optional<Plan> recorded_layout;
   Iterations iterations;
   std::vector<IterationLoad> iteration_loads;  // every iteration's load
   std::optional<IterationLoad> worst;          // the largest load, with its arena

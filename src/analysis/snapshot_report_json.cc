@@ -11,9 +11,16 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The heap map's tick at an event (-1: the start of the window, tick 0).
+int64_t tick_at(const Window& w, int64_t event) {
+  return event < 0 ? 0 : w.tick_of_event[static_cast<size_t>(event)];
+}
+
 Json recorded_json(const Window& w) {
   return {{"peak_reserved_bytes", w.peak_reserved.bytes},   {"peak_allocated_bytes", w.peak_allocated.bytes},
           {"peak_reserved_event", w.peak_reserved.event},   {"peak_allocated_event", w.peak_allocated.event},
+          {"peak_reserved_tick", tick_at(w, w.peak_reserved.event)},
+          {"peak_allocated_tick", tick_at(w, w.peak_allocated.event)},
           {"start_reserved_bytes", w.start_reserved},       {"start_allocated_bytes", w.start_allocated},
           {"end_reserved_bytes", w.end_reserved},           {"end_allocated_bytes", w.end_allocated}};
 }

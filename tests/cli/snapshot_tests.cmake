@@ -62,3 +62,11 @@ memplan_cli_test(snapshot_reads_standard_input EXIT 0 ARGS snapshot - --device 0
 # --top limits the JSON's live_at_peak too (device 0 has 4 blocks live at its peak).
 memplan_cli_test(snapshot_top_limits_json_rows EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --json --top 1
   STDOUT "\"live_at_peak\": \\[\n +{\n +\"size_bytes\": 4194304,[^{]*}\n +\\],")
+# The page draws the recorded layout beside the plan, on one time axis (ticks).
+memplan_cli_test(snapshot_html_shows_the_recorded_layout EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --html layout.html
+  FILE layout.html FILE_REGEX "recorded layout \\(addresses, untouched ranges left out\\).*memplan plan \\(portfolio\\).*<h2>Recorded usage</h2>.*the heap maps' time axis.*tick 0</text>.*tick 24</text>")
+# Text and JSON name the tick of each peak event: one time base with the page.
+memplan_cli_test(snapshot_peaks_name_their_tick EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate
+  STDOUT "peak allocated +9437484 B \\(9.00 MiB\\) after event 6 \\(tick 5, \\+0.000 s\\)")
+memplan_cli_test(snapshot_json_peak_ticks EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --json
+  STDOUT "\"peak_allocated_event\": 6,\n +\"peak_reserved_tick\": 0,\n +\"peak_allocated_tick\": 5,")
