@@ -54,7 +54,7 @@
 #include <string_view>
 #include <vector>
 
-#include "memplan/allocator_model.h"
+#include "memplan/device_trace.h"
 #include "memplan/pickle.h"
 #include "memplan/problem.h"
 #include "memplan/status.h"
