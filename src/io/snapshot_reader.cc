@@ -1,6 +1,7 @@
 // snapshot_reader.cc — PyTorch memory snapshots (see snapshot.h): the pickle
 // tree to the snapshot model (read_snapshot, snapshot_from_pickle), and
-// Snapshot's own queries (find_device, describe_stack).
+// Snapshot::find_device. Attribution (describe_stack) is in
+// snapshot_attribution.cc.
 #include "memplan/snapshot.h"
 
 #include <algorithm>
@@ -38,16 +39,6 @@ const Device* Snapshot::find_device(int device) const {
 }
 
 namespace {
-
-std::string_view last_components(std::string_view path, int n) {
-  size_t cut = path.size();
-  for (int i = 0; i < n; ++i) {
-    const size_t slash = path.rfind('/', cut == 0 ? 0 : cut - 1);
-    if (slash == std::string_view::npos || cut == 0) return path;
-    cut = slash;
-  }
-  return path.substr(cut + 1);
-}
 
 // Converts the pickle tree, naming the field path in every error.
 class Converter {
@@ -433,32 +424,6 @@ class Converter {
 };
 
 }  // namespace
-
-std::string Snapshot::describe_stack(uint32_t stack) const {
-  if (stack >= stacks.size()) return "";
-  const std::vector<uint32_t>& s = stacks[stack];
-  auto is_python = [&](const Frame& f) {
-    const std::string& file = strings[f.filename];
-    return file.size() > 3 && file.compare(file.size() - 3, 3, ".py") == 0;
-  };
-  auto is_torch = [&](const Frame& f) {
-    const std::string& file = strings[f.filename];
-    return file.find("/torch/") != std::string::npos || file.find("/site-packages/") != std::string::npos;
-  };
-  const Frame* chosen = nullptr;
-  for (uint32_t id : s) {
-    if (is_python(frames[id]) && !is_torch(frames[id])) { chosen = &frames[id]; break; }
-  }
-  for (uint32_t id = 0; chosen == nullptr && id < s.size(); ++id) {
-    if (is_python(frames[s[id]])) chosen = &frames[s[id]];
-  }
-  for (uint32_t id = 0; chosen == nullptr && id < s.size(); ++id) {
-    if (frames[s[id]].line > 0) chosen = &frames[s[id]];
-  }
-  if (chosen == nullptr) return "";
-  return std::string(last_components(strings[chosen->filename], 2)) + ":" + std::to_string(chosen->line) + " " +
-         strings[chosen->name];
-}
 
 StatusOr<Snapshot> snapshot_from_pickle(const pickle::Document& document, std::string_view source) {
   return Converter(document, source).run();
