@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "io/snapshot_numbers.h"
+#include "memplan/units.h"
 
 namespace memplan::snapshot {
 
@@ -35,10 +36,141 @@ bool is_segment_event(Action a) {
          a == Action::kSegmentUnmap;
 }
 
+
+int64_t tick_after(const Window& w, int64_t event) {
+  return event < 0 ? 0 : w.tick_of_event[static_cast<size_t>(event)];
+}
+
+bool is_live_at(const WindowBlock& b, int64_t tick) { return b.alloc_tick <= tick && tick < b.free_tick; }
+
+// The segments held after `event` (-1: at the start), each with the
+// requested bytes of the blocks live then that lie in it.
+std::map<uint64_t, SegmentUse> held_after(const Window& w, const std::vector<Event>& events, int64_t event) {
+  std::map<uint64_t, SegmentUse> held;
+  for (const simulate::StartSegment& s : w.start_segments) {
+    held[s.address] = {.address = s.address, .size = s.size, .stream = s.stream, .small_pool = s.small_pool};
+  }
+  for (int64_t i = 0; i <= event; ++i) {
+    const Event& e = events[static_cast<size_t>(i)];
+    if (e.action == Action::kSegmentAlloc) {
+      held[e.address] = {.address = e.address, .size = e.size, .stream = e.stream,
+                         .small_pool = e.size == kSmallSegmentBytes};
+    } else if (e.action == Action::kSegmentFree) {
+      held.erase(e.address);
+    } else if (e.action == Action::kSegmentMap || e.action == Action::kSegmentUnmap) {
+      auto it = held.upper_bound(e.address);
+      if (it == held.begin()) {
+        if (e.action == Action::kSegmentMap) held[e.address] = {.address = e.address, .size = e.size, .stream = e.stream};
+        continue;
+      }
+      --it;
+      if (e.action == Action::kSegmentMap) it->second.size += e.size;
+      else it->second.size -= std::min(it->second.size, e.size);
+    }
+  }
+  const int64_t t = tick_after(w, event);
+  for (const WindowBlock& b : w.blocks) {
+    if (!is_live_at(b, t)) continue;
+    auto it = held.upper_bound(b.address);
+    if (it == held.begin()) continue;
+    --it;
+    if (b.address < it->second.address + it->second.size) it->second.allocated += b.size;
+  }
+  return held;
+}
+
+// Where the fragmentation table is taken: at the peak of reserved bytes,
+// unless that peak is a segment made (or pages mapped) for a request not yet
+// placed; then after the first alloc that lands in the new range before any
+// other segment event, so that the new segment is not counted free.
+int64_t fragmentation_event(const std::vector<Event>& events, int64_t peak) {
+  if (peak < 0) return peak;
+  const Event& grown = events[static_cast<size_t>(peak)];
+  if (grown.action != Action::kSegmentAlloc && grown.action != Action::kSegmentMap) return peak;
+  for (size_t i = static_cast<size_t>(peak) + 1; i < events.size(); ++i) {
+    const Event& e = events[i];
+    if (is_segment_event(e.action)) break;
+    if (e.action == Action::kAlloc && e.address < grown.address + grown.size &&
+        grown.address < e.address + std::max<uint64_t>(e.size, 1)) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return peak;
+}
+
+// The largest range of a held segment that no block live after `event`
+// covers (blocks take their requested size rounded to 512 bytes).
+uint64_t largest_free_block(const Window& w, const std::map<uint64_t, SegmentUse>& held, int64_t event) {
+  std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> taken;  // segment -> [begin, end) of live blocks
+  const int64_t t = tick_after(w, event);
+  for (const WindowBlock& b : w.blocks) {
+    if (!is_live_at(b, t)) continue;
+    auto it = held.upper_bound(b.address);
+    if (it == held.begin()) continue;
+    --it;
+    if (b.address < it->second.address + it->second.size) {
+      taken[it->first].emplace_back(b.address, b.address + round_block(std::max<uint64_t>(b.size, 1)));
+    }
+  }
+  uint64_t largest = 0;
+  for (const auto& [address, use] : held) {
+    std::vector<std::pair<uint64_t, uint64_t>>& ranges = taken[address];
+    std::sort(ranges.begin(), ranges.end());
+    uint64_t cursor = address;
+    const uint64_t end = address + use.size;
+    for (const auto& [begin, stop] : ranges) {
+      if (begin > cursor) largest = std::max(largest, std::min(begin, end) - cursor);
+      cursor = std::max(cursor, stop);
+    }
+    if (end > cursor) largest = std::max(largest, end - cursor);
+  }
+  return largest;
+}
+
+
+// Window::cautions: what this window cannot show, and how to record it.
+void add_cautions(const Snapshot& snapshot, const Device& device, Window& w) {
+  if (device.events.empty()) {
+    w.cautions.push_back(
+        "no trace events: the dump holds its segments only (memory history was not being recorded), so the "
+        "peaks, the plan and the models describe the dump-time state, not a run; record one with "
+        "torch.cuda.memory._record_memory_history(max_entries=100000) before the work, then "
+        "torch.cuda.memory._dump_snapshot(path)");
+    return;
+  }
+  uint64_t before = 0;
+  for (size_t i : w.live_at_peak) {
+    if (w.blocks[i].alloc_event < 0) before += w.blocks[i].size;
+  }
+  if (w.peak_allocated.bytes > 0 && before * 2 > w.peak_allocated.bytes) {
+    w.cautions.push_back(
+        std::to_string(before * 100 / w.peak_allocated.bytes) + "% of the peak allocated (" +
+        format_bytes(static_cast<int64_t>(before)) +
+        ") is held by blocks allocated before the window, whose frames were not recorded: to see who allocated "
+        "them, call torch.cuda.memory._record_memory_history(max_entries=100000) before building the model and "
+        "the optimizer (or raise max_entries so that the window reaches back to them)");
+  }
+  // A step's length from ProfilerStep annotations, when the file has them.
+  std::vector<int64_t> steps;
+  for (const Annotation& a : snapshot.annotations) {
+    if (a.start && a.device == device.device && a.name.starts_with("ProfilerStep#")) steps.push_back(a.time_us);
+  }
+  std::sort(steps.begin(), steps.end());
+  const int64_t span = device.events.back().time_us - device.events.front().time_us;
+  if (steps.size() >= 2 && steps.back() > steps.front() && span >= 0) {
+    const int64_t step = (steps.back() - steps.front()) / static_cast<int64_t>(steps.size() - 1);
+    if (span * 2 < step) {
+      w.cautions.push_back("the window spans " + format_milliseconds(static_cast<double>(span) / 1e6) +
+                           ", less than half of a step (" + format_milliseconds(static_cast<double>(step) / 1e6) +
+                           " between ProfilerStep annotations): the ring buffer kept part of a step only; raise "
+                           "torch.cuda.memory._record_memory_history(max_entries=...) so that it holds whole steps");
+    }
+  }
+}
+
 }  // namespace
 
 Window reconstruct_window(const Snapshot& snapshot, const Device& device) {
-  (void)snapshot;
   Window w;
   w.device = device.device;
   const std::vector<Event>& events = device.events;
@@ -274,7 +406,8 @@ Window reconstruct_window(const Snapshot& snapshot, const Device& device) {
       case Action::kSegmentUnmap: reserved = std::max<int64_t>(0, reserved - static_cast<int64_t>(e.size)); break;
       case Action::kOom: {
         OomEvent oom{.event = static_cast<int64_t>(i), .time_us = e.time_us, .requested = e.size,
-                     .device_free = e.address, .allocated = allocated, .reserved = static_cast<uint64_t>(reserved)};
+                     .device_free = e.address, .allocated = allocated, .reserved = static_cast<uint64_t>(reserved),
+                     .stack = e.stack};
         w.ooms.push_back(std::move(oom));
         break;
       }
@@ -305,46 +438,25 @@ Window reconstruct_window(const Snapshot& snapshot, const Device& device) {
     if (out.size() > limit) out.resize(limit);
     return out;
   };
-  auto tick_after = [&](int64_t event) { return event < 0 ? 0 : w.tick_of_event[static_cast<size_t>(event)]; };
-  w.live_at_peak = live_at(tick_after(w.peak_allocated.event), SIZE_MAX);
-  for (size_t k = 0; k < w.ooms.size() && k < 100; ++k) w.ooms[k].largest_live = live_at(tick_after(w.ooms[k].event), 10);
+  w.live_at_peak = live_at(tick_after(w, w.peak_allocated.event), SIZE_MAX);
+  for (size_t k = 0; k < w.ooms.size() && k < 100; ++k) {
+    w.ooms[k].largest_live = live_at(tick_after(w, w.ooms[k].event), 10);
+  }
 
-  // 5. Segments held at the peak of reserved bytes and what was allocated in each.
+  // 5. Segments held at the peak of reserved bytes (once the request that
+  //    needed the last one is placed) and what was allocated in each; at
+  //    each oom, the largest free block.
+  w.segments_at_peak_event = fragmentation_event(events, w.peak_reserved.event);
   {
-    std::map<uint64_t, SegmentUse> held;
-    for (const simulate::StartSegment& s : w.start_segments) {
-      held[s.address] = {.address = s.address, .size = s.size, .stream = s.stream, .small_pool = s.small_pool};
-    }
-    for (int64_t i = 0; i <= w.peak_reserved.event; ++i) {
-      const Event& e = events[static_cast<size_t>(i)];
-      if (e.action == Action::kSegmentAlloc) {
-        held[e.address] = {.address = e.address, .size = e.size, .stream = e.stream,
-                           .small_pool = e.size == kSmallSegmentBytes};
-      } else if (e.action == Action::kSegmentFree) {
-        held.erase(e.address);
-      } else if (e.action == Action::kSegmentMap || e.action == Action::kSegmentUnmap) {
-        auto it = held.upper_bound(e.address);
-        if (it == held.begin()) {
-          if (e.action == Action::kSegmentMap) held[e.address] = {.address = e.address, .size = e.size, .stream = e.stream};
-          continue;
-        }
-        --it;
-        if (e.action == Action::kSegmentMap) it->second.size += e.size;
-        else it->second.size -= std::min(it->second.size, e.size);
-      }
-    }
-    const int64_t t = tick_after(w.peak_reserved.event);
-    for (const WindowBlock& b : w.blocks) {
-      if (!(b.alloc_tick <= t && t < b.free_tick)) continue;
-      auto it = held.upper_bound(b.address);
-      if (it == held.begin()) continue;
-      --it;
-      if (b.address < it->second.address + it->second.size) it->second.allocated += b.size;
-    }
-    for (auto& [address, use] : held) {
+    const std::map<uint64_t, SegmentUse> held = held_after(w, events, w.segments_at_peak_event);
+    for (const auto& [address, use] : held) {
       if (use.size > 0) w.segments_at_peak.push_back(use);
     }
   }
+  for (size_t k = 0; k < w.ooms.size() && k < 100; ++k) {
+    w.ooms[k].largest_free_block = largest_free_block(w, held_after(w, events, w.ooms[k].event), w.ooms[k].event);
+  }
+  add_cautions(snapshot, device, w);
   warnings.emit(w.warnings);
   return w;
 }
