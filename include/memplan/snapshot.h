@@ -192,6 +192,11 @@ struct OomEvent {
   uint64_t allocated = 0;    // bytes allocated then
   uint64_t reserved = 0;     // bytes reserved then
   std::vector<size_t> largest_live;  // WindowBlock indices, largest first (at most 10)
+  uint32_t stack = 0;                // the failing request's frames (the oom event's own; 0: none recorded)
+  // The largest range of a segment held then that no live block covers
+  // (each block its requested size rounded to 512 B): a request larger than
+  // it needed a new segment. Set for the first 100 oom events.
+  uint64_t largest_free_block = 0;
 };
 
 // The most bytes allocated and reserved over a run of events.
@@ -211,11 +216,25 @@ struct Window {
   uint64_t end_allocated = 0, end_reserved = 0;
   Peak peak_allocated, peak_reserved;
   std::vector<size_t> live_at_peak;      // blocks live at peak_allocated, largest first
-  std::vector<SegmentUse> segments_at_peak;  // segments held at peak_reserved
+  // Segments held at peak_reserved and the bytes allocated in each, taken
+  // after segments_at_peak_event: the peak's own event, or, when the peak
+  // is a segment_alloc / segment_map (made for a request not yet placed),
+  // the first alloc after it that lands in the new range (before any other
+  // segment event), so that the new segment is not counted free. The
+  // allocated column adds up to the bytes allocated after that event
+  // (blocks outside every held segment aside).
+  std::vector<SegmentUse> segments_at_peak;
+  int64_t segments_at_peak_event = -1;
   std::vector<OomEvent> ooms;
   std::vector<UsageSample> usage;  // the recorded curves, at most kUsageSamples runs of equal length
   std::vector<simulate::StartSegment> start_segments;  // reconstructed start state
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings;  // inconsistencies in the data (named, counted)
+  // What this window cannot show, each with how to record what would (not
+  // inconsistencies): no trace events at all (a dump of segments only); more
+  // than half of the peak allocated held by blocks from before the window
+  // (who allocated them is unknown); a window shorter than half a step
+  // (ProfilerStep annotations give the step). Full sentences.
+  std::vector<std::string> cautions;
   size_t alloc_events = 0, free_events = 0, segment_events = 0;
 };
 

@@ -4,10 +4,9 @@
 # The link-time programs (tests.cmake) catch a call from the core into the
 # runtime, but not a core header that includes a runtime header: inline code
 # and types leak through it without an undefined symbol. This script
-# preprocesses every source of the core's layers (src/core, io, render,
-# planners, solver, planning, and solver/cbc, solver/sat when given) with the
-# compiler's include tree (-H) and fails naming the chain of includes from
-# the source to the first runtime header it reaches.
+# preprocesses every source of the core's layers with the compiler's include
+# tree (-H) and fails naming the chain of includes from the source to the
+# first runtime header it reaches.
 #
 # Runtime headers: the public headers whose code is the serving layer's
 # (memplan_runtime: the replay allocator, its configuration and statistics,
@@ -16,9 +15,10 @@
 # allocator), and every header under src/runtime, src/simulate, src/trace,
 # src/torch.
 #
-# Inputs: CXX (the compiler), SOURCE_DIR (the repository), INCLUDE_DIRS (a
-# ;-list of extra include folders: the generated report assets, LEMON, ...),
-# EXTRA_FOLDERS (a ;-list of further core folders under src/ to check).
+# Inputs: CXX (the compiler), SOURCE_DIR (the repository), SOURCES and
+# INCLUDE_DIRS (|-separated: the layers' sources as compiled, and their
+# include folders; without SOURCES, every .cc of src/core, io, render,
+# planners, solver and planning, with include/ and src/).
 cmake_minimum_required(VERSION 3.20)
 foreach(var CXX SOURCE_DIR)
   if(NOT DEFINED ${var})
@@ -31,15 +31,31 @@ set(runtime_headers replay.h replay_config.h replay_stats.h pool.h backing_alloc
 set(runtime_folders src/runtime src/simulate src/trace src/torch)
 
 set(flags -std=c++20 -E -H -o /dev/null -I${SOURCE_DIR}/include -I${SOURCE_DIR}/src)
-foreach(dir ${INCLUDE_DIRS})
-  list(APPEND flags -I${dir})
+string(REPLACE "|" ";" include_dirs "${INCLUDE_DIRS}")
+list(REMOVE_DUPLICATES include_dirs)
+foreach(dir ${include_dirs})
+  # The system folder stays where the compiler puts it (an -I for it would
+  # reorder libstdc++'s #include_next).
+  if(dir AND NOT dir STREQUAL "/usr/include" AND NOT dir STREQUAL "/usr/local/include")
+    list(APPEND flags -I${dir})
+  endif()
 endforeach()
 
 set(sources "")
-foreach(folder core io render planners solver planning ${EXTRA_FOLDERS})
-  file(GLOB found ${SOURCE_DIR}/src/${folder}/*.cc)
-  list(APPEND sources ${found})
-endforeach()
+if(DEFINED SOURCES AND NOT SOURCES STREQUAL "")
+  string(REPLACE "|" ";" listed "${SOURCES}")
+  foreach(source ${listed})
+    if(source MATCHES "\\.cc$")
+      list(APPEND sources ${source})
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES sources)
+else()
+  foreach(folder core io render planners solver planning)
+    file(GLOB found ${SOURCE_DIR}/src/${folder}/*.cc)
+    list(APPEND sources ${found})
+  endforeach()
+endif()
 list(LENGTH sources count)
 if(count LESS 20)
   message(FATAL_ERROR "core_headers.cmake: only ${count} core sources found under ${SOURCE_DIR}/src")
@@ -96,7 +112,7 @@ foreach(source ${sources})
     runtime_header("${path}" hit)
     if(hit)
       string(REPLACE ";" " -> " shown "${chain}")
-      list(APPEND failures "${rel} -> ${shown} (${hit} is the runtime's)")
+      list(APPEND failures "${rel} -> ${shown} (${hit} is above the core)")
       break()
     endif()
   endforeach()

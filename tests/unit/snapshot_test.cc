@@ -128,10 +128,12 @@ TEST(Snapshot, FindsPeaksAndWhatWasLiveThen) {
   EXPECT_EQ(w.blocks[w.live_at_peak[1]].size, 2 * MiB);
   EXPECT_EQ(w.blocks[w.live_at_peak[2]].size, 300u);
   EXPECT_EQ(s.describe_stack(w.blocks[w.live_at_peak[2]].stack), "me/train.py:11 forward");
-  // Fragmentation at the peak reserved: both segments, with what was allocated in each.
+  // Fragmentation at the peak reserved (the small segment's segment_alloc),
+  // taken once the 300 B block that needed the segment is placed in it.
   ASSERT_EQ(w.segments_at_peak.size(), 2u);
+  EXPECT_EQ(w.segments_at_peak_event, 4);
   EXPECT_EQ(w.segments_at_peak[0].allocated, 6 * MiB);
-  EXPECT_EQ(w.segments_at_peak[1].allocated, 0u);
+  EXPECT_EQ(w.segments_at_peak[1].allocated, 300u);
   EXPECT_TRUE(w.segments_at_peak[1].small_pool);
 }
 
@@ -433,6 +435,117 @@ TEST(Snapshot, UnknownLineNumbersAreZero) {
   StatusOr<Snapshot> s = parse_snapshot(bytes);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->frames[s->stacks[s->devices[0].events[0].stack][0]].line, 0);
+}
+
+// A 20 MiB segment at kA holds 8 MiB from before the window; the window
+// places 10 MiB in it, makes a second 20 MiB segment at kC (the peak
+// reserved), places 1 MiB in kA and then the 15 MiB block that needed kC.
+SnapshotBuilder segment_for_a_request() {
+  constexpr uint64_t kC = kA + 0x100000000;
+  SnapshotBuilder b;
+  b.segment(0, kA, 20 * MiB, false,
+            {{.address = kA, .size = 8 * MiB, .requested = 8 * MiB, .state = "active_allocated"},
+             {.address = kA + 8 * MiB, .size = 10 * MiB, .requested = 10 * MiB, .state = "active_allocated"},
+             {.address = kA + 18 * MiB, .size = 1 * MiB, .requested = 1 * MiB, .state = "active_allocated"},
+             {.address = kA + 19 * MiB, .size = 1 * MiB, .state = "inactive"}});
+  b.segment(0, kC, 20 * MiB, false,
+            {{.address = kC, .size = 15 * MiB, .requested = 15 * MiB, .state = "active_allocated"},
+             {.address = kC + 15 * MiB, .size = 5 * MiB, .state = "inactive"}});
+  b.event(0, "alloc", kA + 8 * MiB, 10 * MiB, user_stack(20));
+  b.event(0, "segment_alloc", kC, 20 * MiB);
+  b.event(0, "alloc", kA + 18 * MiB, 1 * MiB, user_stack(21));
+  b.event(0, "alloc", kC, 15 * MiB, user_stack(22));
+  return b;
+}
+
+TEST(Snapshot, FragmentationIsTakenAfterTheAllocationThatNeededTheSegment) {
+  const Snapshot s = parse_ok(segment_for_a_request());
+  const Window w = reconstruct_window(s, s.devices[0]);
+  ASSERT_TRUE(w.warnings.empty()) << w.warnings.front();
+  EXPECT_EQ(w.peak_reserved.bytes, 40 * MiB);
+  EXPECT_EQ(w.peak_reserved.event, 1);
+  // Not at the segment_alloc (which showed the new segment entirely free),
+  // nor at the 1 MiB alloc that lands in the old segment.
+  EXPECT_EQ(w.segments_at_peak_event, 3);
+  ASSERT_EQ(w.segments_at_peak.size(), 2u);
+  EXPECT_EQ(w.segments_at_peak[0].allocated, 19 * MiB);
+  EXPECT_EQ(w.segments_at_peak[1].allocated, 15 * MiB);
+  // The table adds up with what was allocated then: 8 + 10 + 1 + 15 MiB.
+  uint64_t allocated = 0;
+  for (const SegmentUse& u : w.segments_at_peak) allocated += u.allocated;
+  EXPECT_EQ(allocated, 34 * MiB);
+  EXPECT_EQ(w.peak_allocated.bytes, 34 * MiB);
+}
+
+TEST(Snapshot, OomNamesTheFailingRequestAndTheLargestFreeBlock) {
+  SnapshotBuilder b;
+  b.segment(0, kA, 20 * MiB, false,
+            {{.address = kA, .size = 4 * MiB, .requested = 4 * MiB, .state = "active_allocated"},
+             {.address = kA + 4 * MiB, .size = 2 * MiB, .requested = 2 * MiB, .state = "active_allocated"},
+             {.address = kA + 6 * MiB, .size = 4 * MiB, .state = "inactive"},
+             {.address = kA + 10 * MiB, .size = 3 * MiB, .requested = 3 * MiB, .state = "active_allocated"},
+             {.address = kA + 13 * MiB, .size = 7 * MiB, .state = "inactive"}});
+  b.event(0, "alloc", kA + 4 * MiB, 2 * MiB, user_stack(30));
+  b.event(0, "alloc", kA + 10 * MiB, 3 * MiB, user_stack(31));
+  b.event(0, "oom", 1 * MiB, 16 * MiB, user_stack(33));
+  const Snapshot s = parse_ok(b);
+  const Window w = reconstruct_window(s, s.devices[0]);
+  ASSERT_EQ(w.ooms.size(), 1u);
+  EXPECT_EQ(s.describe_stack(w.ooms[0].stack), "me/train.py:33 forward");
+  // Free then: [6, 10) and [13, 20) MiB of the segment.
+  EXPECT_EQ(w.ooms[0].largest_free_block, 7 * MiB);
+}
+
+bool has_caution(const Window& w, const std::string& part) {
+  for (const std::string& c : w.cautions) {
+    if (c.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Snapshot, CautionsWhenTheDumpHasNoTraceEvents) {
+  SnapshotBuilder b;
+  b.segment(0, kA, 20 * MiB, false,
+            {{.address = kA, .size = 4 * MiB, .requested = 4 * MiB, .state = "active_allocated"},
+             {.address = kA + 4 * MiB, .size = 16 * MiB, .state = "inactive"}});
+  const Snapshot s = parse_ok(b);
+  ASSERT_EQ(s.devices.size(), 1u);
+  const Window w = reconstruct_window(s, s.devices[0]);
+  ASSERT_EQ(w.cautions.size(), 1u);
+  EXPECT_TRUE(has_caution(w, "no trace events")) << w.cautions[0];
+  EXPECT_TRUE(has_caution(w, "torch.cuda.memory._record_memory_history(")) << w.cautions[0];
+}
+
+TEST(Snapshot, CautionsWhenMostOfThePeakPredatesTheWindow) {
+  // hand_made_window: 4 MiB of the 6 MiB + 300 B peak was allocated before it.
+  const Snapshot before = parse_ok(hand_made_window());
+  const Window w = reconstruct_window(before, before.devices[0]);
+  ASSERT_TRUE(has_caution(w, "before building the model"));
+  EXPECT_TRUE(has_caution(w, "66% of the peak allocated (4.00 MiB)")) << w.cautions[0];
+  // segment_for_a_request: 8 MiB of 34 MiB: no caution.
+  const Snapshot within = parse_ok(segment_for_a_request());
+  EXPECT_TRUE(reconstruct_window(within, within.devices[0]).cautions.empty());
+}
+
+TEST(Snapshot, CautionsWhenTheWindowIsShorterThanAStep) {
+  auto stepped = [](int64_t first_us, int64_t last_us) {
+    SnapshotBuilder b;
+    b.newer = true;
+    for (int step = 1; step <= 3; ++step) {
+      b.annotations.push_back(PyDict{{"stage", "START"}, {"name", "ProfilerStep#" + std::to_string(step)},
+                                     {"device", 0}, {"time_us", int64_t{1000000} * step}});
+    }
+    b.segment(0, kA, 20 * MiB, false, {{.address = kA, .size = 20 * MiB, .state = "inactive"}});
+    b.event(0, "alloc", kA, 1 * MiB, user_stack(40), 0, first_us);
+    b.event(0, "free_completed", kA, 1 * MiB, {}, 0, last_us);
+    return parse_ok(b);
+  };
+  // Steps of 1 s; a window of 100 us.
+  const Snapshot part = stepped(1500000, 1500100);
+  const Window short_window = reconstruct_window(part, part.devices[0]);
+  EXPECT_TRUE(has_caution(short_window, "less than half of a step"));
+  const Snapshot whole = stepped(1000000, 3000000);
+  EXPECT_FALSE(has_caution(reconstruct_window(whole, whole.devices[0]), "less than half of a step"));
 }
 
 }  // namespace
