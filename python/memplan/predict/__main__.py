@@ -1,0 +1,112 @@
+"""python3 -m memplan.predict [options] SCRIPT ARGS — run a script written for
+a GPU, unchanged, on the meta device and predict its GPU memory.
+
+Options: --capacity BYTES (say whether it fits and the headroom), --json
+(one JSON object on stdout), --output FILE (write the predicted snapshot),
+--steps N (stop after N iterations; an iteration ends at each
+optimizer.step()), --device cuda:N. Exit status: 0 success (fits or no
+capacity), 2 does not fit the capacity, 1 the script cannot be predicted
+(the message names the operator and the script's line) or failed.
+"""
+import argparse
+import json
+import os
+import runpy
+import sys
+import warnings
+
+
+class _StopAfterSteps(BaseException):
+    """Ends the script after --steps iterations (a BaseException, so that the
+    script's own `except Exception` does not catch it)."""
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(prog="python3 -m memplan.predict",
+                                     description="Predict a PyTorch script's GPU memory without a GPU.")
+    parser.add_argument("--capacity", help="the GPU's memory, e.g. 24GiB: fits or not, and the headroom")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--output", help="write the predicted CUDA memory snapshot (a pickle) here")
+    parser.add_argument("--steps", type=int, help="stop after N iterations (optimizer.step() calls)")
+    parser.add_argument("--device", default="cuda", help="the CUDA device the script is predicted for")
+    parser.add_argument("script", help="the Python script, run as __main__")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
+    options = parser.parse_args(argv)
+    if options.steps is not None and options.steps < 1:
+        parser.error("--steps: expected a positive number")
+    return options
+
+
+def _run_script(options, rec):
+    def stop(iterations):
+        if options.steps is not None and iterations >= options.steps:
+            raise _StopAfterSteps()
+    rec.on_step = stop
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [options.script] + options.args
+    sys.path.insert(0, os.path.dirname(os.path.abspath(options.script)))
+    try:
+        runpy.run_path(options.script, run_name="__main__")
+    except _StopAfterSteps:
+        pass
+    except SystemExit as exit:
+        if exit.code not in (0, None):
+            raise
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _gib(n):
+    return f"{n / (1 << 30):.3f} GiB ({n:,} bytes)"
+
+
+def _print_text(options, summary):
+    print(f"memplan predict: {options.script}: {summary['operators']} operators, "
+          f"{summary['iterations']} iterations marked")
+    for d in summary["devices"]:
+        print(f"cuda:{d['device']}: peak allocated   {_gib(d['peak_allocated_bytes'])}")
+        print(f"        peak reserved    {_gib(d['peak_reserved_bytes'])} (caching allocator)")
+        print(f"                         {_gib(d['expandable_segments_peak_reserved_bytes'])} (expandable segments)")
+        print(f"        memplan plan     {_gib(d['arena_bytes'])} (arena)")
+        if "fits" in d:
+            verdict = "fits" if d["fits"] else "does NOT fit"
+            print(f"        capacity {_gib(d['capacity_bytes'])}: {verdict}, headroom {d['headroom_bytes']:,} bytes")
+    if not summary["devices"]:
+        print("cuda: nothing allocated on the device")
+    print(f"host: peak {_gib(summary['host_peak_bytes'])} (not on the GPU)")
+    if summary["placeholder_reads"]:
+        print(f"note: values are not computed: {summary['placeholder_reads']} reads of tensor values returned "
+              f"placeholders")
+
+
+def main(argv=None):
+    options = _arguments(sys.argv[1:] if argv is None else argv)
+    from .recorder import PredictionError
+    from .recording import parse_bytes, recording
+    try:
+        capacity = None if options.capacity is None else parse_bytes(options.capacity)
+    except ValueError as error:
+        print(f"memplan predict: {error}", file=sys.stderr)
+        return 1
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="memplan.predict: values are not computed")
+            with recording(device=options.device) as rec:
+                _run_script(options, rec)
+    except PredictionError as error:
+        print(f"memplan predict: cannot predict {options.script}: {error}", file=sys.stderr)
+        return 1
+    if options.output:
+        rec.snapshot(options.output)
+    summary = rec.summary(capacity=capacity)
+    summary["script"] = options.script
+    summary["snapshot"] = options.output
+    if options.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        _print_text(options, summary)
+    return 2 if any(d.get("fits") is False for d in summary["devices"]) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
