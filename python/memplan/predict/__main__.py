@@ -9,6 +9,7 @@ capacity), 2 does not fit the capacity, 1 the script cannot be predicted
 (the message names the operator and the script's line) or failed.
 """
 import argparse
+import contextlib
 import json
 import os
 import runpy
@@ -57,7 +58,13 @@ def _run_script(options, rec):
 
 
 def _gib(n):
-    return f"{n / (1 << 30):.3f} GiB ({n:,} bytes)"
+    """Bytes for people: the largest binary unit that keeps the number >= 1."""
+    value, unit = float(n), "B"
+    for name in ("KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024:
+            break
+        value, unit = value / 1024, name
+    return f"{value:.2f} {unit} ({n:,} bytes)" if unit != "B" else f"{n:,} bytes"
 
 
 def _print_text(options, summary):
@@ -70,7 +77,7 @@ def _print_text(options, summary):
         print(f"        memplan plan     {_gib(d['arena_bytes'])} (arena)")
         if "fits" in d:
             verdict = "fits" if d["fits"] else "does NOT fit"
-            print(f"        capacity {_gib(d['capacity_bytes'])}: {verdict}, headroom {d['headroom_bytes']:,} bytes")
+            print(f"        capacity {_gib(d['capacity_bytes'])}: {verdict}, headroom {_gib(d['headroom_bytes'])}")
     if not summary["devices"]:
         print("cuda: nothing allocated on the device")
     print(f"host: peak {_gib(summary['host_peak_bytes'])} (not on the GPU)")
@@ -91,7 +98,9 @@ def main(argv=None):
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="memplan.predict: values are not computed")
-            with recording(device=options.device) as rec:
+            # With --json, stdout is the JSON object alone: the script prints to stderr.
+            output = contextlib.redirect_stdout(sys.stderr) if options.json else contextlib.nullcontext()
+            with output, recording(device=options.device) as rec:
                 _run_script(options, rec)
     except PredictionError as error:
         print(f"memplan predict: cannot predict {options.script}: {error}", file=sys.stderr)
