@@ -35,6 +35,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 _DATA_DEPENDENT = {"nonzero", "unique", "_unique", "_unique2", "unique_dim", "unique_consecutive",
                    "unique_dim_consecutive", "masked_select", "bincount", "repeat_interleave", "histc"}
 
+# Indexing operators whose output size depends on a boolean mask's values.
+_MASKED = {"index", "index_put", "index_put_", "_index_put_impl_"}
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 
@@ -204,8 +207,9 @@ class Recorder(TorchDispatchMode):
             # .item(), float(t), bool(t), int(t): a meta tensor has no value.
             self.placeholder_reads += 1
             return _placeholder(first.dtype)
-        if name in _DATA_DEPENDENT:
-            raise PredictionError(f"{func}: its output size depends on the input's values, which a meta-device "
+        if name in _DATA_DEPENDENT or (name in _MASKED and _has_mask(args)):
+            what = f"{func} with a boolean mask" if name in _MASKED else str(func)
+            raise PredictionError(f"{what}: its output size depends on the input's values, which a meta-device "
                                   f"recording does not compute (at {_where()})")
         try:
             out = func(*args, **kwargs)
@@ -221,6 +225,11 @@ class Recorder(TorchDispatchMode):
         if self.on_operator is not None:
             self.on_operator(name)
         return out
+
+
+def _has_mask(args):
+    indices = args[1] if len(args) > 1 and isinstance(args[1], (list, tuple)) else ()
+    return any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in indices)
 
 
 def _placeholder(dtype):
