@@ -1,101 +1,91 @@
-// snapshot_binding.cc — PyTorch CUDA memory snapshots from Python:
-// memplan.read_snapshot(path) reads a file written by
-// torch.cuda.memory._dump_snapshot as plain data (snapshot.h; a pickle that
-// would run code is refused), and memplan.snapshot_problem(snapshot) (in
-// memplan/__init__.py) takes a live torch.cuda.memory._snapshot() dict,
-// pickles it with Python's pickle and reads those bytes the same way.
+// snapshot_binding.cc — PyTorch CUDA memory snapshots from Python, over the
+// library's one call (snapshot_analysis.h): memplan.analyze_snapshot(path)
+// returns the document of `memplan snapshot --json` as a dict, with each
+// device's window and iterations as memplan.Problem objects added;
+// memplan.read_snapshot is the same without the allocator models. A pickle
+// that would run code is refused (snapshot.h). memplan.snapshot_problem (in
+// memplan/__init__.py) pickles a live torch.cuda.memory._snapshot() dict and
+// reads those bytes here.
+#include <filesystem>
+
 #include "bindings.h"
 #include "errors.h"
-#include "memplan/bounds.h"
-#include "memplan/snapshot.h"
+#include "memplan/snapshot_analysis.h"
 
 namespace memplan::python {
 namespace {
 
-// One device as a dict (the fields of `memplan snapshot --json` that need no
-// planning, plus the window's problem and the iterations' spans).
-py::dict device_dict(const snapshot::Snapshot& s, const snapshot::Device& device) {
-  const snapshot::Window w = snapshot::reconstruct_window(s, device);
-  Problem problem = snapshot::window_problem(w);
-  const snapshot::Iterations its = snapshot::find_iterations(s, device, w);
-  py::dict d;
-  d["device"] = device.device;
-  d["events"] = device.events.size();
-  d["blocks"] = w.blocks.size();
-  py::dict recorded;
-  recorded["peak_reserved_bytes"] = w.peak_reserved.bytes;
-  recorded["peak_allocated_bytes"] = w.peak_allocated.bytes;
-  recorded["peak_reserved_event"] = w.peak_reserved.event;
-  recorded["peak_allocated_event"] = w.peak_allocated.event;
-  recorded["start_reserved_bytes"] = w.start_reserved;
-  recorded["start_allocated_bytes"] = w.start_allocated;
-  recorded["end_reserved_bytes"] = w.end_reserved;
-  recorded["end_allocated_bytes"] = w.end_allocated;
-  d["recorded"] = recorded;
-  d["load_bytes"] = load(problem);
-  py::list live;
-  for (size_t i = 0; i < w.live_at_peak.size() && i < 25; ++i) {
-    const snapshot::WindowBlock& b = w.blocks[w.live_at_peak[i]];
-    py::dict block;
-    block["size_bytes"] = b.size;
-    block["address"] = b.address;
-    block["stream"] = b.stream;
-    block["allocated_by"] = s.describe_stack(b.stack);
-    block["alloc_event"] = b.alloc_event;
-    live.append(block);
+// The report as a dict: report_json's document (fields named once, in the
+// library), plus what JSON cannot carry: the problems.
+py::dict report_dict(const snapshot::SnapshotReport& report) {
+  py::dict out = py::module_::import("json").attr("loads")(snapshot::report_json(report, {.indent = -1}));
+  py::list devices = out["devices"];
+  for (size_t k = 0; k < report.devices.size(); ++k) {
+    const snapshot::DeviceAnalysis& d = report.devices[k];
+    py::dict device = devices[k];
+    device["problem"] = py::cast(d.problem);
+    py::list iteration_problems;
+    for (const snapshot::Iteration& span : d.iterations.spans) {
+      iteration_problems.append(py::cast(snapshot::iteration_problem(d.window, span)));
+    }
+    device["iteration_problems"] = iteration_problems;
   }
-  d["live_at_peak"] = live;
-  py::list spans;
-  for (const snapshot::Iteration& span : its.spans) spans.append(py::make_tuple(span.first_event, span.end_event));
-  d["iterations"] = spans;
-  d["iterations_found_by"] = its.found_by;
-  py::list iteration_problems;
-  for (const snapshot::Iteration& span : its.spans) iteration_problems.append(py::cast(snapshot::iteration_problem(w, span)));
-  d["iteration_problems"] = iteration_problems;
-  d["warnings"] = w.warnings;
-  d["problem"] = py::cast(std::move(problem));
-  return d;
-}
-
-py::dict snapshot_dict(const snapshot::Snapshot& s, py::object device) {
-  py::dict out;
-  out["format"] = s.newer_format ? "newer" : "older";
-  out["alloc_conf"] = s.alloc_conf;
-  out["warnings"] = s.warnings;
-  py::list devices;
-  const std::optional<int64_t> only =
-      device.is_none() ? std::nullopt : std::optional<int64_t>(int64_from(device, "device"));
-  for (const snapshot::Device& d : s.devices) {
-    if (!only || d.device == *only) devices.append(device_dict(s, d));
-  }
-  if (only && devices.empty()) raise_input_error("device " + std::to_string(*only) + ": not in the snapshot");
-  out["devices"] = devices;
   return out;
 }
+
+snapshot::AnalysisOptions options_from(py::handle device, std::string_view planner, bool simulate) {
+  return {.device = device.is_none() ? -1 : static_cast<int>(int64_from(device, "device")),
+          .planner = std::string(planner),
+          .simulate = simulate};
+}
+
+// str, bytes or os.PathLike, as the path the library reads.
+std::string path_from(py::handle path) {
+  return py::str(py::module_::import("os").attr("fsdecode")(path)).cast<std::string>();
+}
+
+// Unknown planners are NotFound (UnknownPlannerError); a missing file is an
+// IoError (FileError); the rest is about the input (InputError).
+py::dict analyse(const std::string& path, const snapshot::AnalysisOptions& options) {
+  return report_dict(value_or_raise(snapshot::analyze_snapshot(path, options), ErrorSource::kPlanner));
+}
+
+constexpr const char* kAnalyzeDoc =
+    "Analyses a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot) as `memplan snapshot\n"
+    "--json` does, in one library call: the file is read as plain data (a pickle that would import or\n"
+    "call code is refused: InputError naming the opcode and offset), each device's window is\n"
+    "reconstructed, planned and replayed through the allocator models. Returns the JSON document as a\n"
+    "dict ({'snapshot', 'format', 'alloc_conf', 'devices': [{'device', 'recorded', 'load_bytes',\n"
+    "'planned', 'iterations', 'simulated', 'live_at_peak', 'ooms', 'warnings', ...}], 'warnings'};\n"
+    "docs/snapshots.md lists every field), with each device's 'problem' (memplan.Problem of the\n"
+    "window) and 'iteration_problems' added. `path`: str, bytes or os.PathLike; `device`: one device\n"
+    "(default: every device); `planner`: for the window and the worst iteration; `simulate`: run the\n"
+    "allocator models.";
 
 }  // namespace
 
 void bind_snapshot(py::module_& m) {
   m.def(
-      "read_snapshot",
-      [](const std::string& path, py::object device) {
-        return snapshot_dict(value_or_raise(snapshot::read_snapshot(path), ErrorSource::kFile), device);
+      "analyze_snapshot",
+      [](py::object path, py::object device, const std::string& planner, bool simulate) {
+        return analyse(path_from(path), options_from(device, planner, simulate));
       },
+      py::arg("path"), py::arg("device") = py::none(), py::kw_only(), py::arg("planner") = std::string(kDefaultPlanner),
+      py::arg("simulate") = true, kAnalyzeDoc);
+  m.def(
+      "read_snapshot",
+      [](py::object path, py::object device) { return analyse(path_from(path), options_from(device, kDefaultPlanner, false)); },
       py::arg("path"), py::arg("device") = py::none(),
-      "Reads a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot) as plain data: a\n"
-      "pickle that would import or call code is refused (InputError naming the opcode and offset).\n"
-      "Returns {'format', 'alloc_conf', 'warnings', 'devices': [{'device', 'events', 'blocks',\n"
-      "'recorded': {'peak_reserved_bytes', 'peak_allocated_bytes', ...}, 'load_bytes', 'problem'\n"
-      "(memplan.Problem of the window), 'iterations' [(first_event, end_event)], 'iterations_found_by',\n"
-      "'iteration_problems', 'live_at_peak' [{'size_bytes', 'address', 'stream', 'allocated_by',\n"
-      "'alloc_event'}], 'warnings'}]}, every device unless `device` names one. docs/snapshots.md.");
+      "analyze_snapshot(path, device, simulate=False): the same report without the allocator models.");
   m.def(
       "_snapshot_from_pickle_bytes",
       [](py::bytes data, py::object device, const std::string& source) {
         const std::string bytes = data;
         pickle::Document document = value_or_raise(
             pickle::parse_pickle({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, source));
-        return snapshot_dict(value_or_raise(snapshot::snapshot_from_pickle(document, source)), device);
+        snapshot::Snapshot s = value_or_raise(snapshot::snapshot_from_pickle(document, source));
+        return report_dict(value_or_raise(snapshot::analyze_snapshot(std::move(s), source, options_from(device, kDefaultPlanner, false)),
+                                          ErrorSource::kPlanner));
       },
       py::arg("data"), py::arg("device") = py::none(), py::arg("source") = "<snapshot>",
       "read_snapshot for the bytes of a pickle (memplan.snapshot_problem pickles a live snapshot).");

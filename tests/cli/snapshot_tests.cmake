@@ -55,3 +55,10 @@ memplan_cli_test(snapshot_html_to_stdout_alone EXIT 0 ARGS snapshot ${snapshot_t
   STDOUT "^<!DOCTYPE html>")
 memplan_cli_test(snapshot_html_stdout_and_json_conflict EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --json --html -
   STDERR "--html - and --json both write to standard output")
+
+# Standard input, as every file argument takes it; the same report as the file's.
+memplan_cli_test(snapshot_reads_standard_input EXIT 0 ARGS snapshot - --device 0 --no-simulate STDIN ${snapshot_training}
+  STDOUT "snapshot  - \\(.*older format.*peak allocated +9437484 B \\(9.00 MiB\\) after event 6.*load +9437696 B")
+# --top limits the JSON's live_at_peak too (device 0 has 4 blocks live at its peak).
+memplan_cli_test(snapshot_top_limits_json_rows EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --json --top 1
+  STDOUT "\"live_at_peak\": \\[\n +{\n +\"size_bytes\": 4194304,[^{]*}\n +\\],")

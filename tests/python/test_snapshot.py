@@ -48,7 +48,7 @@ def test_read_snapshot_matches_the_cli(training, cli):
         assert got["load_bytes"] == want["load_bytes"]
         assert len(got["problem"].buffers) == want["planned"]["buffers"]
     d0 = s["devices"][0]
-    assert d0["iterations_found_by"] == "repetition" and len(d0["iterations"]) == 3
+    assert d0["iterations"]["found_by"] == "repetition" and len(d0["iterations"]["spans"]) == 3
     assert len(d0["iteration_problems"]) == 3
     assert d0["live_at_peak"][0]["allocated_by"] == "me/train.py:7 forward"
     assert memplan.plan(d0["problem"]).arena == d0["load_bytes"]
@@ -56,7 +56,7 @@ def test_read_snapshot_matches_the_cli(training, cli):
 
 def test_read_snapshot_one_device(training):
     assert [d["device"] for d in memplan.read_snapshot(training, device=1)["devices"]] == [1]
-    with pytest.raises(memplan.InputError, match="device 7: not in the snapshot"):
+    with pytest.raises(memplan.InputError, match=r"no device 7 \(devices: 0, 1\)"):
         memplan.read_snapshot(training, device=7)
 
 
@@ -81,3 +81,36 @@ def test_code_is_refused(tmp_path):
 def test_missing_file_is_a_file_error(tmp_path):
     with pytest.raises(memplan.FileError, match="cannot open"):
         memplan.read_snapshot(str(tmp_path / "none.pickle"))
+
+
+def without_timings(document):
+    """A report without what differs run to run (times) or cannot be JSON (problems)."""
+    document = {k: v for k, v in document.items() if k not in ("read_seconds", "seconds", "snapshot")}
+    document["devices"] = [{k: v for k, v in d.items() if k not in ("problem", "iteration_problems")}
+                           for d in document["devices"]]
+    return document
+
+
+def test_analyze_snapshot_is_the_cli_report(training, cli):
+    """One library call behind both: every field the CLI prints, the module returns."""
+    got = memplan.analyze_snapshot(training)
+    want = json.loads(cli("snapshot", training, "--json", "--top", "25", expect=0).stdout)
+    assert without_timings(got) == without_timings(want)
+    assert got["devices"][0]["simulated"]["caching"]["peak_reserved_bytes"] == 22 * MiB
+
+
+def test_analyze_snapshot_takes_a_path_object(training):
+    import pathlib
+
+    report = memplan.analyze_snapshot(pathlib.Path(training), device=0, simulate=False)
+    assert [d["device"] for d in report["devices"]] == [0] and "simulated" not in report["devices"][0]
+
+
+def test_a_directory_is_named_as_one(tmp_path):
+    with pytest.raises(memplan.InputError, match="is a directory, not a snapshot"):
+        memplan.analyze_snapshot(tmp_path)
+
+
+def test_unknown_planner_is_named(training):
+    with pytest.raises(memplan.UnknownPlannerError, match="unknown planner 'nope'"):
+        memplan.analyze_snapshot(training, planner="nope")

@@ -3,13 +3,10 @@
 // allocated it, fragmentation, out-of-memory events) and what a plan of its
 // window would need (load, planned arena, saving against what was reserved),
 // per device; as text, JSON, or the interactive HTML report.
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "exit_codes.h"
@@ -19,13 +16,12 @@
 #include "memplan/planning.h"
 #include "memplan/render.h"
 #include "memplan/snapshot.h"
+#include "memplan/snapshot_analysis.h"
 #include "memplan/units.h"
 #include "text_table.h"
 
 namespace memplan::cli {
 namespace {
-
-using Json = nlohmann::ordered_json;
 
 struct SnapshotArguments {
   std::string path;
@@ -36,32 +32,6 @@ struct SnapshotArguments {
   std::string planner{kDefaultPlanner};
   int top = 10;
   bool no_simulate = false;
-};
-
-// One allocator model's answer, or why it has none.
-struct Simulated {
-  std::string name;
-  std::optional<simulate::ModelResult> result;
-  std::string error;
-};
-
-// One device, explained and planned.
-struct DeviceReport {
-  const snapshot::Device* device = nullptr;
-  snapshot::Window window;
-  Problem problem;
-  int64_t load = 0;
-  PlanningResult planned;
-  snapshot::Iterations iterations;
-  struct IterationPlan {
-    size_t index = 0;
-    size_t buffers = 0;
-    int64_t load = 0;
-    int64_t arena = 0;
-  };
-  std::vector<IterationPlan> iteration_plans;  // every iteration's load; arena of the worst
-  std::optional<IterationPlan> worst;
-  std::vector<Simulated> simulated;  // caching, expandable_segments, memplan, memplan_cold
 };
 
 std::string bytes_text(uint64_t bytes) { return bytes_with_units(static_cast<int64_t>(bytes)); }
@@ -85,56 +55,6 @@ std::string when(const snapshot::Device& device, const snapshot::Peak& peak) {
   return text;
 }
 
-PlanningResult plan_or_throw(const std::string& planner, const Problem& problem, const std::string& what) {
-  StatusOr<PlanningResult> result = run_planner(planner, problem);
-  throw_if_error(result.status(), "planning " + what);
-  if (!result->plan) throw CommandError("planning " + what + ": no plan (" + result->reason + ")", kExitFailure);
-  return std::move(result).value();
-}
-
-DeviceReport explain(const snapshot::Snapshot& s, const snapshot::Device& device, const SnapshotArguments& args) {
-  DeviceReport r;
-  r.device = &device;
-  r.window = snapshot::reconstruct_window(s, device);
-  r.problem = snapshot::window_problem(r.window);
-  r.load = load(r.problem);
-  const std::string name = "device " + std::to_string(device.device);
-  r.planned = plan_or_throw(args.planner, r.problem, "the window of " + name);
-  r.iterations = snapshot::find_iterations(s, device, r.window);
-  // Every iteration's load; the worst (largest load) is planned.
-  std::vector<Problem> problems;
-  for (size_t k = 0; k < r.iterations.spans.size(); ++k) {
-    Problem p = snapshot::iteration_problem(r.window, r.iterations.spans[k]);
-    r.iteration_plans.push_back({.index = k, .buffers = p.size(), .load = load(p)});
-    if (!r.worst || r.iteration_plans.back().load > r.worst->load) {
-      r.worst = r.iteration_plans.back();
-      problems.clear();
-      problems.push_back(std::move(p));
-    }
-  }
-  if (!args.no_simulate) {
-    const simulate::DeviceTrace trace = snapshot::device_trace(r.window, device);
-    const simulate::MemplanModelOptions memplan_options{.settings = s.settings};
-    auto add = [&](std::string model, StatusOr<simulate::ModelResult> result) {
-      Simulated sim{.name = std::move(model)};
-      if (result.ok()) sim.result = std::move(result).value();
-      else sim.error = result.status().message();
-      r.simulated.push_back(std::move(sim));
-    };
-    add("caching", simulate::simulate_caching(trace, s.settings));
-    add("expandable_segments", simulate::simulate_expandable_segments(trace, s.settings));
-    add("memplan", simulate::simulate_memplan(trace, memplan_options));
-    add("memplan_cold", simulate::simulate_memplan_cold(trace, memplan_options));
-  }
-  if (r.worst) {
-    const PlanningResult worst = plan_or_throw(args.planner, problems.front(),
-                                               "iteration " + std::to_string(r.worst->index) + " of " + name);
-    r.worst->arena = worst.plan->arena;
-    r.iteration_plans[r.worst->index].arena = worst.plan->arena;
-  }
-  return r;
-}
-
 std::string saving(uint64_t recorded, int64_t arena) {
   if (recorded == 0) return "n/a";
   char text[96];
@@ -144,7 +64,7 @@ std::string saving(uint64_t recorded, int64_t arena) {
   return text;
 }
 
-void print_text(const snapshot::Snapshot& s, const DeviceReport& r, const SnapshotArguments& args) {
+void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, const SnapshotArguments& args) {
   const snapshot::Window& w = r.window;
   const snapshot::Device& d = *r.device;
   std::printf("\ndevice %d\n", d.device);
@@ -233,7 +153,7 @@ void print_text(const snapshot::Snapshot& s, const DeviceReport& r, const Snapsh
                 format_bytes(worst.arena).c_str(), percent_gap(worst.arena, worst.load).c_str());
     if (args.iterations) {
       TextTable table({{"iteration", true}, {"events", false}, {"buffers", true}, {"load", true}, {"arena", true}});
-      for (const auto& it : r.iteration_plans) {
+      for (const auto& it : r.iteration_loads) {
         const snapshot::Iteration& sp = r.iterations.spans[it.index];
         table.add_row({std::to_string(it.index), "[" + std::to_string(sp.first_event) + ", " + std::to_string(sp.end_event) + ")",
                        std::to_string(it.buffers), format_bytes(it.load), it.arena ? format_bytes(it.arena) : ""});
@@ -241,11 +161,11 @@ void print_text(const snapshot::Snapshot& s, const DeviceReport& r, const Snapsh
       table.print(stdout);
     }
   }
-  if (!r.simulated.empty()) {
+  if (!r.models.empty()) {
     std::printf("\n  allocator models replaying the window from its start state (peak reserved)\n");
     TextTable table({{"model", false}, {"peak reserved", true}, {"vs recorded", true}, {"note", false}});
     table.add_row({"recorded", format_bytes(static_cast<int64_t>(w.peak_reserved.bytes)), "", ""});
-    for (const Simulated& sim : r.simulated) {
+    for (const snapshot::ModelRun& sim : r.models) {
       if (!sim.result) {
         table.add_row({sim.name, "", "", "failed: " + sim.error});
         continue;
@@ -265,80 +185,10 @@ void print_text(const snapshot::Snapshot& s, const DeviceReport& r, const Snapsh
   for (const std::string& warning : w.warnings) std::printf("  warning: %s\n", warning.c_str());
 }
 
-Json device_json(const snapshot::Snapshot& s, const DeviceReport& r) {
-  const snapshot::Window& w = r.window;
-  Json d;
-  d["device"] = r.device->device;
-  d["events"] = r.device->events.size();
-  d["blocks"] = w.blocks.size();
-  d["recorded"] = {{"peak_reserved_bytes", w.peak_reserved.bytes},
-                   {"peak_allocated_bytes", w.peak_allocated.bytes},
-                   {"peak_reserved_event", w.peak_reserved.event},
-                   {"peak_allocated_event", w.peak_allocated.event},
-                   {"start_reserved_bytes", w.start_reserved},
-                   {"start_allocated_bytes", w.start_allocated},
-                   {"end_reserved_bytes", w.end_reserved},
-                   {"end_allocated_bytes", w.end_allocated}};
-  d["load_bytes"] = r.load;
-  d["planned"] = {{"arena_bytes", r.planned.plan->arena},
-                  {"planner", r.planned.planner},
-                  {"buffers", r.problem.size()},
-                  {"saving_bytes", static_cast<int64_t>(w.peak_reserved.bytes) - r.planned.plan->arena}};
-  Json iterations = {{"count", r.iterations.spans.size()}, {"found_by", r.iterations.found_by}};
-  if (r.worst) {
-    const snapshot::Iteration& span = r.iterations.spans[r.worst->index];
-    iterations["worst"] = {{"index", r.worst->index}, {"first_event", span.first_event}, {"end_event", span.end_event},
-                           {"buffers", r.worst->buffers}, {"load_bytes", r.worst->load}, {"arena_bytes", r.worst->arena}};
-  }
-  d["iterations"] = iterations;
-  if (!r.simulated.empty()) {
-    Json simulated = Json::object();
-    for (const Simulated& sim : r.simulated) {
-      if (!sim.result) {
-        simulated[sim.name] = {{"error", sim.error}};
-        continue;
-      }
-      const simulate::ModelResult& m = *sim.result;
-      Json model = {{"peak_reserved_bytes", m.peak_reserved_bytes},
-                    {"peak_allocated_bytes", m.peak_allocated_bytes},
-                    {"peak_request_index", m.peak_request_index},
-                    {"start_reserved_bytes", m.start_reserved_bytes},
-                    {"final_reserved_bytes", m.final_reserved_bytes},
-                    {"device_allocations", m.device_allocations},
-                    {"device_frees", m.device_frees}};
-      if (sim.name.starts_with("memplan")) {
-        model["served"] = m.served;
-        model["fallback"] = m.fallback;
-        model["plans"] = m.plans;
-        model["arena_bytes"] = m.arena_bytes;
-        model["slab_bytes"] = m.slab_bytes;
-      }
-      simulated[sim.name] = model;
-    }
-    d["simulated"] = simulated;
-  }
-  Json live = Json::array();
-  for (size_t i = 0; i < w.live_at_peak.size() && i < 25; ++i) {
-    const snapshot::WindowBlock& b = w.blocks[w.live_at_peak[i]];
-    live.push_back({{"size_bytes", b.size}, {"address", b.address}, {"stream", b.stream},
-                    {"small_pool", b.size <= (1u << 20)}, {"allocated_by", s.describe_stack(b.stack)},
-                    {"alloc_event", b.alloc_event}});
-  }
-  d["live_at_peak"] = live;
-  Json ooms = Json::array();
-  for (const snapshot::OomEvent& o : w.ooms) {
-    ooms.push_back({{"event", o.event}, {"requested_bytes", o.requested}, {"device_free_bytes", o.device_free},
-                    {"allocated_bytes", o.allocated}, {"reserved_bytes", o.reserved}});
-  }
-  d["ooms"] = ooms;
-  d["warnings"] = w.warnings;
-  return d;
-}
-
 // The recorded curves as a small static SVG (allocated and reserved over the
 // window's events, with the plan's arena and the load as lines), appended to
 // the report page below its heap map.
-std::string recorded_usage_section(const DeviceReport& r) {
+std::string recorded_usage_section(const snapshot::DeviceAnalysis& r) {
   const snapshot::Window& w = r.window;
   const double width = 1000, height = 240, left = 70, top = 10, bottom = 30;
   const double events = std::max<double>(1, static_cast<double>(r.device->events.size()));
@@ -394,7 +244,7 @@ std::string recorded_usage_section(const DeviceReport& r) {
   return svg;
 }
 
-void write_html(const snapshot::Snapshot& s, const DeviceReport& r, const SnapshotArguments& args) {
+void write_html(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, const SnapshotArguments& args) {
   HtmlReportOptions options;
   options.title = std::filesystem::path(args.path).stem().string() + ", device " + std::to_string(r.device->device) +
                   ": recorded peak reserved " + format_bytes(static_cast<int64_t>(r.window.peak_reserved.bytes)) +
@@ -416,66 +266,48 @@ void write_html(const snapshot::Snapshot& s, const DeviceReport& r, const Snapsh
   }
 }
 
+// A snapshot piped in ("-"): its bytes read here, the rest the library's.
+StatusOr<snapshot::SnapshotReport> analyze_standard_input(const snapshot::AnalysisOptions& options) {
+  const std::string bytes = read_input_or_throw("-");
+  StatusOr<pickle::Document> document =
+      pickle::parse_pickle({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "<stdin>");
+  if (!document.ok()) return document.status();
+  StatusOr<snapshot::Snapshot> read = snapshot::snapshot_from_pickle(*document, "<stdin>");
+  if (!read.ok()) return read.status();
+  read->file_bytes = bytes.size();
+  return snapshot::analyze_snapshot(std::move(read).value(), "<stdin>", options);
+}
+
 void run_snapshot(const SnapshotArguments& args) {
   check_output_path_or_throw(args.html_path, "--html");
-  planner_or_throw(args.planner);  // before reading a file that may be large
   if (args.html_path == "-" && args.json) {
     throw CommandError("--html - and --json both write to standard output; write the page to a file", kExitFailure);
   }
-  std::error_code error;
-  if (std::filesystem::is_directory(args.path, error)) throw CommandError(args.path + ": is a directory, not a snapshot", kExitFailure);
-  const auto start = std::chrono::steady_clock::now();
-  StatusOr<snapshot::Snapshot> read = snapshot::read_snapshot(args.path);
-  throw_if_error(read.status());
-  const snapshot::Snapshot s = std::move(read).value();
-  const double read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  std::vector<const snapshot::Device*> devices;
-  for (const snapshot::Device& d : s.devices) {
-    if (args.device < 0 || d.device == args.device) devices.push_back(&d);
-  }
-  if (devices.empty()) {
-    std::string known;
-    for (const snapshot::Device& d : s.devices) known += (known.empty() ? "" : ", ") + std::to_string(d.device);
-    throw CommandError(args.path + ": " + (args.device < 0 ? std::string("no device has segments or events")
-                                                           : "no device " + std::to_string(args.device) +
-                                                                 " (devices: " + (known.empty() ? "none" : known) + ")"),
-                       kExitFailure);
-  }
-  if (!args.html_path.empty() && devices.size() > 1) {
+  const snapshot::AnalysisOptions options{.device = args.device, .planner = args.planner, .simulate = !args.no_simulate};
+  StatusOr<snapshot::SnapshotReport> analysed = args.path == "-" ? analyze_standard_input(options)
+                                                                  : snapshot::analyze_snapshot(args.path, options);
+  throw_if_error(analysed.status());
+  const snapshot::SnapshotReport& report = *analysed;
+  const snapshot::Snapshot& s = report.snapshot;
+  if (!args.html_path.empty() && report.devices.size() > 1) {
     throw CommandError("--html draws one device; name it with --device (devices here: " +
-                           std::to_string(devices.size()) + ")",
+                           std::to_string(report.devices.size()) + ")",
                        kExitFailure);
   }
-
-  std::vector<DeviceReport> reports;
-  for (const snapshot::Device* d : devices) reports.push_back(explain(s, *d, args));
-  const double total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
   if (args.html_path == "-") {
     // The page alone on standard output.
   } else if (args.json) {
-    Json doc;
-    doc["snapshot"] = args.path;
-    doc["format"] = s.newer_format ? "newer" : "older";
-    doc["file_bytes"] = s.file_bytes;
-    doc["read_seconds"] = read_seconds;
-    doc["seconds"] = total_seconds;
-    Json list = Json::array();
-    for (const DeviceReport& r : reports) list.push_back(device_json(s, r));
-    doc["devices"] = list;
-    doc["warnings"] = s.warnings;
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", snapshot::report_json(report, {.live_rows = static_cast<size_t>(args.top)}).c_str());
   } else {
     std::printf("snapshot  %s (%s, %s format, %zu device%s)\n", args.path.c_str(),
                 format_bytes(static_cast<int64_t>(s.file_bytes)).c_str(), s.newer_format ? "newer" : "older",
                 s.devices.size(), s.devices.size() == 1 ? "" : "s");
-    std::printf("read in   %.3f s; explained and planned in %.3f s\n", read_seconds, total_seconds);
+    std::printf("read in   %.3f s; explained and planned in %.3f s\n", report.read_seconds, report.seconds);
     if (!s.alloc_conf.empty()) std::printf("PYTORCH_CUDA_ALLOC_CONF  %s\n", s.alloc_conf.c_str());
     for (const std::string& warning : s.warnings) std::printf("warning: %s\n", warning.c_str());
-    for (const DeviceReport& r : reports) print_text(s, r, args);
+    for (const snapshot::DeviceAnalysis& r : report.devices) print_text(s, r, args);
   }
-  if (!args.html_path.empty()) write_html(s, reports.front(), args);
+  if (!args.html_path.empty()) write_html(s, report.devices.front(), args);
 }
 
 }  // namespace
@@ -484,7 +316,7 @@ void register_snapshot_command(CLI::App& app) {
   auto args = std::make_shared<SnapshotArguments>();
   CLI::App* command = app.add_subcommand(
       "snapshot", "Explain a PyTorch CUDA memory snapshot and plan its window (peaks, live blocks, fragmentation, plan)");
-  command->add_option("snapshot", args->path, "A pickle written by torch.cuda.memory._dump_snapshot()")
+  command->add_option("snapshot", args->path, "A pickle written by torch.cuda.memory._dump_snapshot() ('-': standard input)")
       ->required()
       ->type_name("FILE.pickle");
   command->add_option("--device", args->device, "Only this device (default: every device in the file)")
@@ -498,7 +330,7 @@ void register_snapshot_command(CLI::App& app) {
       ->type_name("NAME")
       ->capture_default_str();
   command->add_flag("--no-simulate", args->no_simulate, "Skip the allocator models (caching, expandable segments, memplan)");
-  command->add_option("--top", args->top, "Rows of the live-at-peak and segment tables")
+  command->add_option("--top", args->top, "Rows of the live-at-peak and segment tables (and of live_at_peak under --json)")
       ->type_name("N")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();

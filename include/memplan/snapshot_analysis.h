@@ -1,0 +1,102 @@
+// snapshot_analysis.h — one call that analyses a PyTorch CUDA memory
+// snapshot: read it, reconstruct each device's window, plan it, find its
+// iterations and plan the worst, and replay it through the allocator models.
+// `memplan snapshot` prints the report and Python's
+// memplan.analyze_snapshot converts it; neither recomputes any of it.
+//
+//   SnapshotReport report = analyze_snapshot("snapshot.pickle", {}).value();
+//   for (const DeviceAnalysis& d : report.devices)
+//     d.window.peak_reserved.bytes      recorded
+//     d.planned.plan->arena             the window's plan (validated by run_planner)
+//     d.model("caching")->peak_reserved_bytes
+//   std::string json = report_json(report, {});   // the --json document
+//
+// Contracts: the report validates its own plans (run_planner does; a planner
+// that returns no plan is an error naming the device and the iteration);
+// errors are statuses naming the file (and the device); the report owns its
+// snapshot, and DeviceAnalysis::device points into it (moving the report
+// keeps the pointers valid: the devices live in the snapshot's vector).
+// Thread-safety: analyze_snapshot may run on several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memplan/allocator_model.h"
+#include "memplan/planning.h"
+#include "memplan/problem.h"
+#include "memplan/snapshot.h"
+#include "memplan/status.h"
+
+namespace memplan::snapshot {
+
+struct AnalysisOptions {
+  // Only this device; -1: every device in the file.
+  int device = -1;
+  // The planner for the window and the worst iteration (a registry name).
+  std::string planner{kDefaultPlanner};
+  // Replay the window through the allocator models (caching, expandable
+  // segments, memplan steady state and cold).
+  bool simulate = true;
+};
+
+// One allocator model's answer, or why it has none.
+struct ModelRun {
+  std::string name;  // "caching", "expandable_segments", "memplan", "memplan_cold"
+  std::optional<simulate::ModelResult> result;
+  std::string error;  // when result is empty
+};
+
+// One iteration of the window as a problem: its load, and the arena of its
+// plan for the worst (largest load) one.
+struct IterationLoad {
+  size_t index = 0;
+  size_t buffers = 0;
+  int64_t load = 0;
+  int64_t arena = 0;  // 0 unless this is the worst iteration
+};
+
+struct DeviceAnalysis {
+  const Device* device = nullptr;  // into SnapshotReport::snapshot
+  Window window;
+  Problem problem;  // the whole window (window_problem)
+  int64_t load = 0;
+  PlanningResult planned;  // plan of the whole window, validated
+  Iterations iterations;
+  std::vector<IterationLoad> iteration_loads;  // every iteration's load
+  std::optional<IterationLoad> worst;          // the largest load, with its arena
+  std::vector<ModelRun> models;                // empty without AnalysisOptions::simulate
+
+  // The named model's result; nullptr if it did not run or failed.
+  const simulate::ModelResult* model(std::string_view name) const;
+};
+
+struct SnapshotReport {
+  std::string source;  // the file as named by the caller
+  Snapshot snapshot;
+  std::vector<DeviceAnalysis> devices;  // by device number, as in the file
+  double read_seconds = 0;              // reading the file
+  double seconds = 0;                   // reading and analysing
+};
+
+// Reads the file (snapshot.h: plain data only) and analyses it. Errors: the
+// reader's (naming the file, offset or field), "is a directory", a device
+// that is not in the file, a file with no device, a planner that is not
+// registered or gives no plan.
+StatusOr<SnapshotReport> analyze_snapshot(const std::string& path, const AnalysisOptions& options);
+// The same for a snapshot already read (bytes of a pickle, a live snapshot).
+StatusOr<SnapshotReport> analyze_snapshot(Snapshot snapshot, std::string source, const AnalysisOptions& options);
+
+struct ReportJsonOptions {
+  size_t live_rows = 25;  // blocks of live_at_peak listed per device
+  int indent = 2;         // -1: one line
+};
+
+// The report as the JSON document of `memplan snapshot --json`
+// (docs/snapshots.md lists every field).
+std::string report_json(const SnapshotReport& report, const ReportJsonOptions& options);
+
+}  // namespace memplan::snapshot

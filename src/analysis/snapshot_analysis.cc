@@ -1,0 +1,138 @@
+// snapshot_analysis.cc — analyze_snapshot: the snapshot job as one call
+// (snapshot_analysis.h). The CLI and Python print or convert its report.
+#include "memplan/snapshot_analysis.h"
+
+#include <chrono>
+#include <filesystem>
+#include <utility>
+
+#include "memplan/bounds.h"
+
+namespace memplan::snapshot {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+StatusOr<PlanningResult> plan(const std::string& planner, const Problem& problem, const std::string& what) {
+  StatusOr<PlanningResult> result = run_planner(planner, problem);
+  if (!result.ok()) return Status(result.status().code(), "planning " + what + ": " + result.status().message());
+  if (!result->plan) return Status(StatusCode::kInternal, "planning " + what + ": no plan (" + result->reason + ")");
+  return result;
+}
+
+std::vector<ModelRun> run_models(const Snapshot& s, const DeviceAnalysis& d) {
+  const simulate::DeviceTrace trace = device_trace(d.window, *d.device);
+  const simulate::MemplanModelOptions memplan_options{.settings = s.settings};
+  std::vector<ModelRun> runs;
+  auto add = [&](std::string name, StatusOr<simulate::ModelResult> result) {
+    ModelRun run{.name = std::move(name)};
+    if (result.ok()) run.result = std::move(result).value();
+    else run.error = result.status().message();
+    runs.push_back(std::move(run));
+  };
+  add("caching", simulate::simulate_caching(trace, s.settings));
+  add("expandable_segments", simulate::simulate_expandable_segments(trace, s.settings));
+  add("memplan", simulate::simulate_memplan(trace, memplan_options));
+  add("memplan_cold", simulate::simulate_memplan_cold(trace, memplan_options));
+  return runs;
+}
+
+// Every iteration's load; the worst (largest load) is planned.
+Status plan_iterations(DeviceAnalysis& d, const std::string& planner, const std::string& name) {
+  std::optional<Problem> worst_problem;
+  for (size_t k = 0; k < d.iterations.spans.size(); ++k) {
+    Problem p = iteration_problem(d.window, d.iterations.spans[k]);
+    d.iteration_loads.push_back({.index = k, .buffers = p.size(), .load = load(p)});
+    if (!d.worst || d.iteration_loads.back().load > d.worst->load) {
+      d.worst = d.iteration_loads.back();
+      worst_problem = std::move(p);
+    }
+  }
+  if (!d.worst) return Status::Ok();
+  StatusOr<PlanningResult> worst =
+      plan(planner, *worst_problem, "iteration " + std::to_string(d.worst->index) + " of " + name);
+  if (!worst.ok()) return worst.status();
+  d.worst->arena = worst->plan->arena;
+  d.iteration_loads[d.worst->index].arena = worst->plan->arena;
+  return Status::Ok();
+}
+
+StatusOr<DeviceAnalysis> analyze_device(const Snapshot& s, const Device& device, const AnalysisOptions& options) {
+  DeviceAnalysis d;
+  d.device = &device;
+  d.window = reconstruct_window(s, device);
+  d.problem = window_problem(d.window);
+  d.load = load(d.problem);
+  const std::string name = "device " + std::to_string(device.device);
+  StatusOr<PlanningResult> planned = plan(options.planner, d.problem, "the window of " + name);
+  if (!planned.ok()) return planned.status();
+  d.planned = std::move(planned).value();
+  d.iterations = find_iterations(s, device, d.window);
+  if (options.simulate) d.models = run_models(s, d);
+  if (Status status = plan_iterations(d, options.planner, name); !status.ok()) return status;
+  return d;
+}
+
+// The devices the options select, or why there are none.
+StatusOr<std::vector<const Device*>> select_devices(const Snapshot& s, const std::string& source, int only) {
+  std::vector<const Device*> devices;
+  for (const Device& d : s.devices) {
+    if (only < 0 || d.device == only) devices.push_back(&d);
+  }
+  if (!devices.empty()) return devices;
+  if (only < 0) return Status(StatusCode::kInvalidArgument, source + ": no device has segments or events");
+  std::string known;
+  for (const Device& d : s.devices) known += (known.empty() ? "" : ", ") + std::to_string(d.device);
+  return Status(StatusCode::kInvalidArgument, source + ": no device " + std::to_string(only) +
+                                                  " (devices: " + (known.empty() ? "none" : known) + ")");
+}
+
+StatusOr<SnapshotReport> analyze(Snapshot snapshot, std::string source, const AnalysisOptions& options,
+                                 Clock::time_point start, double read_seconds) {
+  if (!find_planner(options.planner)) {
+    return Status(StatusCode::kNotFound, unknown_planner_message(options.planner));
+  }
+  SnapshotReport report{.source = std::move(source), .snapshot = std::move(snapshot), .read_seconds = read_seconds};
+  StatusOr<std::vector<const Device*>> devices = select_devices(report.snapshot, report.source, options.device);
+  if (!devices.ok()) return devices.status();
+  for (const Device* device : *devices) {
+    StatusOr<DeviceAnalysis> d = analyze_device(report.snapshot, *device, options);
+    if (!d.ok()) return Status(d.status().code(), report.source + ": " + d.status().message());
+    report.devices.push_back(std::move(d).value());
+  }
+  report.seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace
+
+const simulate::ModelResult* DeviceAnalysis::model(std::string_view name) const {
+  for (const ModelRun& run : models) {
+    if (run.name == name && run.result) return &*run.result;
+  }
+  return nullptr;
+}
+
+StatusOr<SnapshotReport> analyze_snapshot(const std::string& path, const AnalysisOptions& options) {
+  const Clock::time_point start = Clock::now();
+  if (!find_planner(options.planner)) {  // before reading a file that may be large
+    return Status(StatusCode::kNotFound, unknown_planner_message(options.planner));
+  }
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return Status(StatusCode::kInvalidArgument, path + ": is a directory, not a snapshot");
+  }
+  StatusOr<Snapshot> read = read_snapshot(path);
+  if (!read.ok()) return read.status();
+  return analyze(std::move(read).value(), path, options, start, seconds_since(start));
+}
+
+StatusOr<SnapshotReport> analyze_snapshot(Snapshot snapshot, std::string source, const AnalysisOptions& options) {
+  return analyze(std::move(snapshot), std::move(source), options, Clock::now(), 0);
+}
+
+}  // namespace memplan::snapshot
