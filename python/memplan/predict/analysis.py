@@ -1,52 +1,29 @@
-"""analysis.py — memplan's analysis of a predicted snapshot: the one place
-that asks for it, so that the library call and the CLI are interchangeable.
+"""analysis.py — memplan's analysis of a predicted snapshot, and the
+prediction's numbers read from it.
 
-`analyze_snapshot(path)` returns the dict of `memplan snapshot --json`
-(docs/snapshots.md): memplan.analyze_snapshot when the module has it, else
-the `memplan` command (MEMPLAN_CLI, else the build tree's `memplan` beside
-this package's build folder, else `memplan` on PATH).
+`memplan.analyze_snapshot(path)` returns the document of `memplan snapshot
+--json` (docs/snapshots.md): `recorded` is the recording itself (its peak
+allocated is the prediction's), `simulated` the allocator models replaying
+its requests from an empty start (their peak reserved bytes are the
+prediction's reserved bytes), `planned` memplan's plan of the window.
 """
-import json
 import os
-import shutil
-import subprocess
 
 
 class AnalysisError(RuntimeError):
-    """memplan could not analyse the predicted snapshot."""
-
-
-def _cli():
-    override = os.environ.get("MEMPLAN_CLI")
-    if override:
-        return override
-    # <build>/python/memplan/predict/analysis.py -> <build>/memplan
-    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    candidate = os.path.join(build, "memplan")
-    if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-        return candidate
-    found = shutil.which("memplan")
-    if found:
-        return found
-    raise AnalysisError("the memplan command was not found (set MEMPLAN_CLI to its path)")
+    """An allocator model failed on the predicted requests."""
 
 
 def analyze_snapshot(path):
     import memplan
-    library = getattr(memplan, "analyze_snapshot", None)
-    if library is not None:
-        return library(os.fspath(path))
-    completed = subprocess.run([_cli(), "snapshot", os.fspath(path), "--json"], capture_output=True, text=True)
-    if completed.returncode != 0:
-        raise AnalysisError(f"memplan snapshot {path}: {completed.stderr.strip()}")
-    return json.loads(completed.stdout)
+    return memplan.analyze_snapshot(os.fspath(path))
 
 
 def _simulated(device, model):
-    entry = device.get("simulated", {}).get(model, {})
+    entry = device["simulated"][model]
     if "error" in entry:
         raise AnalysisError(f"the {model} model failed on the prediction: {entry['error']}")
-    return entry.get("peak_reserved_bytes")
+    return entry["peak_reserved_bytes"]
 
 
 def device_numbers(device):
