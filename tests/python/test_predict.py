@@ -276,3 +276,20 @@ def test_allocator_settings_follow_pytorch_cuda_alloc_conf(mlp, cli, tmp_path):
     path = rec.snapshot(tmp_path / "e.pickle", alloc_conf="expandable_segments:True")
     report = json.loads(cli("snapshot", path, "--json", expect=0).stdout)
     assert report["format"] == "newer" and report["devices"][0]["warnings"] == []
+
+
+def test_a_convolution_step_has_gradients_of_the_parameters_shapes():
+    # torch 1.13 has no meta convolution_backward; the recorder supplies one.
+    with memplan.predict.recording(device="cuda") as rec:
+        conv = nn.Conv2d(3, 8, 3).cuda()            # weight 8x3x3x3, bias 8: 896 bytes
+        x = torch.randn(4, 3, 16, 16, device="cuda")  # 12,288 bytes
+        loss = conv(x).sum()                          # the 4x8x14x14 output (25,088 bytes) is not saved
+        loss.backward()
+        after = torch.cuda.memory_allocated()
+    # Parameters, their gradients, x and the loss: backward()'s gradient of the
+    # loss died when it returned, and memory_allocated() sees that at once.
+    assert after == 2 * 896 + 12288 + 4
+    assert [tuple(p.grad.shape) for p in conv.parameters()] == [(8, 3, 3, 3), (8,)]
+    # The peak is the sum's moment: the output is live until its sum exists;
+    # the backward adds only the sum's gradient and the parameters' (4 + 896).
+    assert rec.peak_allocated_bytes == 896 + 12288 + 25088 + 4

@@ -224,6 +224,8 @@ class FakeCudaModule:
         self.peak_base = 0
 
     def _allocated(self, device=None):
+        # Frees since the last operator (a tensor dropped by the program) count now.
+        self.recorder.check_frees()
         return self.recorder.current["cuda"]
 
     def _max_allocated(self, device=None):

@@ -161,6 +161,10 @@ class Recorder(TorchDispatchMode):
 
     def check_frees(self):
         """Emits a free for every live storage whose last reference is gone."""
+        with self._lock:
+            self._check_frees()
+
+    def _check_frees(self):
         expired = [key for key, (ref, _, _) in self.live.items() if ref.expired()]
         for key in expired:
             _, nbytes, device = self.live.pop(key)
@@ -212,10 +216,9 @@ class Recorder(TorchDispatchMode):
             raise PredictionError(f"{what}: its output size depends on the input's values, which a meta-device "
                                   f"recording does not compute (at {_where()})")
         try:
-            out = func(*args, **kwargs)
-        except NotImplementedError as error:
-            if "Meta" not in str(error):
-                raise
+            fallback = _META_FALLBACKS.get(name) if first is not None else None
+            out = fallback(*args, **kwargs) if fallback is not None else func(*args, **kwargs)
+        except NotImplementedError:
             raise PredictionError(f"{func}: the installed torch {torch.__version__} has no meta kernel for it, "
                                   f"so it cannot be predicted (at {_where()})") from None
         with self._lock:
@@ -225,6 +228,21 @@ class Recorder(TorchDispatchMode):
         if self.on_operator is not None:
             self.on_operator(name)
         return out
+
+
+def _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                          output_padding, groups, output_mask):
+    """aten.convolution_backward, which torch 1.13 lacks for meta: the
+    gradients have the input's, the weight's and the bias's shapes (in the
+    input's and the weight's memory formats, as cuDNN returns them)."""
+    return (torch.empty_like(input) if output_mask[0] else None,
+            torch.empty_like(weight) if output_mask[1] else None,
+            torch.empty(bias_sizes, dtype=grad_output.dtype, device="meta") if output_mask[2] else None)
+
+
+# Meta kernels that torch 1.13 lacks, by operator name: the outputs' sizes
+# follow from the inputs' shapes alone.
+_META_FALLBACKS = {"convolution_backward": _convolution_backward}
 
 
 def _has_mask(args):
