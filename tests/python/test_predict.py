@@ -293,3 +293,42 @@ def test_a_convolution_step_has_gradients_of_the_parameters_shapes():
     # The peak is the sum's moment: the output is live until its sum exists;
     # the backward adds only the sum's gradient and the parameters' (4 + 896).
     assert rec.peak_allocated_bytes == 896 + 12288 + 25088 + 4
+
+
+# ---- CUDA rules ------------------------------------------------------------------------------
+
+def test_cublas_workspace_sizes_follow_the_gpu_and_cublas_workspace_config():
+    size = memplan.predict.cuda_rules.cublas_workspace_bytes
+    assert size((9, 0)) == 32 << 20                     # sm90: 4096 KiB x 8
+    assert size((8, 0)) == 4096 * 1024 * 2 + 16 * 1024 * 8
+    assert size((9, 0), ":4096:2:16:8") == 8_519_680    # SIZE KiB x COUNT, summed
+    assert size((8, 0), ":16:8") == 131_072
+    assert size((8, 0), "nonsense") == 8_519_680         # unparseable: the default
+    with pytest.raises(ValueError, match="expected one of a100, h100"):
+        memplan.predict.cuda_rules.gpu_spec("v100")
+
+
+def test_a_training_step_holds_two_cublas_workspaces(monkeypatch):
+    # One per (handle, stream): the program's thread at the forward's first
+    # matmul and the autograd engine's at the backward's; both before the
+    # ReLU backward's peak, both kept.
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    expected = PARAMS + X + 2 * OUTPUT + 3 * HIDDEN + GRAD2
+    for gpu, workspace in (("h100", 32 << 20), ("a100", 8_519_680)):
+        with memplan.predict.recording(device="cuda", gpu=gpu) as rec:
+            kept = mlp_step(lambda name: None)
+            assert torch.cuda.get_device_capability() == memplan.predict.cuda_rules.GPUS[gpu]["capability"]
+        del kept
+        assert rec.peak_allocated_bytes == expected + 2 * workspace
+        assert rec.summary()["cuda_rules"] == {"cublas_workspace_bytes": workspace, "cublas_workspaces": 2}
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    with memplan.predict.recording(device="cuda", gpu="h100") as rec:
+        kept = mlp_step(lambda name: None)
+    assert rec.peak_allocated_bytes == expected + 2 * 131_072
+
+
+def test_an_unknown_gpu_is_refused_before_the_script_runs(gpu_script):
+    completed = run_module("--gpu", "v100", gpu_script, 1)
+    assert completed.returncode == 1
+    assert "gpu 'v100': expected one of a100, h100" in completed.stderr
+    assert "on memplan" not in completed.stdout + completed.stderr

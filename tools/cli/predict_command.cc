@@ -32,6 +32,7 @@ struct PredictArguments {
   std::string capacity;
   std::string output_path;
   std::string device;
+  std::string gpu;
   int steps = 0;
   bool json = false;
   std::vector<std::string> command;
@@ -82,6 +83,7 @@ std::vector<std::string> runner_command(const PredictArguments& args) {
   if (!args.capacity.empty()) out.insert(out.end(), {"--capacity", args.capacity});
   if (!args.output_path.empty()) out.insert(out.end(), {"--output", fs::absolute(args.output_path).string()});
   if (!args.device.empty()) out.insert(out.end(), {"--device", args.device});
+  if (!args.gpu.empty()) out.insert(out.end(), {"--gpu", args.gpu});
   if (args.steps > 0) out.insert(out.end(), {"--steps", std::to_string(args.steps)});
   if (args.json) out.push_back("--json");
   out.insert(out.end(), args.command.begin() + static_cast<std::ptrdiff_t>(next), args.command.end());
@@ -137,6 +139,9 @@ void register_predict_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->type_name("N");
   command->add_option("--device", args->device, "The CUDA device predicted for (default cuda:0)")->type_name("cuda:N");
+  command->add_option("--gpu", args->gpu, "Add this GPU's CUDA rules (the cuBLAS workspaces): h100 or a100")
+      ->check(CLI::IsMember({"h100", "a100"}, CLI::ignore_case))
+      ->type_name("NAME");
   command->add_flag("--json", args->json, "Print one JSON object");
   command->add_option("command", args->command, "The Python command, after --")->type_name("python3 SCRIPT ARGS...");
   command->footer(
@@ -149,6 +154,7 @@ void register_predict_command(CLI::App& app) {
       "Examples:\n"
       "  memplan predict --capacity 24GiB -- python3 train.py --batch 32\n"
       "  memplan predict --json --output step.pickle --steps 1 -- python3 train.py\n"
+      "  memplan predict --gpu h100 --capacity 80GiB -- python3 train.py\n"
       "  memplan snapshot step.pickle");
   command->callback([args] {
     if (args->command.empty()) throw CommandError("no command: memplan predict [options] -- python3 train.py ARGS");

@@ -24,15 +24,18 @@ import types
 _LAZY = {"recording": "recording", "Recording": "recording", "parse_bytes": "recording",
          "Recorder": "recorder", "PredictionError": "recorder", "fake_cuda": "fake_cuda",
          "snapshot_dict": "snapshot_writer", "allocator_settings": "snapshot_writer",
-         "analyze_snapshot": "analysis", "AnalysisError": "analysis"}
+         "analyze_snapshot": "analysis", "AnalysisError": "analysis", "cuda_rules": None}
 
 
 def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'memplan.predict' has no attribute {name!r}")
     import importlib
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    module = _LAZY[name]
+    # A None entry is a submodule itself (memplan.predict.cuda_rules).
+    value = importlib.import_module(f"{__name__}.{module or name}")
+    if module is not None:
+        value = getattr(value, name)
     globals()[name] = value
     return value
 

@@ -1,7 +1,7 @@
 """python3 -m memplan.predict [options] SCRIPT ARGS — run a script written for
 a GPU, unchanged, on the meta device and predict its GPU memory.
 
-Options: --capacity BYTES (say whether it fits and the headroom), --json
+Options: --gpu h100|a100 (add that GPU's CUDA rules), --capacity BYTES (say whether it fits and the headroom), --json
 (one JSON object on stdout), --output FILE (write the predicted snapshot),
 --steps N (stop after N iterations; an iteration ends at each
 optimizer.step()), --device cuda:N. Exit status: 0 success (fits or no
@@ -30,6 +30,7 @@ def _arguments(argv):
     parser.add_argument("--output", help="write the predicted CUDA memory snapshot (a pickle) here")
     parser.add_argument("--steps", type=int, help="stop after N iterations (optimizer.step() calls)")
     parser.add_argument("--device", default="cuda", help="the CUDA device the script is predicted for")
+    parser.add_argument("--gpu", help="h100 or a100: add that GPU's CUDA rules (the cuBLAS workspaces)")
     parser.add_argument("script", help="the Python script, run as __main__")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     options = parser.parse_args(argv)
@@ -81,6 +82,9 @@ def _print_text(options, summary):
     if not summary["devices"]:
         print("cuda: nothing allocated on the device")
     print(f"host: peak {_gib(summary['host_peak_bytes'])} (not on the GPU)")
+    if summary["cuda_rules"]:
+        rules = summary["cuda_rules"]
+        print(f"cuBLAS: {rules['cublas_workspaces']} workspaces of {_gib(rules['cublas_workspace_bytes'])} included")
     if summary["placeholder_reads"]:
         print(f"note: values are not computed: {summary['placeholder_reads']} reads of tensor values returned "
               f"placeholders")
@@ -89,9 +93,12 @@ def _print_text(options, summary):
 def main(argv=None):
     options = _arguments(sys.argv[1:] if argv is None else argv)
     from .recorder import PredictionError
+    from .cuda_rules import gpu_spec
     from .recording import parse_bytes, recording
     try:
         capacity = None if options.capacity is None else parse_bytes(options.capacity)
+        if options.gpu is not None:
+            gpu_spec(options.gpu)
     except ValueError as error:
         print(f"memplan predict: {error}", file=sys.stderr)
         return 1
@@ -100,7 +107,7 @@ def main(argv=None):
             warnings.filterwarnings("ignore", message="memplan.predict: values are not computed")
             # With --json, stdout is the JSON object alone: the script prints to stderr.
             output = contextlib.redirect_stdout(sys.stderr) if options.json else contextlib.nullcontext()
-            with output, recording(device=options.device) as rec:
+            with output, recording(device=options.device, gpu=options.gpu) as rec:
                 _run_script(options, rec)
     except PredictionError as error:
         print(f"memplan predict: cannot predict {options.script}: {error}", file=sys.stderr)

@@ -215,13 +215,13 @@ class FakeCudaModule:
     """The replacements for torch.cuda's functions, answering from
     `recorder`; `device_count` devices, the first current."""
 
-    def __init__(self, recorder, device_count=1, capacity_bytes=80 << 30, name="memplan predicted GPU (meta)"):
+    def __init__(self, recorder, device_count=1, capacity_bytes=80 << 30, gpu=None):
         self.recorder = recorder
         self.count = device_count
         self.current = 0
         self.capacity = capacity_bytes
-        self.name = name
-        self.peak_base = 0
+        self.name = gpu["name"] + " (memplan prediction, meta)" if gpu else "memplan predicted GPU (meta)"
+        self.capability = gpu["capability"] if gpu else (9, 0)
 
     def _allocated(self, device=None):
         # Frees since the last operator (a tensor dropped by the program) count now.
@@ -244,7 +244,8 @@ class FakeCudaModule:
                 "reserved_bytes.all.current": allocated, "reserved_bytes.all.peak": peak}
 
     def _properties(self, device=None):
-        return types.SimpleNamespace(name=self.name, total_memory=self.capacity, major=9, minor=0,
+        major, minor = self.capability
+        return types.SimpleNamespace(name=self.name, total_memory=self.capacity, major=major, minor=minor,
                                      multi_processor_count=132, is_integrated=False, is_multi_gpu_board=False)
 
     def replacements(self):
@@ -267,7 +268,7 @@ class FakeCudaModule:
             "device_count": lambda: module.count, "current_device": lambda: module.current,
             "set_device": module._set_device, "device": device, "synchronize": nothing,
             "get_device_name": lambda device=None: module.name,
-            "get_device_capability": lambda device=None: (9, 0),
+            "get_device_capability": lambda device=None: module.capability,
             "get_device_properties": module._properties,
             "is_bf16_supported": lambda: True,
             "Stream": _Stream, "Event": _Event, "current_stream": lambda device=None: stream,

@@ -116,7 +116,8 @@ class Recorder(TorchDispatchMode):
         self.placeholder_reads = 0  # values read from tensors that have none
         self.device_context = threading.local()  # .stack: explicit logical devices
         self._lock = threading.RLock()
-        self.on_operator = None     # called with the operator's name after each one
+        self.in_backward = 0        # > 0 while the autograd engine runs (cuda_rules.AutogradEngine)
+        self.rules = []             # after_operator(recorder, name, logical device): cuda_rules
 
     # ---- logical devices -------------------------------------------------------------------
     def push_device(self, device):
@@ -157,6 +158,13 @@ class Recorder(TorchDispatchMode):
         self.current[device] += nbytes
         if before_window:
             self.before_window[device] += nbytes
+        self.peak[device] = max(self.peak[device], self.current[device])
+
+    def allocate_extra(self, key, nbytes, device="cuda"):
+        """A request the meta recording does not see (a CUDA rule's), by the
+        user's line that caused it; it lives to the end."""
+        self.events.append(Event("alloc", key, nbytes, device, self._stack_id(user_frames())))
+        self.current[device] += nbytes
         self.peak[device] = max(self.peak[device], self.current[device])
 
     def check_frees(self):
@@ -225,8 +233,8 @@ class Recorder(TorchDispatchMode):
             self.operators += 1
             self._register_outputs(out, input_device)
             self.check_frees()
-        if self.on_operator is not None:
-            self.on_operator(name)
+            for rule in self.rules:
+                rule.after_operator(self, name, self._explicit_device() or input_device or "cpu")
         return out
 
 

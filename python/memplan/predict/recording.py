@@ -17,8 +17,8 @@ import warnings
 
 import torch
 
-from . import analysis, snapshot_writer
-from .fake_cuda import fake_cuda
+from . import analysis, cuda_rules, snapshot_writer
+from .fake_cuda import fake_cuda, patched
 from .recorder import Recorder
 
 _UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -126,27 +126,38 @@ class Recording:
                     row["fits"] = row["peak_reserved_bytes"] <= budget
                     row["headroom_bytes"] = budget - row["peak_reserved_bytes"]
                 devices.append(row)
-        return {"devices": devices, "host_peak_bytes": self.host_peak_bytes,
+        workspaces = [r for r in self.recorder.rules if isinstance(r, cuda_rules.CublasWorkspaces)]
+        rules = {"cublas_workspace_bytes": workspaces[0].bytes, "cublas_workspaces": len(workspaces[0].allocated)} \
+            if workspaces else {}
+        return {"devices": devices, "host_peak_bytes": self.host_peak_bytes, "cuda_rules": rules,
                 "placeholder_reads": self.placeholder_reads, "operators": self.recorder.operators,
                 "iterations": len(self.markers)}
 
 
 @contextlib.contextmanager
-def recording(device="cuda", fake=True, capacity="80GiB"):
+def recording(device="cuda", fake=True, capacity=None, gpu=None):
     """Records everything run inside on the meta device. device: "cuda" or
     "cuda:N" (the device the requests are written for). fake: make the code
     see a CUDA device (fake_cuda.py); without it, only meta tensors the code
     makes itself are recorded, as the device's. capacity: what
-    torch.cuda.get_device_properties() and mem_get_info() report."""
+    torch.cuda.get_device_properties() and mem_get_info() report (default:
+    the GPU's, else 80 GiB). gpu: "h100" or "a100" adds the CUDA rules of
+    cuda_rules.py for that GPU (the cuBLAS workspaces, sized by
+    CUBLAS_WORKSPACE_CONFIG); None records the requests alone."""
     target = torch.device(device)
     if target.type != "cuda":
         raise ValueError(f"recording(device={device!r}): only a CUDA device can be predicted")
+    spec = cuda_rules.gpu_spec(gpu) if gpu is not None else None
     recorder = Recorder()
+    if spec is not None:
+        recorder.rules.append(cuda_rules.CublasWorkspaces.from_environment(gpu))
     rec = Recording(recorder, target.index or 0)
     with contextlib.ExitStack() as stack:
         if fake:
-            stack.enter_context(fake_cuda(recorder, device_count=(target.index or 0) + 1,
-                                          capacity_bytes=parse_bytes(capacity)))
+            default_capacity = spec["memory"] if spec else 80 << 30
+            stack.enter_context(fake_cuda(recorder, device_count=(target.index or 0) + 1, gpu=spec,
+                                          capacity_bytes=parse_bytes(capacity or default_capacity)))
+        stack.enter_context(patched(*cuda_rules.engine_patch(recorder)))
         stack.enter_context(recorder)
         stack.enter_context(_step_marks(rec))
         yield rec
