@@ -332,3 +332,24 @@ def test_an_unknown_gpu_is_refused_before_the_script_runs(gpu_script):
     assert completed.returncode == 1
     assert "gpu 'v100': expected one of a100, h100" in completed.stderr
     assert "on memplan" not in completed.stdout + completed.stderr
+
+
+SWEEP_SCRIPT = "import sys, torch\nblock = torch.empty(int(sys.argv[1]), 262144, device='cuda')\n"
+
+
+def test_a_sweep_predicts_each_value_and_names_the_largest_that_fits(tmp_path, cli):
+    script = tmp_path / "sweep.py"
+    script.write_text(SWEEP_SCRIPT)
+    completed = run_module("--json", "--capacity", "24MiB", "--sweep", "mib=1,4,32", script, "{mib}")
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads(completed.stdout)
+    rows = result["results"]
+    assert [r["value"] for r in rows] == ["1", "4", "32"]
+    assert [r["devices"][0]["peak_allocated_bytes"] for r in rows] == [1 << 20, 4 << 20, 32 << 20]
+    fitting = [r["value"] for r in rows if r["devices"][0]["peak_reserved_bytes"] <= 24 << 20]
+    assert fitting and result["largest_fitting"] == max(fitting, key=int)
+    command = json.loads(cli("predict", "--json", "--capacity", "24MiB", "--sweep", "mib=1,4,32", "--",
+                             sys.executable, script, "{mib}", expect=0).stdout)
+    assert command == result
+    missing = run_module("--sweep", "batch=1,2", script, "{mib}")
+    assert missing.returncode == 1 and "the command has no {batch} to substitute" in missing.stderr

@@ -33,6 +33,7 @@ struct PredictArguments {
   std::string output_path;
   std::string device;
   std::string gpu;
+  std::string sweep;
   int steps = 0;
   bool json = false;
   std::vector<std::string> command;
@@ -84,6 +85,7 @@ std::vector<std::string> runner_command(const PredictArguments& args) {
   if (!args.output_path.empty()) out.insert(out.end(), {"--output", fs::absolute(args.output_path).string()});
   if (!args.device.empty()) out.insert(out.end(), {"--device", args.device});
   if (!args.gpu.empty()) out.insert(out.end(), {"--gpu", args.gpu});
+  if (!args.sweep.empty()) out.insert(out.end(), {"--sweep", args.sweep});
   if (args.steps > 0) out.insert(out.end(), {"--steps", std::to_string(args.steps)});
   if (args.json) out.push_back("--json");
   out.insert(out.end(), args.command.begin() + static_cast<std::ptrdiff_t>(next), args.command.end());
@@ -142,19 +144,26 @@ void register_predict_command(CLI::App& app) {
   command->add_option("--gpu", args->gpu, "Add this GPU's CUDA rules (the cuBLAS workspaces): h100 or a100")
       ->check(CLI::IsMember({"h100", "a100"}, CLI::ignore_case))
       ->type_name("NAME");
+  command
+      ->add_option("--sweep", args->sweep,
+                   "Predict once per value, {NAME} in the command replaced by it: a table and, with "
+                   "--capacity, the largest value that fits")
+      ->type_name("NAME=V1,V2,...");
   command->add_flag("--json", args->json, "Print one JSON object");
   command->add_option("command", args->command, "The Python command, after --")->type_name("python3 SCRIPT ARGS...");
   command->footer(
       "Runs `python3 -m memplan.predict [options] SCRIPT ARGS`: the script, unchanged, sees a CUDA\n"
       "device that is really PyTorch's meta device; every storage it creates and frees is recorded,\n"
       "written as a CUDA memory snapshot and replayed through memplan's allocator models\n"
-      "(docs/predict.md). Exit status: 0; 2 the prediction does not fit --capacity; 1 the script\n"
-      "cannot be predicted (the message names the operator and the script's line) or failed.\n"
+      "(docs/predict.md). Exit status: 0; 2 the prediction does not fit --capacity (a sweep: no value\n"
+      "fits); 1 the script cannot be predicted (the message names the operator and the script's line)\n"
+      "or failed.\n"
       "\n"
       "Examples:\n"
       "  memplan predict --capacity 24GiB -- python3 train.py --batch 32\n"
       "  memplan predict --json --output step.pickle --steps 1 -- python3 train.py\n"
       "  memplan predict --gpu h100 --capacity 80GiB -- python3 train.py\n"
+      "  memplan predict --capacity 24GiB --sweep batch=1,2,4,8 -- python3 train.py --batch {batch}\n"
       "  memplan snapshot step.pickle");
   command->callback([args] {
     if (args->command.empty()) throw CommandError("no command: memplan predict [options] -- python3 train.py ARGS");

@@ -4,9 +4,12 @@ a GPU, unchanged, on the meta device and predict its GPU memory.
 Options: --gpu h100|a100 (add that GPU's CUDA rules), --capacity BYTES (say whether it fits and the headroom), --json
 (one JSON object on stdout), --output FILE (write the predicted snapshot),
 --steps N (stop after N iterations; an iteration ends at each
-optimizer.step()), --device cuda:N. Exit status: 0 success (fits or no
-capacity), 2 does not fit the capacity, 1 the script cannot be predicted
-(the message names the operator and the script's line) or failed.
+optimizer.step()), --device cuda:N, --sweep NAME=V1,V2 (one prediction per
+value, `{NAME}` in the command replaced by it, in this process one after
+the other: a table and, with --capacity, the largest value that fits).
+Exit status: 0 success (fits, or no capacity; a sweep: some value fits), 2
+does not fit the capacity, 1 the script cannot be predicted (the message
+names the operator and the script's line) or failed.
 """
 import argparse
 import contextlib
@@ -31,6 +34,8 @@ def _arguments(argv):
     parser.add_argument("--steps", type=int, help="stop after N iterations (optimizer.step() calls)")
     parser.add_argument("--device", default="cuda", help="the CUDA device the script is predicted for")
     parser.add_argument("--gpu", help="h100 or a100: add that GPU's CUDA rules (the cuBLAS workspaces)")
+    parser.add_argument("--sweep", metavar="NAME=V1,V2,...",
+                        help="predict once per value, with {NAME} in the command replaced by it")
     parser.add_argument("script", help="the Python script, run as __main__")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     options = parser.parse_args(argv)
@@ -39,16 +44,16 @@ def _arguments(argv):
     return options
 
 
-def _run_script(options, rec):
+def _run_script(options, script, args, rec):
     def stop(iterations):
         if options.steps is not None and iterations >= options.steps:
             raise _StopAfterSteps()
     rec.on_step = stop
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [options.script] + options.args
-    sys.path.insert(0, os.path.dirname(os.path.abspath(options.script)))
+    sys.argv = [script] + args
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
-        runpy.run_path(options.script, run_name="__main__")
+        runpy.run_path(script, run_name="__main__")
     except _StopAfterSteps:
         pass
     except SystemExit as exit:
@@ -90,38 +95,108 @@ def _print_text(options, summary):
               f"placeholders")
 
 
+def _predict(options, script, args, capacity):
+    """One prediction: the summary dict, or PredictionError."""
+    from .recording import recording
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="memplan.predict: values are not computed")
+        # With --json, stdout is the JSON object alone: the script prints to stderr.
+        output = contextlib.redirect_stdout(sys.stderr) if options.json else contextlib.nullcontext()
+        with output, recording(device=options.device, gpu=options.gpu) as rec:
+            _run_script(options, script, args, rec)
+    if options.output:
+        rec.snapshot(options.output)
+    summary = rec.summary(capacity=capacity)
+    summary["script"] = script
+    summary["snapshot"] = options.output
+    return summary
+
+
+def _fits(summary):
+    return all(d.get("fits", True) for d in summary["devices"])
+
+
+def _parse_sweep(text, options):
+    """--sweep NAME=V1,V2,...: (name, values); `{NAME}` must be in the command."""
+    name, _, values = text.partition("=")
+    values = [v for v in values.split(",") if v]
+    if not name or not values:
+        raise ValueError(f"--sweep {text}: expected NAME=V1,V2,...")
+    if not any("{" + name + "}" in word for word in [options.script] + options.args):
+        raise ValueError(f"--sweep {text}: the command has no {{{name}}} to substitute")
+    return name, values
+
+
+def _largest(values):
+    """The largest of `values`: numerically when all are numbers, else the last given."""
+    try:
+        return max(values, key=float)
+    except ValueError:
+        return values[-1]
+
+
+def _sweep(options, name, values, capacity):
+    from .recorder import PredictionError
+    rows = []
+    for value in values:
+        substitute = lambda word: word.replace("{" + name + "}", value)  # noqa: E731
+        try:
+            summary = _predict(options, substitute(options.script), [substitute(a) for a in options.args], capacity)
+            rows.append({"value": value, **summary})
+        except PredictionError as error:
+            rows.append({"value": value, "error": str(error)})
+    fitting = [r["value"] for r in rows if "error" not in r and capacity is not None and _fits(r)]
+    result = {"sweep": name, "results": rows, "largest_fitting": _largest(fitting) if fitting else None}
+    if options.json:
+        print(json.dumps(result, indent=1))
+    else:
+        _print_sweep(result, capacity)
+    return 2 if capacity is not None and not fitting else 0
+
+
+def _print_sweep(result, capacity):
+    print(f"{result['sweep']:>10}  {'peak allocated':>16}  {'peak reserved':>16}  {'expandable':>16}  "
+          f"{'plan arena':>16}  {'fits' if capacity is not None else ''}")
+    for row in result["results"]:
+        if "error" in row:
+            print(f"{row['value']:>10}  cannot predict: {row['error']}")
+            continue
+        for d in row["devices"] or [{}]:
+            cells = [d.get(k, 0) for k in ("peak_allocated_bytes", "peak_reserved_bytes",
+                                           "expandable_segments_peak_reserved_bytes", "arena_bytes")]
+            verdict = ("yes" if d.get("fits") else "no") if capacity is not None else ""
+            print(f"{row['value']:>10}  " + "  ".join(f"{c:>16,}" for c in cells) + f"  {verdict}")
+    if capacity is not None:
+        print(f"largest {result['sweep']} that fits {capacity:,} bytes: {result['largest_fitting']}")
+
+
 def main(argv=None):
     options = _arguments(sys.argv[1:] if argv is None else argv)
-    from .recorder import PredictionError
     from .cuda_rules import gpu_spec
-    from .recording import parse_bytes, recording
+    from .recorder import PredictionError
+    from .recording import parse_bytes
     try:
         capacity = None if options.capacity is None else parse_bytes(options.capacity)
         if options.gpu is not None:
             gpu_spec(options.gpu)
+        sweep = _parse_sweep(options.sweep, options) if options.sweep else None
+        if sweep and options.output:
+            raise ValueError("--output writes one snapshot; it cannot be combined with --sweep")
     except ValueError as error:
         print(f"memplan predict: {error}", file=sys.stderr)
         return 1
+    if sweep:
+        return _sweep(options, *sweep, capacity)
     try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="memplan.predict: values are not computed")
-            # With --json, stdout is the JSON object alone: the script prints to stderr.
-            output = contextlib.redirect_stdout(sys.stderr) if options.json else contextlib.nullcontext()
-            with output, recording(device=options.device, gpu=options.gpu) as rec:
-                _run_script(options, rec)
+        summary = _predict(options, options.script, options.args, capacity)
     except PredictionError as error:
         print(f"memplan predict: cannot predict {options.script}: {error}", file=sys.stderr)
         return 1
-    if options.output:
-        rec.snapshot(options.output)
-    summary = rec.summary(capacity=capacity)
-    summary["script"] = options.script
-    summary["snapshot"] = options.output
     if options.json:
         print(json.dumps(summary, indent=1))
     else:
         _print_text(options, summary)
-    return 2 if any(d.get("fits") is False for d in summary["devices"]) else 0
+    return 0 if _fits(summary) else 2
 
 
 if __name__ == "__main__":
