@@ -212,31 +212,38 @@ def test_an_unchanged_gpu_script_runs_and_reads_placeholders(gpu_script):
     assert "on memplan predicted GPU" in completed.stderr  # the script's prints, out of the JSON
 
 
-def test_steps_stops_after_n_optimizer_steps(gpu_script):
-    completed = run_module("--json", "--steps", 2, gpu_script, 50)
-    assert completed.returncode == 0, completed.stderr
-    assert json.loads(completed.stdout)["iterations"] == 2
+def test_steps_stops_after_n_optimizer_steps_and_capacity_says_it_does_not_fit(gpu_script):
+    completed = run_module("--steps", 2, "--capacity", "1KiB", gpu_script, 50)
+    assert completed.returncode == 2, completed.stderr
+    assert "operators, 2 iterations marked" in completed.stdout
+    assert "capacity 1.00 KiB (1,024 bytes): does NOT fit" in completed.stdout
 
 
 def test_the_module_and_the_cli_agree(gpu_script, cli, tmp_path):
-    module = json.loads(run_module("--json", gpu_script, 2).stdout)
-    completed = cli("predict", "--json", "--output", tmp_path / "p.pickle", "--", sys.executable, gpu_script, 2,
-                    expect=0)
-    command = json.loads(completed.stdout)
+    module = run_module("--json", "--capacity", "1MiB", gpu_script, 2)
+    completed = cli("predict", "--json", "--capacity", "1MiB", "--output", tmp_path / "p.pickle", "--",
+                    sys.executable, gpu_script, 2)
+    assert module.returncode == completed.returncode == 2, module.stderr + completed.stderr
+    assert "memplan: the prediction does not fit the capacity" in completed.stderr
+    module, command = json.loads(module.stdout), json.loads(completed.stdout)
     for result in (module, command):
         result.pop("snapshot")
         result.pop("script")
     assert command == module
+    assert module["devices"][0]["fits"] is False
+    assert module["devices"][0]["headroom_bytes"] == (1 << 20) - module["devices"][0]["peak_reserved_bytes"]
     report = json.loads(cli("snapshot", tmp_path / "p.pickle", "--json", expect=0).stdout)
     assert report["devices"][0]["recorded"]["peak_allocated_bytes"] == module["devices"][0]["peak_allocated_bytes"]
 
 
-def test_capacity_says_whether_it_fits(gpu_script, cli):
-    fits = json.loads(run_module("--json", "--capacity", "1GiB", gpu_script, 1).stdout)
-    assert fits["devices"][0]["fits"] is True
-    completed = cli("predict", "--capacity", "1KiB", "--", sys.executable, gpu_script, 1)
-    assert completed.returncode == 2
-    assert "does NOT fit" in completed.stdout
+def test_bad_options_are_refused_before_the_script_runs(gpu_script):
+    for args, message in ((("--gpu", "v100"), "gpu 'v100': expected one of a100, h100"),
+                          (("--capacity", "lots"), "capacity 'lots': expected bytes such as 24GiB"),
+                          (("--sweep", "batch"), "--sweep batch: expected NAME=V1,V2,...")):
+        completed = run_module(*args, gpu_script, 1)
+        assert completed.returncode == 1
+        assert message in completed.stderr
+        assert "on memplan" not in completed.stdout + completed.stderr
 
 
 def test_a_data_dependent_operator_fails_with_the_scripts_line(tmp_path):
@@ -328,13 +335,6 @@ def test_a_training_step_holds_two_cublas_workspaces(monkeypatch):
     with memplan.predict.recording(device="cuda", gpu="h100") as rec:
         kept = mlp_step(lambda name: None)
     assert rec.peak_allocated_bytes == expected + 2 * 131_072
-
-
-def test_an_unknown_gpu_is_refused_before_the_script_runs(gpu_script):
-    completed = run_module("--gpu", "v100", gpu_script, 1)
-    assert completed.returncode == 1
-    assert "gpu 'v100': expected one of a100, h100" in completed.stderr
-    assert "on memplan" not in completed.stdout + completed.stderr
 
 
 SWEEP_SCRIPT = "import sys, torch\nblock = torch.empty(int(sys.argv[1]), 262144, device='cuda')\n"
