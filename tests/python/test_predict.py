@@ -369,3 +369,21 @@ def test_meta_tensors_from_before_the_recording_are_allocated_before_the_window(
     report = json.loads(cli("snapshot", rec.snapshot(tmp_path / "b.pickle"), "--json", expect=0).stdout)
     assert report["devices"][0]["warnings"] == []
     assert report["devices"][0]["recorded"]["peak_allocated_bytes"] == 8000
+
+
+def test_mixed_precision_is_refused_with_the_line_and_allowed_disabled():
+    linear = nn.Linear(8, 8)
+    for enter in (lambda: torch.autocast("cuda", dtype=torch.bfloat16), lambda: torch.cuda.amp.autocast(),
+                  lambda: torch.cuda.amp.GradScaler()):
+        with pytest.raises(memplan.predict.PredictionError, match="mixed precision is not predicted yet") as error:
+            with memplan.predict.recording(device="cuda"):
+                enter()
+        assert f"test_predict.py:{enter.__code__.co_firstlineno}" in str(error.value)
+    with memplan.predict.recording(device="cuda") as rec:
+        model = linear.cuda()
+        scaler = torch.cuda.amp.GradScaler(enabled=False)
+        with torch.autocast("cuda", enabled=False):
+            loss = model(torch.randn(4, 8, device="cuda")).sum()
+        scaler.scale(loss).backward()
+    assert rec.peak_allocated_bytes > 0
+    assert torch.autocast.__module__ == "torch.amp.autocast_mode"  # the real one again
