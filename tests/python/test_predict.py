@@ -351,10 +351,8 @@ def test_a_sweep_predicts_each_value_and_names_the_largest_that_fits(tmp_path, c
     assert [r["devices"][0]["peak_allocated_bytes"] for r in rows] == [1 << 20, 4 << 20, 32 << 20]
     fitting = [r["value"] for r in rows if r["devices"][0]["peak_reserved_bytes"] <= 24 << 20]
     assert fitting and result["largest_fitting"] == max(fitting, key=int)
-    command = json.loads(cli("predict", "--json", "--capacity", "24MiB", "--sweep", "mib=1,4,32", "--",
-                             sys.executable, script, "{mib}", expect=0).stdout)
-    assert command == result
-    missing = run_module("--sweep", "batch=1,2", script, "{mib}")
+    # The CLI hands --sweep over (the runner refuses this one before importing torch).
+    missing = cli("predict", "--sweep", "batch=1,2", "--", sys.executable, script, "{mib}")
     assert missing.returncode == 1 and "the command has no {batch} to substitute" in missing.stderr
 
 
