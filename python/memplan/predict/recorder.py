@@ -98,9 +98,9 @@ class Event:
 
 
 class Recorder(TorchDispatchMode):
-    """The dispatch mode that records. `default_device`: the logical device
-    of storages with no explicit device and no input ("cpu"), and of meta
-    storages that existed before the recording ("cuda")."""
+    """The dispatch mode that records: `events` in order, `stacks` of frames
+    they refer to, the bytes live now and at the peak per logical device.
+    Thread-safe: the autograd engine could call it from its own threads."""
 
     def __init__(self):
         super().__init__()
@@ -110,7 +110,6 @@ class Recorder(TorchDispatchMode):
         self.live = {}              # key -> (StorageWeakRef, nbytes, device)
         self.current = {"cuda": 0, "cpu": 0}
         self.peak = {"cuda": 0, "cpu": 0}
-        self.before_window = {"cuda": 0, "cpu": 0}
         self.operators = 0
         self.threads = set()
         self.placeholder_reads = 0  # values read from tensors that have none
@@ -156,8 +155,6 @@ class Recorder(TorchDispatchMode):
             return  # a zero-byte storage allocates nothing
         self.events.append(Event("alloc", key, nbytes, device, stack, before_window))
         self.current[device] += nbytes
-        if before_window:
-            self.before_window[device] += nbytes
         self.peak[device] = max(self.peak[device], self.current[device])
 
     def allocate_extra(self, key, nbytes, device="cuda"):
