@@ -385,3 +385,21 @@ def test_mixed_precision_is_refused_with_the_line_and_allowed_disabled():
         scaler.scale(loss).backward()
     assert rec.peak_allocated_bytes > 0
     assert torch.autocast.__module__ == "torch.amp.autocast_mode"  # the real one again
+
+
+def test_host_scalars_stay_real_and_mix_with_device_tensors():
+    with memplan.predict.recording(device="cuda") as rec:
+        scale = torch.tensor(2.0)                      # one element on the host: real
+        x = torch.randn(3, device="cuda")
+        y = x * scale
+        text = repr(torch.tensor([1.0]))               # printing a real tensor reads its values
+        linear = nn.Linear(3, 3).cuda()
+        optimizer = torch.optim.Adam(linear.parameters())
+        linear(y).sum().backward()
+        optimizer.step()
+        step = optimizer.state[linear.weight]["step"]
+        allocated = torch.cuda.memory_allocated()
+    assert scale.item() == 2.0 and text == "tensor([1.])" and step.item() == 1.0
+    assert y.device.type == "meta"
+    assert allocated == 12 + 12 + 4 * 48  # x, y; weight and bias with their grads and Adam's two moments
+    assert rec.placeholder_reads == 0

@@ -93,8 +93,7 @@ class FakeCuda(TorchFunctionMode):
     def copy_to(self, tensor, logical, dtype=None, memory_format=torch.preserve_format):
         """`tensor` on the logical device `logical`: itself when it is there
         already (and of `dtype`), else a new storage there."""
-        here = self.recorder.logical_device(tensor)
-        if here == logical and tensor.device.type == "meta":
+        if self.recorder.logical_device(tensor) == logical:  # a real host tensor stays one on the host
             return tensor if dtype is None else tensor.to(dtype=dtype)
         with self.on(logical):
             if tensor.device.type != "meta":

@@ -210,9 +210,12 @@ class Recorder(TorchDispatchMode):
             self.threads.add(threading.get_ident())
             self.check_frees()
             self._register_inputs(args, kwargs)
-            first = next((t for t in _tensors(args) if t.device.type == "meta"), None)
+            inputs = list(_tensors((args, kwargs)))
+            first = next((t for t in inputs if t.device.type == "meta"), None)
             input_device = self.logical_device(first) if first is not None else None
-        if name == "_local_scalar_dense" and first is not None:
+        if inputs and first is None:  # real tensors only (a real host scalar): run as is, nothing to record
+            return func(*args, **kwargs)
+        if name == "_local_scalar_dense":
             # .item(), float(t), bool(t), int(t): a meta tensor has no value.
             self.placeholder_reads += 1
             return _placeholder(first.dtype)
@@ -221,7 +224,7 @@ class Recorder(TorchDispatchMode):
             raise PredictionError(f"{what}: its output size depends on the input's values, which a meta-device "
                                   f"recording does not compute (at {_where()})")
         try:
-            fallback = _META_FALLBACKS.get(name) if first is not None else None
+            fallback = _META_FALLBACKS.get(name)
             out = fallback(*args, **kwargs) if fallback is not None else func(*args, **kwargs)
         except NotImplementedError:
             raise PredictionError(f"{func}: the installed torch {torch.__version__} has no meta kernel for it, "
