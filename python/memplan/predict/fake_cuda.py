@@ -215,12 +215,12 @@ class _Event:
 
 class FakeCudaModule:
     """The replacements for torch.cuda's functions, answering from
-    `recorder`; `device_count` devices, the first current."""
+    `recorder`; `device_count` devices, the last (the one predicted for) current."""
 
     def __init__(self, recorder, device_count=1, capacity_bytes=80 << 30, gpu=None):
         self.recorder = recorder
         self.count = device_count
-        self.current = 0
+        self.current = device_count - 1  # the device predicted for, the last one there is
         self.capacity = capacity_bytes
         self.name = gpu["name"] + " (memplan prediction, meta)" if gpu else "memplan predicted GPU (meta)"
         self.capability = gpu["capability"] if gpu else (9, 0)
