@@ -334,6 +334,7 @@ def test_a_training_step_holds_two_cublas_workspaces(monkeypatch):
     monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
     with memplan.predict.recording(device="cuda", gpu="h100") as rec:
         kept = mlp_step(lambda name: None)
+    del kept
     assert rec.peak_allocated_bytes == expected + 2 * 131_072
 
 

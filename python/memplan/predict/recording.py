@@ -22,6 +22,7 @@ from .fake_cuda import fake_cuda, patched
 from .recorder import Recorder
 from .units import parse_bytes
 
+
 class Recording:
     """What a recording saw. `device_index`: the CUDA device number the
     requests are written for; `markers`: device-event counts at the end of
