@@ -404,3 +404,20 @@ def test_host_scalars_stay_real_and_mix_with_device_tensors():
     assert y.device.type == "meta"
     assert allocated == 12 + 12 + 4 * 48  # x, y; weight and bias with their grads and Adam's two moments
     assert rec.placeholder_reads == 0
+
+
+def test_a_storage_resized_in_place_is_a_new_block_then_the_old_freed(cli, tmp_path):
+    with memplan.predict.recording(device="cuda") as rec:
+        a = torch.randn(10, device="cuda")                # 40 bytes
+        c = torch.empty(0, device="cuda")                 # nothing
+        torch.add(a, a, out=c)                            # c grows to 40
+        c.resize_(100)                                    # 400: 40 + 40 + 400 live at once, then the 40 freed
+        after = torch.cuda.memory_allocated()
+    del a, c
+    assert after == 40 + 400
+    assert rec.peak_allocated_bytes == 40 + 40 + 400
+    assert [(e.action, e.nbytes) for e in rec.recorder.events if e.device == "cuda"] == [
+        ("alloc", 40), ("alloc", 40), ("alloc", 400), ("free", 40)]
+    report = json.loads(cli("snapshot", rec.snapshot(tmp_path / "r.pickle"), "--json", expect=0).stdout)
+    assert report["devices"][0]["warnings"] == []
+    assert report["devices"][0]["recorded"]["peak_allocated_bytes"] == 480

@@ -107,7 +107,7 @@ class Recorder(TorchDispatchMode):
         self.events = []
         self.stacks = [()]          # stacks[0]: no frames
         self._stack_ids = {(): 0}
-        self.live = {}              # key -> (StorageWeakRef, nbytes, device)
+        self.live = {}              # key -> [StorageWeakRef, nbytes, device, the key its events use]
         self.current = {"cuda": 0, "cpu": 0}
         self.peak = {"cuda": 0, "cpu": 0}
         self.operators = 0
@@ -150,7 +150,7 @@ class Recorder(TorchDispatchMode):
     def _allocate(self, storage, device, stack, before_window=False):
         key = storage._cdata
         nbytes = storage.nbytes()
-        self.live[key] = (StorageWeakRef(storage), nbytes, device)
+        self.live[key] = [StorageWeakRef(storage), nbytes, device, key]
         if nbytes == 0:
             return  # a zero-byte storage allocates nothing
         self.events.append(Event("alloc", key, nbytes, device, stack, before_window))
@@ -170,12 +170,25 @@ class Recorder(TorchDispatchMode):
             self._check_frees()
 
     def _check_frees(self):
-        expired = [key for key, (ref, _, _) in self.live.items() if ref.expired()]
+        expired = [key for key, entry in self.live.items() if entry[0].expired()]
         for key in expired:
-            _, nbytes, device = self.live.pop(key)
+            _, nbytes, device, event_key = self.live.pop(key)
             if nbytes:
-                self.events.append(Event("free", key, nbytes, device, 0))
+                self.events.append(Event("free", event_key, nbytes, device, 0))
                 self.current[device] -= nbytes
+
+    def _resized(self, entry, nbytes, stack):
+        """A live storage grown or shrunk in place (resize_, an out= argument):
+        on CUDA a new block is allocated, the bytes copied, the old one freed."""
+        _, old, device, old_key = entry
+        entry[1], entry[3] = nbytes, (old_key, len(self.events))
+        if nbytes:
+            self.events.append(Event("alloc", entry[3], nbytes, device, stack))
+            self.current[device] += nbytes
+            self.peak[device] = max(self.peak[device], self.current[device])
+        if old:
+            self.events.append(Event("free", old_key, old, device, 0))
+            self.current[device] -= old
 
     def _register_inputs(self, args, kwargs):
         for tensor in _tensors((args, kwargs)):
@@ -195,6 +208,9 @@ class Recorder(TorchDispatchMode):
             key = storage._cdata
             entry = self.live.get(key)
             if entry is not None and not entry[0].expired():
+                if storage.nbytes() != entry[1]:
+                    self._resized(entry, storage.nbytes(), stack if stack is not None else
+                                  self._stack_id(user_frames()))
                 continue
             if entry is not None:  # the key was reused after a free not yet seen
                 self.check_frees()
