@@ -421,3 +421,18 @@ def test_a_storage_resized_in_place_is_a_new_block_then_the_old_freed(cli, tmp_p
     report = json.loads(cli("snapshot", rec.snapshot(tmp_path / "r.pickle"), "--json", expect=0).stdout)
     assert report["devices"][0]["warnings"] == []
     assert report["devices"][0]["recorded"]["peak_allocated_bytes"] == 480
+
+
+def test_a_data_loader_with_workers_loads_in_the_process():
+    from torch.utils.data import DataLoader, TensorDataset
+    real_init = DataLoader.__init__
+    with memplan.predict.recording(device="cuda") as rec:
+        dataset = TensorDataset(torch.randn(64, 8), torch.zeros(64, 2))
+        loader = DataLoader(dataset, batch_size=16, num_workers=2, persistent_workers=True, pin_memory=True)
+        batches = [(x.cuda(), y.cuda()) for x, y in loader]
+        on_device = torch.cuda.memory_allocated()
+    del batches
+    assert len(loader) == 4 and loader.num_workers == 0
+    assert on_device == 4 * (16 * 8 * 4 + 16 * 2 * 4)
+    assert rec.host_peak_bytes >= 64 * 8 * 4 + 64 * 2 * 4
+    assert DataLoader.__init__ is real_init

@@ -19,6 +19,7 @@ What the program sees (everything is restored on exit):
   real copy is); no copy when it is already there.
 - Reads of values (`.item()`, `float(t)`, `bool(t)`, `.tolist()`,
   `.numpy()`) return placeholders (0, 0.0, False, zeros) and are counted.
+- DataLoaders load in the program's process (num_workers is 0).
 - Mixed precision enabled for CUDA (`torch.autocast("cuda")`,
   `torch.cuda.amp.autocast`, `GradScaler`) is a PredictionError naming the
   line: not predicted yet.
@@ -334,6 +335,19 @@ def _mixed_precision_replacements():
             (torch.cuda.amp, {"autocast": cuda_autocast, "GradScaler": grad_scaler})]
 
 
+def _single_process_data_loader():
+    """DataLoader.__init__ that loads in the program's own process: worker
+    processes would put meta batches in shared memory, which meta storages
+    cannot be, and would run outside the recording."""
+    from torch.utils.data import DataLoader
+    real_init = DataLoader.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self.num_workers = 0
+    return DataLoader, {"__init__": init}
+
+
 @contextlib.contextmanager
 def fake_cuda(recorder, **options):
     """The whole fake: torch.cuda's functions, mixed precision refused, and
@@ -341,7 +355,7 @@ def fake_cuda(recorder, **options):
     module = FakeCudaModule(recorder, **options)
     with contextlib.ExitStack() as stack:
         stack.enter_context(patched(torch.cuda, module.replacements()))
-        for target, replacements in _mixed_precision_replacements():
+        for target, replacements in _mixed_precision_replacements() + [_single_process_data_loader()]:
             stack.enter_context(patched(target, replacements))
         stack.enter_context(FakeCuda(recorder))
         yield module
