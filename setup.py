@@ -96,7 +96,7 @@ setup(
     name="memplan",
     version=project_version(),
     description="Plan and serve the memory of deep-learning tensors",
-    packages=["memplan"],
+    packages=["memplan", "memplan.predict"],
     package_dir={"memplan": "python/memplan"},
     ext_modules=[Extension("memplan._memplan", sources=[])],
     cmdclass={"build_ext": CMakeBuild},

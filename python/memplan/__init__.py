@@ -17,6 +17,14 @@ import sys
 from ._memplan import *  # noqa: F401,F403  (the binding's public names)
 from ._memplan import __version__, _build_library_paths, _snapshot_from_pickle_bytes  # noqa: F401
 
+# memplan.predict: the meta-device predictor (a subpackage, light until used);
+# the module is callable, so memplan.predict(model, inputs=...) is still the
+# binding's ONNX prediction that the star import above brought in.
+# (`from . import predict` would find the binding's function and stop there.)
+import importlib  # noqa: E402
+
+predict = importlib.import_module(".predict", __name__)  # noqa: F811
+
 _LIBRARY_FILES = {"trace": "libmemplan_trace.so", "replay": "libmemplan_replay.so"}
 
 

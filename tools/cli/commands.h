@@ -30,5 +30,6 @@ void register_trace_info_command(CLI::App& app);
 void register_extract_command(CLI::App& app);
 void register_run_command(CLI::App& app);
 void register_snapshot_command(CLI::App& app);
+void register_predict_command(CLI::App& app);
 
 }  // namespace memplan::cli

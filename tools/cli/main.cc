@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       "  memplan render model.csv plan.csv --svg heap.svg\n"
       "  memplan report model.csv plan.csv --html report.html\n"
       "  memplan snapshot snapshot.pickle --json\n"
+      "  memplan predict --capacity 24GiB -- python3 train.py\n"
       "Run `memplan COMMAND --help` for a command's options.\n"
       "\n"
       "Exit status: 0 success; 1 bad input or failure (including an invalid plan given to\n"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   memplan::cli::register_extract_command(app);
   memplan::cli::register_run_command(app);
   memplan::cli::register_snapshot_command(app);
+  memplan::cli::register_predict_command(app);
 
   app.set_version_flag("--version", std::string("memplan ") + MEMPLAN_VERSION);
 
