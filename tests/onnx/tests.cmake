@@ -21,3 +21,12 @@ foreach(model mlp residual resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x1_
             ${CMAKE_CURRENT_BINARY_DIR}/onnx/${model})
   set_tests_properties(onnx_${model} PROPERTIES LABELS onnx TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
+
+# onnx_grid_test.cc and the others of this folder: the front end's library
+# calls (predict_onnx_grid, the evaluated operators) on the small models of
+# tests/cli/data/onnx, as GoogleTest cases (label onnx).
+file(GLOB MEMPLAN_ONNX_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*_test.cc)
+add_executable(memplan_onnx_tests ${MEMPLAN_ONNX_TEST_SOURCES})
+target_link_libraries(memplan_onnx_tests PRIVATE memplan::onnx memplan::core GTest::gtest GTest::gtest_main)
+target_compile_definitions(memplan_onnx_tests PRIVATE MEMPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+gtest_discover_tests(memplan_onnx_tests PROPERTIES LABELS onnx DISCOVERY_TIMEOUT 60)
