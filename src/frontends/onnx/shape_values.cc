@@ -1,6 +1,8 @@
 // shape_values.cc — evaluates the small tensors of shape computations (see
-// shape_values.h). One function per operator family; each checks what it
-// reads and says why when it cannot evaluate.
+// shape_values.h). One table names every operator evaluated (kOperators,
+// below): what it reads, how many input values it needs, its evaluator and,
+// for the element-wise families, its rule per element. Each evaluator checks
+// what it reads and says why when it cannot evaluate.
 #include "shape_values.h"
 
 #include <algorithm>
@@ -745,9 +747,24 @@ N signed_remainder(N r, N b, bool fmod) {
   return !fmod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
 }
 
+// Integer arithmetic without overflow: nullopt where it would overflow.
 std::optional<int64_t> checked_add(int64_t a, int64_t b, bool) {
   int64_t r = 0;
   return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+std::optional<int64_t> checked_sub(int64_t a, int64_t b, bool) {
+  int64_t r = 0;
+  return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+std::optional<int64_t> checked_mul(int64_t a, int64_t b, bool) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+
+// A rule on reals from a standard function object (std::plus<>: a + b).
+template <typename Op>
+std::optional<double> real_rule(double a, double b, bool) {
+  return Op{}(a, b);
 }
 
 // Every operator evaluate() computes. Adding one: its row here, and its
@@ -796,9 +813,7 @@ const OperatorRow kOperators[] = {
      .evaluate = evaluate_fold,
      .rule = {.ints = [](int64_t a, int64_t b, bool) -> std::optional<int64_t> { return std::max(a, b); },
               .reals = [](double a, double b, bool) -> std::optional<double> { return std::max(a, b); }}},
-    {.name = "Sum",
-     .evaluate = evaluate_fold,
-     .rule = {.ints = checked_add, .reals = [](double a, double b, bool) -> std::optional<double> { return a + b; }}},
+    {.name = "Sum", .evaluate = evaluate_fold, .rule = {.ints = checked_add, .reals = real_rule<std::plus<>>}},
     {.name = "Neg",
      .evaluate = evaluate_arithmetic,
      .rule = {
@@ -829,25 +844,15 @@ const OperatorRow kOperators[] = {
     {.name = "Add",
      .values = 2,
      .evaluate = evaluate_arithmetic,
-     .rule = {.ints = checked_add, .reals = [](double a, double b, bool) -> std::optional<double> { return a + b; }}},
+     .rule = {.ints = checked_add, .reals = real_rule<std::plus<>>}},
     {.name = "Sub",
      .values = 2,
      .evaluate = evaluate_arithmetic,
-     .rule = {.ints =
-                  [](int64_t a, int64_t b, bool) {
-                    int64_t r = 0;
-                    return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
-                  },
-              .reals = [](double a, double b, bool) -> std::optional<double> { return a - b; }}},
+     .rule = {.ints = checked_sub, .reals = real_rule<std::minus<>>}},
     {.name = "Mul",
      .values = 2,
      .evaluate = evaluate_arithmetic,
-     .rule = {.ints =
-                  [](int64_t a, int64_t b, bool) {
-                    int64_t r = 0;
-                    return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
-                  },
-              .reals = [](double a, double b, bool) -> std::optional<double> { return a * b; }}},
+     .rule = {.ints = checked_mul, .reals = real_rule<std::multiplies<>>}},
     {.name = "Div",
      .values = 2,
      .evaluate = evaluate_arithmetic,
@@ -855,7 +860,7 @@ const OperatorRow kOperators[] = {
                   [](int64_t a, int64_t b, bool) {  // truncates, as ONNX Runtime's integer Div
                     return b == 0 || (a == INT64_MIN && b == -1) ? std::nullopt : std::optional<int64_t>(a / b);
                   },
-              .reals = [](double a, double b, bool) -> std::optional<double> { return a / b; }}},
+              .reals = real_rule<std::divides<>>}},
     {.name = "Mod",
      .values = 2,
      .evaluate = evaluate_arithmetic,
