@@ -329,7 +329,8 @@ void register_extract_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "extract", "Write one iteration of a trace or PyTorch profile, or an ONNX model, as a problem CSV");
   command->add_option("trace", args->trace_path,
-                      "Trace file (from memplan trace), a PyTorch profiler chrome trace (JSON), or an ONNX model (.onnx)")
+                      "Trace file (from memplan trace), a PyTorch profiler chrome trace (JSON), or an ONNX model "
+                      "(.onnx); - reads standard input, told apart by its first bytes")
       ->required()
       ->type_name("FILE");
   command->add_option("--input", args->inputs,
@@ -346,7 +347,7 @@ void register_extract_command(CLI::App& app) {
                     "is optional");
   command->add_option("--capacity", args->capacity,
                       "With --predict: the memory budget (e.g. 16GiB); says which shapes fit and the largest "
-                      "that does")
+                      "that does; exit status 2 when none does, as `memplan plan --capacity`")
       ->type_name("BYTES")
       ->check(byte_size_validator());
   command->add_flag("--keep-constants", args->keep_constants,
