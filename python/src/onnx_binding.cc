@@ -62,17 +62,18 @@ std::vector<OnnxInputShape> input_shapes(py::handle inputs) {
   return shapes;
 }
 
+// The alignment every buffer gets: a power of two, or the front end's default.
+int64_t alignment_from(py::handle alignment) {
+  if (alignment.is_none()) return OnnxOptions{}.alignment;
+  const int64_t bytes = bytes_from(alignment, "alignment");
+  if (!is_power_of_two(bytes)) raise_input_error("alignment: " + std::to_string(bytes) + " is not a power of two");
+  return bytes;
+}
+
 // The grid's options: the choices of `inputs` (every dimension a value, a
 // range or a list), the alignment and whether constants are folded.
 OnnxGridOptions grid_options(py::handle inputs, py::handle alignment, bool keep_constants) {
-  OnnxGridOptions options;
-  options.fold_constants = !keep_constants;
-  if (!alignment.is_none()) {
-    options.alignment = bytes_from(alignment, "alignment");
-    if (!is_power_of_two(options.alignment)) {
-      raise_input_error("alignment: " + std::to_string(options.alignment) + " is not a power of two");
-    }
-  }
+  OnnxGridOptions options{.alignment = alignment_from(alignment), .fold_constants = !keep_constants};
   for (const std::string& text : input_texts(inputs)) {
     options.inputs.push_back(value_or_raise(parse_onnx_input_choices(text)));
   }
@@ -120,9 +121,8 @@ std::string path_text(py::handle path) { return py::str(py::module_::import("os"
 }  // namespace
 
 py::object extract_onnx_file(const std::string& path, py::handle inputs, py::handle alignment, bool keep_constants) {
-  const OnnxGridOptions grid = grid_options(py::none(), alignment, keep_constants);
-  const OnnxOptions options{
-      .inputs = input_shapes(inputs), .alignment = grid.alignment, .fold_constants = grid.fold_constants};
+  const int64_t bytes = alignment_from(alignment);  // checked first, as before the inputs
+  const OnnxOptions options{.inputs = input_shapes(inputs), .alignment = bytes, .fold_constants = !keep_constants};
   return py::cast(value_or_raise(extract_onnx_model(as_bytes(model_bytes(path)), path, options)));
 }
 

@@ -15,11 +15,9 @@
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/file_kind.h"
-#include "memplan/planner.h"
 #include "memplan/torch_profile.h"
 #include "memplan/trace.h"
 #include "memplan/units.h"
-#include "memplan/validate.h"
 #include "progress.h"
 #include "text_table.h"
 #if MEMPLAN_WITH_ONNX
