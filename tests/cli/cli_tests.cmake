@@ -69,6 +69,8 @@ memplan_cli_test(unknown_option_is_a_usage_error EXIT 100 ARGS plan ${small} --b
 memplan_cli_test(missing_option_value_is_a_usage_error EXIT 100 ARGS plan ${small} --planner STDERR "--planner: 1 required")
 memplan_cli_test(missing_file_argument_is_a_usage_error EXIT 100 ARGS plan STDERR "problem is required")
 memplan_cli_test(help_exits_0_after_the_usage_remap EXIT 0 ARGS plan --help STDOUT "Usage: ")
+memplan_cli_test(plan_capacity_with_banks_is_a_usage_error EXIT 100 ARGS plan ${small} --capacity 1M --bank sram
+  STDERR "--capacity and --bank exclude each other")
 # run --help says which backing allocator this build's drop-in uses.
 if(MEMPLAN_WITH_MIMALLOC)
   memplan_cli_test(help_run_names_the_backing_of_this_build EXIT 0 ARGS run --help
