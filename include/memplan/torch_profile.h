@@ -74,11 +74,6 @@ struct TorchProfile {
   size_t trace_events = 0;                 // entries in traceEvents
 };
 
-// True when `text` looks like a JSON document (after white space and a UTF-8
-// byte-order mark it starts with '{' or '['): the dispatch test of `memplan
-// extract`. A memplan trace starts with its binary magic.
-bool looks_like_json(std::string_view text);
-
 // Parses an exported chrome trace. Fails on invalid JSON (with its byte
 // offset), on a document without trace events, on a "[memory]" event with a
 // missing or malformed field, on two ProfilerStep spans with one number, and

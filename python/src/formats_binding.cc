@@ -53,10 +53,6 @@ Plan parse_plan(const Problem& problem, const std::string& text, const std::stri
                                                                           : parse_plan_csv(problem, text, source));
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string plan_json(const Problem& problem, const Plan& plan, std::string planner, double seconds) {
   return format_plan_json(problem, plan, {.planner = std::move(planner), .seconds = seconds, .load = load(problem)});
 }
@@ -181,7 +177,7 @@ void bind_formats(py::module_& m) {
         }
         std::string kind = format;
         if (kind.empty()) {
-          kind = !path.is_none() && ends_with(path_string(path), ".json") ? "json" : "csv";
+          kind = !path.is_none() && path_string(path).ends_with(".json") ? "json" : "csv";
         }
         std::string text;
         if (kind == "csv") {
@@ -211,7 +207,7 @@ void bind_formats(py::module_& m) {
           name = r.planner;
           seconds = r.planning_seconds + r.validation_seconds;
         }
-        write_file(path, ends_with(file, ".json") ? plan_json(problem, p, name, seconds) : format_plan_csv(problem, p));
+        write_file(path, file.ends_with(".json") ? plan_json(problem, p, name, seconds) : format_plan_csv(problem, p));
       },
       py::arg("path"), py::arg("problem"), py::arg("plan"),
       "Writes the plan: JSON when the path ends in .json, else CSV (as `memplan plan --output`).");

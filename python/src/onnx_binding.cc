@@ -1,114 +1,143 @@
 // onnx_binding.cc — ONNX models from Python (built with MEMPLAN_WITH_ONNX):
 // a model plus its input shapes as a problem, one buffer per intermediate
 // tensor, through the front end `memplan extract model.onnx` uses
-// (src/frontends/onnx/onnx_frontend.h), so problems and messages are the CLI's.
+// (src/frontends/onnx/onnx_frontend.h), so problems and messages are the CLI's;
+// a grid of shapes and its prediction through the one library call the CLI's
+// --input ranges and --predict print (onnx_grid.h), converted, never recomputed.
+#include <span>
+
 #include "bindings.h"
 #include "errors.h"
-#include "memplan/bounds.h"
 #include "memplan/csv.h"
-#include "memplan/planner.h"
-#include "onnx_frontend.h"
+#include "onnx_grid.h"
 
 namespace memplan::python {
 namespace {
 
-// inputs: {"input": (1, 3, 224, 224)} or ["input=1x3x224x224", ...] (the CLI's --input).
+// The text of one input: "NAME=DIMS" from a dict entry whose dimensions are
+// a string of the CLI's forms ({"ids": "1,4x64..512"}: one spec, as --input
+// ids=1,4x64..512) or a sequence of ints and such strings ({"ids": (4,
+// "1..512")}).
+std::string input_text(py::handle name, py::handle dims) {
+  std::string text = std::string(py::str(name)) + "=";
+  if (py::isinstance<py::str>(dims)) return text + std::string(py::str(dims));
+  bool first = true;
+  for (py::handle d : dims) {
+    text += (first ? "" : "x") + std::string(py::str(d));
+    first = false;
+  }
+  return text;
+}
+
+// The texts of `inputs`: a dict {name: dims}, one "NAME=DIMS" string, or a
+// sequence of them (the CLI's --input).
+std::vector<std::string> input_texts(py::handle inputs) {
+  std::vector<std::string> texts;
+  if (inputs.is_none()) return texts;
+  if (py::isinstance<py::dict>(inputs)) {
+    for (auto [name, dims] : py::reinterpret_borrow<py::dict>(inputs)) texts.push_back(input_text(name, dims));
+    return texts;
+  }
+  if (py::isinstance<py::str>(inputs)) return {std::string(py::str(inputs))};
+  for (py::handle text : inputs) texts.push_back(py::str(text));
+  return texts;
+}
+
+// inputs for one shape: {"input": (1, 3, 224, 224)}, {"input": "1x3x224x224"}
+// or ["input=1x3x224x224", ...] (the CLI's --input).
 std::vector<OnnxInputShape> input_shapes(py::handle inputs) {
   std::vector<OnnxInputShape> shapes;
-  if (inputs.is_none()) return shapes;
   if (py::isinstance<py::dict>(inputs)) {
     for (auto [name, dims] : py::reinterpret_borrow<py::dict>(inputs)) {
       const std::string n = py::str(name);
-      shapes.push_back({.name = n, .dims = int64_column(dims, "inputs['" + n + "']")});
+      if (py::isinstance<py::str>(dims)) {
+        shapes.push_back(value_or_raise(parse_onnx_input_shape(input_text(name, dims))));
+      } else {
+        shapes.push_back({.name = n, .dims = int64_column(dims, "inputs['" + n + "']")});
+      }
     }
     return shapes;
   }
-  // One "NAME=DIMS" string, or a sequence of them.
-  const py::object texts = py::isinstance<py::str>(inputs) ? py::object(py::make_tuple(inputs))
-                                                           : py::reinterpret_borrow<py::object>(inputs);
-  for (py::handle text : texts) {
-    shapes.push_back(value_or_raise(parse_onnx_input_shape(py::str(text))));
-  }
+  for (const std::string& text : input_texts(inputs)) shapes.push_back(value_or_raise(parse_onnx_input_shape(text)));
   return shapes;
 }
 
-// inputs for extract_shapes: {"ids": ("4", "1..512")} (each dimension an int
-// or a string of the CLI's forms) or ["ids=4x1..512", ...].
-std::vector<OnnxInputChoices> input_choices(py::handle inputs) {
-  std::vector<OnnxInputChoices> choices;
-  if (py::isinstance<py::dict>(inputs)) {
-    for (auto [name, dims] : py::reinterpret_borrow<py::dict>(inputs)) {
-      std::string text = std::string(py::str(name)) + "=";
-      bool first = true;
-      for (py::handle d : dims) {
-        text += (first ? "" : "x") + std::string(py::str(d));
-        first = false;
-      }
-      choices.push_back(value_or_raise(parse_onnx_input_choices(text)));
-    }
-    return choices;
-  }
-  const py::object texts = py::isinstance<py::str>(inputs) ? py::object(py::make_tuple(inputs))
-                                                           : py::reinterpret_borrow<py::object>(inputs);
-  for (py::handle text : texts) choices.push_back(value_or_raise(parse_onnx_input_choices(py::str(text))));
-  return choices;
+// The alignment every buffer gets: a power of two, or the front end's default.
+int64_t alignment_from(py::handle alignment) {
+  if (alignment.is_none()) return OnnxOptions{}.alignment;
+  const int64_t bytes = bytes_from(alignment, "alignment");
+  if (!is_power_of_two(bytes)) raise_input_error("alignment: " + std::to_string(bytes) + " is not a power of two");
+  return bytes;
 }
 
-// The most shapes one call samples, as the CLI's.
-constexpr size_t kMaxShapes = 256;
-
-OnnxOptions options_from(py::handle alignment, bool keep_constants) {
-  OnnxOptions options;
-  options.fold_constants = !keep_constants;
-  if (!alignment.is_none()) {
-    options.alignment = bytes_from(alignment, "alignment");
-    if (!is_power_of_two(options.alignment)) {
-      raise_input_error("alignment: " + std::to_string(options.alignment) + " is not a power of two");
-    }
+// The grid's options: the choices of `inputs` (every dimension a value, a
+// range or a list), the alignment and whether constants are folded.
+OnnxGridOptions grid_options(py::handle inputs, py::handle alignment, bool keep_constants) {
+  OnnxGridOptions options{.alignment = alignment_from(alignment), .fold_constants = !keep_constants};
+  for (const std::string& text : input_texts(inputs)) {
+    options.inputs.push_back(value_or_raise(parse_onnx_input_choices(text)));
   }
   return options;
 }
 
-// Every shape of the choices, extracted: (the shape as {name: dims}, its extraction).
-std::vector<std::pair<py::dict, OnnxExtraction>> extract_grid(py::handle path, py::handle inputs,
-                                                              OnnxOptions options) {
-  const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
-  const std::vector<std::vector<OnnxInputShape>> grid =
-      value_or_raise(onnx_input_grid(input_choices(inputs), kMaxShapes));
-  const std::string bytes = value_or_raise(read_text_file(p), ErrorSource::kFile);
-  std::vector<std::pair<py::dict, OnnxExtraction>> out;
-  for (const std::vector<OnnxInputShape>& shape : grid) {
-    options.inputs = shape;
-    OnnxExtraction x = value_or_raise(
-        extract_onnx_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, p, options));
-    py::dict given;
-    for (const OnnxInputShape& s : shape) given[py::str(s.name)] = py::tuple(py::cast(s.dims));
-    out.emplace_back(std::move(given), std::move(x));
-  }
-  return out;
+std::string model_bytes(const std::string& path) { return value_or_raise(read_text_file(path), ErrorSource::kFile); }
+
+std::span<const uint8_t> as_bytes(const std::string& bytes) {
+  return {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()};
 }
+
+// {name: dims}: a shape as Python names it.
+py::dict shape_dict(const std::vector<OnnxInputShape>& shape) {
+  py::dict given;
+  for (const OnnxInputShape& s : shape) given[py::str(s.name)] = py::tuple(py::cast(s.dims));
+  return given;
+}
+
+// The library's prediction as memplan.predict returns it.
+py::dict prediction_dict(const OnnxGridPrediction& p) {
+  py::list shapes;
+  for (const OnnxShapePrediction& r : p.shapes) {
+    py::dict row;
+    row["inputs"] = shape_dict(r.inputs);
+    row["weights_bytes"] = r.weights_bytes;
+    row["input_bytes"] = r.input_bytes;
+    row["activation_bytes"] = r.activation_bytes;
+    row["activation_load_bytes"] = r.activation_load_bytes;
+    row["total_bytes"] = r.total_bytes();
+    if (p.capacity > 0) row["fits"] = r.fits;
+    shapes.append(row);
+  }
+  py::dict result;
+  result["shapes"] = shapes;
+  result["capacity"] = p.capacity;
+  result["upper_bound_activation_bytes"] = p.upper_bound_activation_bytes;
+  result["largest_fitting"] =
+      p.largest_fitting ? py::object(shape_dict(p.shapes[*p.largest_fitting].inputs)) : py::object(py::none());
+  return result;
+}
+
+std::string path_text(py::handle path) { return py::str(py::module_::import("os").attr("fspath")(path)); }
 
 }  // namespace
 
 py::object extract_onnx_file(const std::string& path, py::handle inputs, py::handle alignment, bool keep_constants) {
-  OnnxOptions options = options_from(alignment, keep_constants);
-  options.inputs = input_shapes(inputs);
-  const std::string bytes = value_or_raise(read_text_file(path), ErrorSource::kFile);
-  return py::cast(value_or_raise(
-      extract_onnx_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, path, options)));
+  const int64_t bytes = alignment_from(alignment);  // checked first, as before the inputs
+  const OnnxOptions options{.inputs = input_shapes(inputs), .alignment = bytes, .fold_constants = !keep_constants};
+  return py::cast(value_or_raise(extract_onnx_model(as_bytes(model_bytes(path)), path, options)));
 }
 
 void bind_onnx(py::module_& m) {
   m.def(
       "extract_shapes",
       [](py::object path, py::handle inputs, py::handle alignment, bool keep_constants) {
+        const std::string p = path_text(path);
+        const OnnxGridOptions options = grid_options(inputs, alignment, keep_constants);
+        OnnxGrid grid = value_or_raise(extract_onnx_grid(as_bytes(model_bytes(p)), p, options));
         py::list shapes;
-        std::vector<Problem> problems;
-        for (auto& [given, x] : extract_grid(path, inputs, options_from(alignment, keep_constants))) {
-          problems.push_back(x.problem);
-          shapes.append(py::make_tuple(given, py::cast(std::move(x))));
+        for (OnnxGridShape& shape : grid.shapes) {
+          shapes.append(py::make_tuple(shape_dict(shape.inputs), py::cast(std::move(shape.extraction))));
         }
-        return py::make_tuple(shapes, py::cast(value_or_raise(upper_bound_problem(problems))));
+        return py::make_tuple(shapes, py::cast(std::move(grid.upper_bound)));
       },
       py::arg("path"), py::kw_only(), py::arg("inputs"), py::arg("alignment") = py::none(),
       py::arg("keep_constants") = false,
@@ -119,39 +148,10 @@ void bind_onnx(py::module_& m) {
   m.def(
       "predict",
       [](py::object path, py::handle inputs, py::handle capacity, py::handle alignment, bool keep_constants) {
-        const int64_t budget = capacity.is_none() ? 0 : bytes_from(capacity, "capacity");
-        py::list shapes;
-        std::vector<Problem> problems;
-        py::object largest = py::none();
-        int64_t largest_total = -1;
-        for (auto& [given, x] : extract_grid(path, inputs, options_from(alignment, keep_constants))) {
-          const Plan plan = value_or_raise(plan_with(kDefaultPlanner, x.problem));
-          const int64_t weights = x.initializer_bytes + x.constant_bytes;
-          const int64_t total = weights + x.graph_input_bytes + plan.arena;
-          py::dict row;
-          row["inputs"] = given;
-          row["weights_bytes"] = weights;
-          row["input_bytes"] = x.graph_input_bytes;
-          row["activation_bytes"] = plan.arena;
-          row["activation_load_bytes"] = load(x.problem);
-          row["total_bytes"] = total;
-          if (budget > 0) {
-            row["fits"] = total <= budget;
-            if (total <= budget && total > largest_total) {
-              largest_total = total;
-              largest = given;
-            }
-          }
-          shapes.append(row);
-          problems.push_back(std::move(x.problem));
-        }
-        const Problem bound = value_or_raise(upper_bound_problem(problems));
-        py::dict result;
-        result["shapes"] = shapes;
-        result["capacity"] = budget;
-        result["upper_bound_activation_bytes"] = value_or_raise(plan_with(kDefaultPlanner, bound)).arena;
-        result["largest_fitting"] = largest;
-        return result;
+        const std::string p = path_text(path);
+        OnnxGridOptions options = grid_options(inputs, alignment, keep_constants);
+        options.capacity = capacity.is_none() ? 0 : bytes_from(capacity, "capacity");
+        return prediction_dict(value_or_raise(predict_onnx_grid(as_bytes(model_bytes(p)), p, options)));
       },
       py::arg("path"), py::kw_only(), py::arg("inputs"), py::arg("capacity") = py::none(),
       py::arg("alignment") = py::none(), py::arg("keep_constants") = false,

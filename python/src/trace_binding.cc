@@ -2,10 +2,9 @@
 // tracer libmemplan_trace.so writes), summarise its iterations and extract
 // one as a problem, as `memplan trace-info` and `memplan extract` do; and a
 // PyTorch profiler chrome trace, which `memplan extract` also reads.
-#include <fstream>
-
 #include "bindings.h"
 #include "errors.h"
+#include "memplan/file_kind.h"
 #include "memplan/torch_profile.h"
 #include "memplan/trace.h"
 
@@ -59,28 +58,14 @@ PyExtraction extract_from_trace(const Trace& trace, int64_t iteration, const Ext
   return from_trace(std::move(x).value());
 }
 
-std::string head_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(64, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return head;
-}
-
-bool looks_like_onnx(const std::string& path, const std::string& head) {
-  const bool named = path.size() >= 5 && (path.ends_with(".onnx") || path.ends_with(".ONNX"));
-  return named || (head.size() >= 2 && head[0] == 0x08 && static_cast<unsigned char>(head[1]) >= 1 &&
-                   static_cast<unsigned char>(head[1]) < 0x80);
-}
-
-// `memplan extract`'s dispatch for a file: an ONNX model, a PyTorch profile
-// (JSON) or a memplan trace; options that do not apply to the kind of file
-// are refused, as the CLI refuses them.
+// `memplan extract`'s dispatch for a file (sniff_file_kind, the CLI's test):
+// an ONNX model, a PyTorch profile (JSON) or a memplan trace; options that do
+// not apply to the kind of file are refused, as the CLI refuses them.
 py::object extract_file(py::object path_object, py::object iteration, py::object min_size, py::object alignment,
                         py::object inputs, bool keep_constants) {
   const std::string path = py::str(py::module_::import("os").attr("fspath")(path_object));
-  const std::string head = head_of(path);
-  if (looks_like_onnx(path, head)) {
+  const FileKind kind = sniff_file_kind(path, read_file_head(path));
+  if (kind == FileKind::kOnnxModel) {
     if (!iteration.is_none()) raise_input_error("iteration applies to traces, not to ONNX models");
     if (!(py::isinstance<py::int_>(min_size) && min_size.cast<int64_t>() == 0)) {
       raise_input_error("min_size applies to traces, not to ONNX models");
@@ -95,7 +80,7 @@ py::object extract_file(py::object path_object, py::object iteration, py::object
   if (!inputs.is_none()) raise_input_error("inputs apply to ONNX models, not to traces");
   if (keep_constants) raise_input_error("keep_constants applies to ONNX models, not to traces");
   const ExtractOptions options = extract_options(min_size, alignment);
-  if (looks_like_json(head)) {
+  if (kind == FileKind::kTorchProfile) {
     TorchProfile profile = value_or_raise(read_torch_profile(path), ErrorSource::kFile);
     const int64_t step =
         iteration.is_none() ? profile_step_numbers(profile).front() : int64_from(iteration, "iteration");

@@ -159,12 +159,6 @@ void attribute(ThreadEvents& thread, TorchProfile& profile) {
 
 }  // namespace
 
-bool looks_like_json(std::string_view text) {
-  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
-}
-
 StatusOr<TorchProfile> parse_torch_profile(std::string_view text, std::string_view source) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   Json doc;

@@ -35,7 +35,7 @@ memplan_cli_test(extract_onnx_fixed_dimension_disagrees EXIT 1 ARGS extract ${on
   STDERR "the model fixes dim 1 at 4")
 memplan_cli_test(extract_onnx_bad_input_syntax EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=1xq --output out.csv
   STDERR "dimension 'q' is not a non-negative integer")
-memplan_cli_test(extract_onnx_input_on_a_trace EXIT 1 ARGS extract ${MEMPLAN_CLI_DATA}/small.csv --input x=1 --output out.csv
+memplan_cli_test(extract_onnx_input_on_a_trace EXIT 100 ARGS extract ${MEMPLAN_CLI_DATA}/small.csv --input x=1 --output out.csv
   STDERR "--input applies to ONNX models")
 
 # Bad models: each a clear error, exit 1, no output file.
@@ -89,25 +89,37 @@ memplan_cli_test(extract_onnx_range_of_shapes EXIT 0 ARGS extract ${onnx_data}/f
   FILE ub.csv FILE_REGEX "new_shape,6,8,24,64,Concat concat\ny,7,8,64,64,Reshape reshape\n$")
 memplan_cli_test(extract_onnx_list_of_shapes_as_json EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=3,1x4 --json --output -
   STDOUT "y,7,8,48,64,Reshape reshape"
-  STDERR "\"shapes\": \\[\n  {\"inputs\": \"x=1x4\", \"buffers\": 5, .*\n  {\"inputs\": \"x=3x4\", .*\"upper_bound\": {\"buffers\": 5, \"load\": 72, \"arena\": 88")
+  STDERR "\"shapes\":\\[{\"inputs\":\"x=1x4\",\"buffers\":5,.*},{\"inputs\":\"x=3x4\",.*\"upper_bound\":{\"buffers\":5,\"load\":72,\"arena\":88")
 memplan_cli_test(extract_onnx_empty_range EXIT 1 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=4..1x4 --output out.csv
   STDERR "range 4..1 is empty")
-memplan_cli_test(extract_onnx_json_needs_a_range EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --json --output out.csv
+memplan_cli_test(extract_onnx_json_needs_a_range EXIT 100 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --json --output out.csv
   STDERR "--json applies to ONNX models with --input ranges or lists")
 # Memory before the run: weights and constants + graph inputs + planned
 # activations per shape; --capacity says which fit (totals 128, 152, 184 B).
 memplan_cli_test(extract_onnx_predict_with_capacity EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=1..4x4 --predict --capacity 160
   STDOUT "3 shapes;.*x=1x4 +32 B +16 B +80 B +128 B +yes\nx=2x4 +32 B +32 B +88 B +152 B +yes\nx=4x4 +32 B +64 B +88 B +184 B +no\n.*serves every shape with 88 B of activations\ncapacity +160 B: 2 of 3 shapes fit; the largest is x=2x4 \\(152 B\\)")
-memplan_cli_test(extract_onnx_predict_as_json EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=4,1x4 --predict --capacity 100 --json
-  STDOUT "\"capacity\": 100, \"shapes\": \\[\n  {\"inputs\": \"x=1x4\", \"weights_bytes\": 32, \"input_bytes\": 16, \"activation_bytes\": 80, \"activation_load_bytes\": 65, \"total_bytes\": 128, \"fits\": false}.*\"largest_fitting\": null}")
+# No shape fits: the table (here as JSON) still, and exit 2 as `plan --capacity` does.
+memplan_cli_test(extract_onnx_predict_nothing_fits_exits_2 EXIT 2 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=4,1x4 --predict --capacity 100 --json
+  STDERR "memplan: --capacity 100 B: no shape fits"
+  STDOUT "\"capacity\":100,\"shapes\":.{\"inputs\":\"x=1x4\",\"weights_bytes\":32,\"input_bytes\":16,\"activation_bytes\":80,\"activation_load_bytes\":65,\"total_bytes\":128,\"fits\":false}.*\"largest_fitting\":null}")
+memplan_cli_test(extract_onnx_predict_nothing_fits_table_exits_2 EXIT 2 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=1..4x4 --predict --capacity 127
+  STDOUT "x=1x4 +32 B +16 B +80 B +128 B +no\n.*capacity +127 B: no shape fits" STDERR "no shape fits")
+memplan_cli_test(extract_onnx_predict_as_json EXIT 0 ARGS extract ${onnx_data}/fold_gather_concat.onnx --input x=4,1x4 --predict --capacity 128 --json
+  STDOUT "^{\"model\":\"[^\"]*fold_gather_concat.onnx\",\"planner\":\"portfolio\",\"capacity\":128,\"shapes\":\\[{\"inputs\":\"x=1x4\",.*\"fits\":true},{\"inputs\":\"x=4x4\",.*\"fits\":false}\\],\"upper_bound_activation_bytes\":88,\"largest_fitting\":\"x=1x4\"}\n$")
+# Standard input: read whole, then told apart by its first bytes (the README's
+# promise of - for every file argument).
+memplan_cli_test(extract_onnx_from_stdin EXIT 0 ARGS extract - --input x=2x4 --output - STDIN ${onnx_data}/tiny.onnx
+  STDOUT "^id,lower,upper,size,alignment,operator\nmm,0,3,64,64,MatMul matmul" STDERR "model +<stdin>: ONNX IR 8")
+memplan_cli_test(extract_onnx_predict_from_stdin EXIT 0 ARGS extract - --input x=1..4x4 --predict STDIN ${onnx_data}/fold_gather_concat.onnx
+  STDOUT "<stdin>: 3 shapes;.*x=4x4 +32 B +64 B +88 B +184 B")
 memplan_cli_test(extract_onnx_predict_one_shape_writes_its_problem EXIT 0 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --predict --output tiny.csv
   STDOUT "1 shape;.*x=2x4 +128 B +32 B +192 B +352 B\n.*wrote +tiny.csv"
   FILE tiny.csv FILE_REGEX "^id,lower,upper,size")
-memplan_cli_test(extract_onnx_predict_on_a_trace EXIT 1 ARGS extract ${MEMPLAN_CLI_DATA}/small.csv --predict
+memplan_cli_test(extract_onnx_predict_on_a_trace EXIT 100 ARGS extract ${MEMPLAN_CLI_DATA}/small.csv --predict
   STDERR "--predict applies to ONNX models, not to traces")
-memplan_cli_test(extract_onnx_capacity_needs_predict EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --capacity 1G --output -
+memplan_cli_test(extract_onnx_capacity_needs_predict EXIT 100 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4 --capacity 1G --output -
   STDERR "--capacity applies with --predict")
-memplan_cli_test(extract_onnx_output_required_without_predict EXIT 1 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4
+memplan_cli_test(extract_onnx_output_required_without_predict EXIT 100 ARGS extract ${onnx_data}/tiny.onnx --input x=2x4
   STDERR "--output is required")
 memplan_cli_test(extract_onnx_scan_inside_a_branch EXIT 1 ARGS extract ${onnx_data}/scan_in_branch.onnx --input x=1x4 --output out.csv
   STDERR "node 0 \\(If 'branch'\\) then_branch: node 0 \\(Scan 'scan'\\): Loop and Scan are not handled")

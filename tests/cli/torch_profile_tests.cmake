@@ -10,6 +10,11 @@ memplan_cli_test(extract_profile_defaults_to_the_first_step EXIT 0
   ARGS extract ${MEMPLAN_TORCH_PROFILE} --output -
   STDERR "step +ProfilerStep#0 of"
   STDOUT "^id,lower,upper,size,alignment,operator\n")
+# From standard input: the same step as from the file, the source named <stdin>.
+memplan_cli_test(extract_profile_from_stdin EXIT 0
+  ARGS extract - --iteration 1 --output - STDIN ${MEMPLAN_TORCH_PROFILE}
+  STDERR "step +ProfilerStep#1 of <stdin> \\(3 steps\\): 217 memory events.*buffers +108, 1.57 MiB in all"
+  STDOUT "^id,lower,upper,size,alignment,operator\n0,0,[0-9]+,[0-9]+,16,aten::[a-z_]+\n")
 memplan_cli_test(extract_profile_min_size_leaves_small_buffers_out EXIT 0
   ARGS extract ${MEMPLAN_TORCH_PROFILE} --iteration 2 --min-size 4K --output step2.csv
   STDOUT "below --min-size")

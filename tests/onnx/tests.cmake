@@ -21,3 +21,15 @@ foreach(model mlp residual resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x1_
             ${CMAKE_CURRENT_BINARY_DIR}/onnx/${model})
   set_tests_properties(onnx_${model} PROPERTIES LABELS onnx TIMEOUT 300 SKIP_RETURN_CODE 77)
 endforeach()
+
+# onnx_grid_test.cc and shape_values_test.cc: the front end's library calls
+# (predict_onnx_grid on the small models of tests/cli/data/onnx) and its table
+# of evaluated operators, as GoogleTest cases (label onnx).
+file(GLOB MEMPLAN_ONNX_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*_test.cc)
+add_executable(memplan_onnx_tests ${MEMPLAN_ONNX_TEST_SOURCES})
+# shape_values_test.cc builds ONNX's NodeProto: ONNX's headers and libraries too.
+target_link_libraries(memplan_onnx_tests PRIVATE memplan::onnx memplan::core onnx onnx_proto GTest::gtest
+                                                 GTest::gtest_main)
+target_include_directories(memplan_onnx_tests PRIVATE ${PROJECT_SOURCE_DIR}/src/frontends/onnx)
+target_compile_definitions(memplan_onnx_tests PRIVATE MEMPLAN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+gtest_discover_tests(memplan_onnx_tests PROPERTIES LABELS onnx DISCOVERY_TIMEOUT 60)

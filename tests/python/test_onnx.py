@@ -120,3 +120,32 @@ def test_predict_is_the_clis_table(model, cli):
     assert "fits" not in memplan.predict(model, inputs="x=2x3x16x16")["shapes"][0]
     with pytest.raises(memplan.InputError, match="capacity"):
         memplan.predict(model, inputs="x=2x3x16x16", capacity="lots")
+
+
+def test_a_string_in_a_dict_is_one_spec_as_the_clis_input(model, cli):
+    # {'x': '1,4x3x16x16'} is --input x=1,4x3x16x16: two shapes, not one
+    # dimension per character.
+    from_dict = memplan.predict(model, inputs={"x": "1,4x3x16x16"})
+    assert [shape["inputs"] for shape in from_dict["shapes"]] == [{"x": (1, 3, 16, 16)}, {"x": (4, 3, 16, 16)}]
+    assert from_dict == memplan.predict(model, inputs=["x=1,4x3x16x16"])
+    shapes, bound = memplan.extract_shapes(model, inputs={"x": "1..2x3x16x16"})
+    assert [given["x"] for given, _ in shapes] == [(1, 3, 16, 16), (2, 3, 16, 16)]
+    assert bound.size.tolist() == shapes[-1][1].problem.size.tolist()
+    one = memplan.extract(model, inputs={"x": "2x3x16x16"})
+    assert memplan.format_problem(one.problem) == memplan.format_problem(
+        memplan.extract(model, inputs={"x": (2, 3, 16, 16)}).problem)
+    with pytest.raises(memplan.InputError, match="range 4..1 is empty"):
+        memplan.predict(model, inputs={"x": "4..1x3x16x16"})
+
+
+def test_predict_says_when_no_shape_fits_as_the_cli_exits_2(model, cli):
+    import json
+
+    result = memplan.predict(model, inputs="x=1,2x3x16x16", capacity=1024)
+    assert result["largest_fitting"] is None and not any(shape["fits"] for shape in result["shapes"])
+    completed = cli("extract", model, "--input", "x=1,2x3x16x16", "--predict", "--capacity", "1024", "--json",
+                    expect=2)
+    assert json.loads(completed.stdout)["shapes"] == [
+        {"inputs": "x=" + "x".join(map(str, shape["inputs"]["x"])), **{k: v for k, v in shape.items() if k != "inputs"}}
+        for shape in result["shapes"]]
+    assert "no shape fits" in completed.stderr

@@ -151,5 +151,5 @@ if(COMMAND memplan_cli_test AND TARGET memplan_replay_stress)
   # --expect-replay needs the plan before the run ends: planned at the boundary.
   set_tests_properties(cli_run_serves_the_stress_program_from_slabs PROPERTIES ENVIRONMENT "MEMPLAN_PLAN_IN_BACKGROUND=0")
   memplan_cli_test(run_passes_on_the_exit_status EXIT 3 ARGS run -- /bin/sh -c "exit 3" STDERR "exited with status 3")
-  memplan_cli_test(run_needs_a_command EXIT 1 ARGS run STDERR "no command to run")
+  memplan_cli_test(run_needs_a_command EXIT 100 ARGS run STDERR "no command to run")  # a usage error
 endif()

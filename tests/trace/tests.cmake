@@ -49,6 +49,12 @@ if(COMMAND memplan_cli_test)
     STDOUT "buffers +10,.*left out +1 escaping the iteration \\(77 B\\)"
     FILE iteration1.csv FILE_REGEX "^id,lower,upper,size,alignment\n0,0,3,100,16\n1,1,10,200,16\n"
     FIXTURES_REQUIRED memplan_trace_known)
+  # From standard input: sniffed by its first bytes as a trace, the same iteration.
+  memplan_cli_test(extract_reads_a_trace_from_stdin EXIT 0 WORKDIR ${MEMPLAN_TRACE_CLI_DIR}
+    ARGS extract - --iteration 1 --output - STDIN ${MEMPLAN_TRACE_CLI_DIR}/known.trace
+    STDERR "iteration +1 of <stdin>:.*buffers +10,"
+    STDOUT "^id,lower,upper,size,alignment\n0,0,3,100,16\n1,1,10,200,16\n"
+    FIXTURES_REQUIRED memplan_trace_known)
   memplan_cli_test(extract_min_size_leaves_out_small_buffers EXIT 0 WORKDIR ${MEMPLAN_TRACE_CLI_DIR}
     ARGS extract known.trace --iteration 1 --min-size 1000 --output iteration1_large.csv
     STDOUT "buffers +3,.*7 below --min-size"
@@ -66,7 +72,7 @@ if(COMMAND memplan_cli_test)
   memplan_cli_test(trace_marks_on_a_signal EXIT 0
     ARGS trace --mark-signal USR2 --output signal.trace -- /bin/sh -c "kill -USR2 $$ && kill -USR2 $$ && exit 0"
     STDERR "and 2 marks")
-  memplan_cli_test(trace_needs_a_command EXIT 1 ARGS trace --output none.trace STDERR "no command to trace")
+  memplan_cli_test(trace_needs_a_command EXIT 100 ARGS trace --output none.trace STDERR "no command to trace")  # a usage error
   # A version-2 trace with operator records (tests/fuzz/corpus/trace/operators.trace:
   # conv2d 4 KiB, empty 256 B, relu 64 B, 32 B outside any operator).
   memplan_cli_test(trace_info_ranks_operators_by_bytes EXIT 0

@@ -9,6 +9,7 @@
 
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
+#include "memplan/file_kind.h"
 #include "memplan/torch_profile.h"
 
 namespace memplan {

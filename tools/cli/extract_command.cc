@@ -1,9 +1,10 @@
 // extract_command.cc — `memplan extract`: one iteration of a trace, or an
 // ONNX model with its input shapes, as a problem CSV, with an account of
 // what was left out of it.
+#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,17 +12,16 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "inputs.h"
-#include "progress.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
-#include "memplan/planner.h"
-#include "memplan/validate.h"
+#include "memplan/file_kind.h"
 #include "memplan/torch_profile.h"
 #include "memplan/trace.h"
 #include "memplan/units.h"
+#include "progress.h"
 #include "text_table.h"
 #if MEMPLAN_WITH_ONNX
-#include "onnx_frontend.h"
+#include "onnx_grid.h"
 #endif
 
 namespace memplan::cli {
@@ -41,115 +41,60 @@ struct ExtractArguments {
   CLI::Option* iteration_option = nullptr;  // tells whether --iteration was given
 };
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// A model, not a trace: named *.onnx, or starting as a ModelProto does
-// (field 1, ir_version, a small varint; a trace starts with its block magic,
-// which no ModelProto does). Reads two bytes, not the whole trace.
-bool is_onnx_model(const std::string& path) {
-  if (ends_with(path, ".onnx") || ends_with(path, ".ONNX")) return true;
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return false;  // the trace reader says why
-  unsigned char p[2] = {0, 0};
-  const size_t n = std::fread(p, 1, 2, f);
-  std::fclose(f);
-  // The same test as memplan::looks_like_onnx_model, which is built only with ONNX.
-  return n == 2 && p[0] == 0x08 && p[1] >= 1 && p[1] < 0x80;
-}
-
 #if MEMPLAN_WITH_ONNX
-// The most shapes one extract samples from --input ranges and lists.
-constexpr size_t kMaxShapes = 256;
-
-std::string shapes_text(const std::vector<OnnxInputShape>& shapes) {
-  std::string s;
-  for (const OnnxInputShape& shape : shapes) {
-    s += (s.empty() ? "" : " ") + shape.name + "=";
-    for (size_t i = 0; i < shape.dims.size(); ++i) s += (i ? "x" : "") + std::to_string(shape.dims[i]);
-  }
-  return s;
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
-// One shape of `--predict`: what a process holds to run the model at it.
-struct PredictRow {
-  std::string shape;
-  int64_t weights = 0;      // initializers and folded constants
-  int64_t inputs = 0;       // graph inputs
-  int64_t activations = 0;  // the planned arena of the intermediate tensors and outputs
-  int64_t load = 0;         // the activations' lower bound
-  int64_t total() const { return weights + inputs + activations; }
-};
-
-// The prediction table: per shape, weights + inputs + planned activations,
+// The prediction as JSON: per shape, weights + inputs + planned activations,
 // and with --capacity which shapes fit and the largest total that does.
-void print_prediction(std::FILE* out, const ExtractArguments& args, const std::vector<PredictRow>& rows,
-                      int64_t upper_bound_arena) {
-  const int64_t capacity = args.capacity.empty() ? 0 : byte_size(args.capacity);
-  const PredictRow* largest = nullptr;
-  size_t fitting = 0;
-  for (const PredictRow& r : rows) {
-    if (capacity > 0 && r.total() <= capacity) {
-      ++fitting;
-      if (largest == nullptr || r.total() > largest->total()) largest = &r;
-    }
+nlohmann::ordered_json prediction_json(const ExtractArguments& args, const OnnxGridPrediction& p) {
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (const OnnxShapePrediction& r : p.shapes) {
+    nlohmann::ordered_json row{{"inputs", r.label},
+                               {"weights_bytes", r.weights_bytes},
+                               {"input_bytes", r.input_bytes},
+                               {"activation_bytes", r.activation_bytes},
+                               {"activation_load_bytes", r.activation_load_bytes},
+                               {"total_bytes", r.total_bytes()}};
+    if (p.capacity > 0) row["fits"] = r.fits;
+    shapes.push_back(std::move(row));
   }
-  if (args.json) {
-    std::fprintf(out, "{\"model\": %s, \"planner\": %s, \"capacity\": %lld, \"shapes\": [",
-                 json_string(args.trace_path).c_str(), json_string(std::string(kDefaultPlanner)).c_str(),
-                 static_cast<long long>(capacity));
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const PredictRow& r = rows[i];
-      std::fprintf(out, "%s\n  {\"inputs\": %s, \"weights_bytes\": %lld, \"input_bytes\": %lld, "
-                   "\"activation_bytes\": %lld, \"activation_load_bytes\": %lld, \"total_bytes\": %lld",
-                   i ? "," : "", json_string(r.shape).c_str(), static_cast<long long>(r.weights),
-                   static_cast<long long>(r.inputs), static_cast<long long>(r.activations),
-                   static_cast<long long>(r.load), static_cast<long long>(r.total()));
-      if (capacity > 0) std::fprintf(out, ", \"fits\": %s", r.total() <= capacity ? "true" : "false");
-      std::fprintf(out, "}");
-    }
-    std::fprintf(out, "],\n \"upper_bound_activation_bytes\": %lld, \"largest_fitting\": %s}\n",
-                 static_cast<long long>(upper_bound_arena),
-                 largest == nullptr ? "null" : json_string(largest->shape).c_str());
-    return;
-  }
+  return {{"model", args.trace_path},
+          {"planner", p.planner},
+          {"capacity", p.capacity},
+          {"shapes", std::move(shapes)},
+          {"upper_bound_activation_bytes", p.upper_bound_activation_bytes},
+          {"largest_fitting", p.largest_fitting ? nlohmann::ordered_json(p.shapes[*p.largest_fitting].label)
+                                                : nlohmann::ordered_json(nullptr)}};
+}
+
+// The prediction table (--predict).
+void print_prediction(std::FILE* out, const ExtractArguments& args, const OnnxGridPrediction& p) {
   std::vector<TextTable::Column> columns = {{.header = "inputs"},
                                             {.header = "weights", .numeric = true},
                                             {.header = "input bytes", .numeric = true},
                                             {.header = "activations", .numeric = true},
                                             {.header = "total", .numeric = true}};
-  if (capacity > 0) columns.push_back({.header = "fits"});
+  if (p.capacity > 0) columns.push_back({.header = "fits"});
   TextTable table(columns);
-  for (const PredictRow& r : rows) {
-    std::vector<std::string> cells = {r.shape, format_bytes(r.weights), format_bytes(r.inputs),
-                                      format_bytes(r.activations), format_bytes(r.total())};
-    if (capacity > 0) cells.emplace_back(r.total() <= capacity ? "yes" : "no");
+  for (const OnnxShapePrediction& r : p.shapes) {
+    std::vector<std::string> cells = {r.label, format_bytes(r.weights_bytes), format_bytes(r.input_bytes),
+                                      format_bytes(r.activation_bytes), format_bytes(r.total_bytes())};
+    if (p.capacity > 0) cells.emplace_back(r.fits ? "yes" : "no");
     table.add_row(std::move(cells));
   }
-  std::fprintf(out, "model        %s: %zu shape%s; activations planned by %s\n", args.trace_path.c_str(), rows.size(), rows.size() == 1 ? "" : "s",
-               std::string(kDefaultPlanner).c_str());
+  std::fprintf(out, "model        %s: %zu shape%s; activations planned by %s\n", args.trace_path.c_str(),
+               p.shapes.size(), p.shapes.size() == 1 ? "" : "s", p.planner.c_str());
   table.print(out);
-  std::fprintf(out, "total        weights and constants + graph inputs + planned activations (intermediate tensors\n"
-                    "             and outputs); one upper-bound plan serves every shape with %s of activations\n",
-               format_bytes(upper_bound_arena).c_str());
-  if (capacity > 0) {
-    if (largest == nullptr) {
-      std::fprintf(out, "capacity     %s: no shape fits\n", format_bytes(capacity).c_str());
-    } else {
+  std::fprintf(out,
+               "total        weights and constants + graph inputs + planned activations (intermediate tensors\n"
+               "             and outputs); one upper-bound plan serves every shape with %s of activations\n",
+               format_bytes(p.upper_bound_activation_bytes).c_str());
+  if (p.capacity > 0) {
+    if (p.largest_fitting) {
+      const OnnxShapePrediction& largest = p.shapes[*p.largest_fitting];
       std::fprintf(out, "capacity     %s: %zu of %zu shapes fit; the largest is %s (%s)\n",
-                   format_bytes(capacity).c_str(), fitting, rows.size(), largest->shape.c_str(),
-                   format_bytes(largest->total()).c_str());
+                   format_bytes(p.capacity).c_str(), p.fitting, p.shapes.size(), largest.label.c_str(),
+                   format_bytes(largest.total_bytes()).c_str());
+    } else {
+      std::fprintf(out, "capacity     %s: no shape fits\n", format_bytes(p.capacity).c_str());
     }
   }
   if (!args.output_path.empty()) {
@@ -157,107 +102,97 @@ void print_prediction(std::FILE* out, const ExtractArguments& args, const std::v
   }
 }
 
-// --input with ranges or lists: each shape extracted and planned, and one
-// upper-bound plan for all of them (its problem is what --output gets).
-void run_extract_onnx_grid(const ExtractArguments& args, const std::string& bytes, const OnnxOptions& base,
-                           const std::vector<std::vector<OnnxInputShape>>& grid) {
-  struct Row {
-    std::string shape;
-    size_t buffers = 0;
-    int64_t load = 0;
-    int64_t arena = 0;
-    int64_t bound_arena = 0;  // the upper-bound plan's arena as this shape uses it
-    int64_t weights = 0;      // initializers and folded constants (resident while the model is loaded)
-    int64_t inputs = 0;       // graph inputs (fed by the caller)
-    int64_t total() const { return weights + inputs + arena; }
-  };
-  std::vector<Row> rows;
-  std::vector<Problem> problems;
-  std::vector<std::string> operators;
-  std::optional<ProgressLine> progress;
-  progress.emplace("extracting and planning " + std::to_string(grid.size()) + " shapes of " + args.trace_path, 0);
-  for (const std::vector<OnnxInputShape>& shapes : grid) {
-    OnnxOptions options = base;
-    options.inputs = shapes;
-    StatusOr<OnnxExtraction> x = extract_onnx_model(
-        {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
-    throw_if_error(x.status(), shapes_text(shapes));
-    StatusOr<Plan> plan = plan_with(kDefaultPlanner, x->problem);
-    throw_if_error(plan.status(), shapes_text(shapes));
-    rows.push_back({.shape = shapes_text(shapes), .buffers = x->problem.size(), .load = load(x->problem),
-                    .arena = plan->arena, .weights = x->initializer_bytes + x->constant_bytes,
-                    .inputs = x->graph_input_bytes});
-    if (operators.empty()) operators = x->operators;
-    problems.push_back(std::move(x->problem));
+// gap = arena / load - 1 (0 for an empty load), and the upper-bound arena over
+// a shape's own arena - 1, as fractions.
+double ratio_over(int64_t numerator, int64_t denominator) {
+  return denominator > 0 ? static_cast<double>(numerator) / static_cast<double>(denominator) - 1 : 0.0;
+}
+
+// The grid as JSON: per shape its own plan and the upper-bound plan's arena.
+nlohmann::ordered_json grid_json(const ExtractArguments& args, const OnnxGridPrediction& p) {
+  // Four decimals, as the table's percentages show two.
+  auto rounded = [](double x) { return std::round(x * 1e4) / 1e4; };
+  nlohmann::ordered_json shapes = nlohmann::ordered_json::array();
+  for (const OnnxShapePrediction& r : p.shapes) {
+    shapes.push_back(
+        {{"inputs", r.label},
+         {"buffers", r.buffers},
+         {"load", r.activation_load_bytes},
+         {"arena", r.activation_bytes},
+         {"gap", rounded(ratio_over(r.activation_bytes, r.activation_load_bytes))},
+         {"upper_bound_arena", p.upper_bound_activation_bytes},
+         {"upper_bound_over_own", rounded(ratio_over(p.upper_bound_activation_bytes, r.activation_bytes))}});
   }
-  StatusOr<Problem> bound = upper_bound_problem(problems);
-  throw_if_error(bound.status(), args.trace_path);
-  StatusOr<Plan> bound_plan = plan_with(kDefaultPlanner, *bound);
-  throw_if_error(bound_plan.status(), "the upper-bound plan");
-  progress.reset();
-  // The upper-bound plan serves every shape with its offsets: checked, not assumed.
-  for (size_t i = 0; i < problems.size(); ++i) {
-    const Plan served{.offsets = bound_plan->offsets, .arena = arena_of(problems[i], bound_plan->offsets)};
-    const ValidationResult v = validate(problems[i], served);
-    if (!v.message.empty()) throw CommandError("the upper-bound plan does not serve " + rows[i].shape + ": " + v.message, kExitFailure);
-    rows[i].bound_arena = bound_plan->arena;
-  }
-  if (!args.output_path.empty()) write_file_or_throw(args.output_path, format_problem_csv(*bound, operators));
-  std::FILE* out = args.output_path == "-" ? stderr : stdout;
-  if (args.predict) {
-    std::vector<PredictRow> predicted;
-    for (const Row& r : rows) {
-      predicted.push_back({.shape = r.shape, .weights = r.weights, .inputs = r.inputs, .activations = r.arena,
-                           .load = r.load});
-    }
-    print_prediction(out, args, predicted, bound_plan->arena);
-    return;
-  }
-  if (args.json) {
-    std::fprintf(out, "{\"model\": %s, \"planner\": %s, \"shapes\": [", json_string(args.trace_path).c_str(),
-                 json_string(std::string(kDefaultPlanner)).c_str());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      std::fprintf(out, "%s\n  {\"inputs\": %s, \"buffers\": %zu, \"load\": %lld, \"arena\": %lld, \"gap\": %.4f, "
-                   "\"upper_bound_arena\": %lld, \"upper_bound_over_own\": %.4f}", i ? "," : "", json_string(r.shape).c_str(),
-                   r.buffers, static_cast<long long>(r.load), static_cast<long long>(r.arena),
-                   r.load > 0 ? static_cast<double>(r.arena) / static_cast<double>(r.load) - 1 : 0.0,
-                   static_cast<long long>(r.bound_arena),
-                   r.arena > 0 ? static_cast<double>(r.bound_arena) / static_cast<double>(r.arena) - 1 : 0.0);
-    }
-    std::fprintf(out, "],\n \"upper_bound\": {\"buffers\": %zu, \"load\": %lld, \"arena\": %lld, \"output\": %s}}\n",
-                 bound->size(), static_cast<long long>(load(*bound)), static_cast<long long>(bound_plan->arena),
-                 json_string(args.output_path).c_str());
-    return;
-  }
+  return {{"model", args.trace_path},
+          {"planner", p.planner},
+          {"shapes", std::move(shapes)},
+          {"upper_bound",
+           {{"buffers", p.upper_bound.size()},
+            {"load", p.upper_bound_load_bytes},
+            {"arena", p.upper_bound_activation_bytes},
+            {"output", args.output_path}}}};
+}
+
+// The grid as a table: per shape its own plan and what the upper-bound plan costs it.
+void print_grid(std::FILE* out, const ExtractArguments& args, const OnnxGridPrediction& p) {
   TextTable table({{.header = "inputs"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true},
                    {.header = "arena", .numeric = true}, {.header = "gap", .numeric = true},
                    {.header = "upper-bound arena", .numeric = true}, {.header = "over own", .numeric = true}});
   char ratio[32];
-  for (const Row& r : rows) {
-    std::vector<std::string> cells = {r.shape, std::to_string(r.buffers), format_bytes(r.load), format_bytes(r.arena)};
-    std::snprintf(ratio, sizeof ratio, "%.2f%%", r.load > 0 ? 100.0 * (static_cast<double>(r.arena) / static_cast<double>(r.load) - 1) : 0.0);
+  for (const OnnxShapePrediction& r : p.shapes) {
+    std::vector<std::string> cells = {r.label, std::to_string(r.buffers), format_bytes(r.activation_load_bytes),
+                                      format_bytes(r.activation_bytes)};
+    std::snprintf(ratio, sizeof ratio, "%.2f%%", 100.0 * ratio_over(r.activation_bytes, r.activation_load_bytes));
     cells.emplace_back(ratio);
-    cells.push_back(format_bytes(r.bound_arena));
-    std::snprintf(ratio, sizeof ratio, "%+.1f%%", r.arena > 0 ? 100.0 * (static_cast<double>(r.bound_arena) / static_cast<double>(r.arena) - 1) : 0.0);
+    cells.push_back(format_bytes(p.upper_bound_activation_bytes));
+    std::snprintf(ratio, sizeof ratio, "%+.1f%%",
+                  100.0 * ratio_over(p.upper_bound_activation_bytes, r.activation_bytes));
     cells.emplace_back(ratio);
     table.add_row(std::move(cells));
   }
-  std::fprintf(out, "model        %s: %zu shapes, each planned by %s\n", args.trace_path.c_str(), rows.size(),
-               std::string(kDefaultPlanner).c_str());
+  std::fprintf(out, "model        %s: %zu shapes, each planned by %s\n", args.trace_path.c_str(), p.shapes.size(),
+               p.planner.c_str());
   table.print(out);
   std::fprintf(out, "upper bound  one plan for every shape: %zu buffers at their largest, load %s, arena %s\n",
-               bound->size(), format_bytes(load(*bound)).c_str(), format_bytes(bound_plan->arena).c_str());
+               p.upper_bound.size(), format_bytes(p.upper_bound_load_bytes).c_str(),
+               format_bytes(p.upper_bound_activation_bytes).c_str());
   std::fprintf(out, "wrote        %s (the upper-bound problem)\n", args.output_path.c_str());
+}
+
+// --input with ranges or lists, or --predict: the library's prediction over
+// the grid, printed; --output gets the upper-bound problem. With --capacity
+// and no shape that fits, exit 2, as `memplan plan --capacity` does.
+void run_extract_onnx_grid(const ExtractArguments& args, const std::string& bytes, OnnxGridOptions options) {
+  options.capacity = args.capacity.empty() ? 0 : byte_size(args.capacity);
+  std::optional<ProgressLine> progress;
+  progress.emplace("extracting and planning the shapes of " + args.trace_path, 0);
+  StatusOr<OnnxGridPrediction> prediction =
+      predict_onnx_grid({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
+  progress.reset();
+  throw_if_error(prediction.status());
+  const OnnxGridPrediction& p = *prediction;
+  if (!args.output_path.empty()) write_file_or_throw(args.output_path, format_problem_csv(p.upper_bound, p.operators));
+  std::FILE* out = args.output_path == "-" ? stderr : stdout;
+  if (args.json) {
+    const nlohmann::ordered_json doc = args.predict ? prediction_json(args, p) : grid_json(args, p);
+    std::fprintf(out, "%s\n", doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  } else if (args.predict) {
+    print_prediction(out, args, p);
+  } else {
+    print_grid(out, args, p);
+  }
+  if (args.predict && p.none_fits()) {
+    throw CommandError("--capacity " + format_bytes(p.capacity) + ": no shape fits", kExitDoesNotFit);
+  }
 }
 #endif
 
 void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
 #if MEMPLAN_WITH_ONNX
-  OnnxOptions options;
-  options.alignment = power_of_two_byte_size(args.alignment.empty() ? "64" : args.alignment, "--alignment");
-  options.fold_constants = !args.keep_constants;
-  std::vector<OnnxInputChoices> choices;
+  OnnxGridOptions grid;
+  grid.alignment = power_of_two_byte_size(args.alignment.empty() ? "64" : args.alignment, "--alignment");
+  grid.fold_constants = !args.keep_constants;
+  OnnxOptions options{.alignment = grid.alignment, .fold_constants = grid.fold_constants};
   bool several = false;
   for (const std::string& text : args.inputs) {
     StatusOr<OnnxInputChoices> input = parse_onnx_input_choices(text);
@@ -268,16 +203,12 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
       shape.dims.push_back(d.front());
     }
     options.inputs.push_back(shape);
-    choices.push_back(*input);
+    grid.inputs.push_back(*input);
   }
-  if (!args.min_size.empty()) throw CommandError("--min-size applies to traces, not to ONNX models", kExitFailure);
-  if (several || args.predict) {
-    StatusOr<std::vector<std::vector<OnnxInputShape>>> grid = onnx_input_grid(choices, kMaxShapes);
-    throw_if_error(grid.status());
-    return run_extract_onnx_grid(args, bytes, options, *grid);
-  }
+  if (!args.min_size.empty()) throw CommandError("--min-size applies to traces, not to ONNX models", kExitUsage);
+  if (several || args.predict) return run_extract_onnx_grid(args, bytes, std::move(grid));
   if (args.json) {
-    throw CommandError("--json applies to ONNX models with --input ranges or lists, or with --predict", kExitFailure);
+    throw CommandError("--json applies to ONNX models with --input ranges or lists, or with --predict", kExitUsage);
   }
   StatusOr<OnnxExtraction> extraction = extract_onnx_model(
       {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
@@ -305,19 +236,12 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
 #endif
 }
 
-// The first bytes of a file, to tell a JSON profile from a memplan trace.
-std::string file_head(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(64, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return head;
-}
-
 // A PyTorch profiler chrome trace (memplan/torch_profile.h): one step as a
-// problem with an operator column.
-void run_extract_profile(const ExtractArguments& args, const ExtractOptions& options) {
-  StatusOr<TorchProfile> profile = read_torch_profile(args.trace_path);
+// problem with an operator column. `input`: the file's text when it came
+// from standard input, else null (the reader reads the file).
+void run_extract_profile(const ExtractArguments& args, const ExtractOptions& options, const std::string* input) {
+  StatusOr<TorchProfile> profile =
+      input != nullptr ? parse_torch_profile(*input, args.trace_path) : read_torch_profile(args.trace_path);
   throw_if_error(profile.status());  // its messages name the file
   const std::vector<int64_t> steps = profile_step_numbers(*profile);
   const int64_t step = args.iteration_option->count() > 0 ? args.iteration : steps.front();
@@ -350,25 +274,29 @@ void run_extract_profile(const ExtractArguments& args, const ExtractOptions& opt
   std::fprintf(report, "wrote        %s\n", args.output_path.c_str());
 }
 
-void run_extract(const ExtractArguments& args) {
-  const bool onnx = args.trace_path != "-" && is_onnx_model(args.trace_path);
-  if (!onnx && args.predict) throw CommandError("--predict applies to ONNX models, not to traces", kExitFailure);
-  if (!args.capacity.empty() && !args.predict) throw CommandError("--capacity applies with --predict", kExitFailure);
+// Standard input ("-") is read whole, once, and sniffed as a file's first
+// bytes are; the reader of its kind then parses those bytes.
+void run_extract(const ExtractArguments& given) {
+  std::optional<std::string> input;  // the bytes of standard input
+  if (given.trace_path == "-") input = read_input_or_throw(given.trace_path);
+  const FileKind kind = sniff_file_kind(given.trace_path, input ? *input : read_file_head(given.trace_path));
+  ExtractArguments args = given;
+  args.trace_path = source_name(given.trace_path);  // messages and reports name "<stdin>"
+  const bool onnx = kind == FileKind::kOnnxModel;
+  if (!onnx && args.predict) throw CommandError("--predict applies to ONNX models, not to traces", kExitUsage);
+  if (!args.capacity.empty() && !args.predict) throw CommandError("--capacity applies with --predict", kExitUsage);
   if (args.output_path.empty() && !args.predict) {
-    throw CommandError("--output is required (a problem CSV, or - for standard output)", kExitFailure);
+    throw CommandError("--output is required (a problem CSV, or - for standard output)", kExitUsage);
   }
   if (!args.output_path.empty()) check_output_path_or_throw(args.output_path, "--output");
-  if (onnx) return run_extract_onnx(args, read_input_or_throw(args.trace_path));
-  if (!args.inputs.empty()) throw CommandError("--input applies to ONNX models, not to traces", kExitFailure);
-  if (args.json) throw CommandError("--json applies to ONNX models with --input ranges or lists", kExitFailure);
+  if (onnx) return run_extract_onnx(args, input ? *input : read_input_or_throw(given.trace_path));
+  if (!args.inputs.empty()) throw CommandError("--input applies to ONNX models, not to traces", kExitUsage);
+  if (args.json) throw CommandError("--json applies to ONNX models with --input ranges or lists", kExitUsage);
   ExtractOptions options;
   if (!args.min_size.empty()) options.min_size = static_cast<uint64_t>(byte_size(args.min_size));
   options.alignment = power_of_two_byte_size(args.alignment.empty() ? "16" : args.alignment, "--alignment");
-  if (args.trace_path != "-" && looks_like_json(file_head(args.trace_path))) {
-    run_extract_profile(args, options);
-    return;
-  }
-  const Trace trace = read_trace_or_throw(args.trace_path);
+  if (kind == FileKind::kTorchProfile) return run_extract_profile(args, options, input ? &*input : nullptr);
+  const Trace trace = input ? parse_trace_or_throw(*input, args.trace_path) : read_trace_or_throw(args.trace_path);
   StatusOr<Extraction> extraction = extract_iteration(trace, args.iteration, options);
   throw_if_error(extraction.status(), args.trace_path);
   const Extraction& x = *extraction;
@@ -399,7 +327,8 @@ void register_extract_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "extract", "Write one iteration of a trace or PyTorch profile, or an ONNX model, as a problem CSV");
   command->add_option("trace", args->trace_path,
-                      "Trace file (from memplan trace), a PyTorch profiler chrome trace (JSON), or an ONNX model (.onnx)")
+                      "Trace file (from memplan trace), a PyTorch profiler chrome trace (JSON), or an ONNX model "
+                      "(.onnx); - reads standard input, told apart by its first bytes")
       ->required()
       ->type_name("FILE");
   command->add_option("--input", args->inputs,
@@ -416,7 +345,7 @@ void register_extract_command(CLI::App& app) {
                     "is optional");
   command->add_option("--capacity", args->capacity,
                       "With --predict: the memory budget (e.g. 16GiB); says which shapes fit and the largest "
-                      "that does")
+                      "that does; exit status 2 when none does, as `memplan plan --capacity`")
       ->type_name("BYTES")
       ->check(byte_size_validator());
   command->add_flag("--keep-constants", args->keep_constants,

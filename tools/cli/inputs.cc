@@ -51,16 +51,16 @@ std::string read_input_or_throw(const std::string& path) {
   return std::move(text).value();
 }
 
+Trace parse_trace_or_throw(const std::string& bytes, const std::string& source) {
+  StatusOr<Trace> trace = parse_trace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, source);
+  throw_if_error(trace.status());
+  return std::move(trace).value();
+}
+
 Trace read_trace_or_throw(const std::string& path) {
-  auto read = [&]() -> StatusOr<Trace> {
-    if (path == "-") {
-      const std::string bytes = read_input_or_throw(path);
-      return parse_trace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "<stdin>");
-    }
-    throw_if_directory(path, "a trace file");
-    return read_trace(path);
-  };
-  StatusOr<Trace> trace = read();
+  if (path == "-") return parse_trace_or_throw(read_input_or_throw(path), source_name(path));
+  throw_if_directory(path, "a trace file");
+  StatusOr<Trace> trace = read_trace(path);
   throw_if_error(trace.status());
   return std::move(trace).value();
 }

@@ -33,6 +33,10 @@ Problem read_problem_or_throw(const std::string& path, std::vector<std::string>*
 // ("" past the rows that have one); empty when the file has no such column.
 std::vector<std::string> operator_column(std::string_view text, size_t buffers);
 Trace read_trace_or_throw(const std::string& path);
+// A trace from bytes already read (standard input); `source` names it in errors.
+Trace parse_trace_or_throw(const std::string& bytes, const std::string& source);
+// How messages name a file argument: "<stdin>" for "-", else the path.
+std::string source_name(const std::string& path);
 // A plan as CSV, or as JSON (what `memplan plan --json` writes), told apart by
 // the first character.
 Plan read_plan_or_throw(const Problem& problem, const std::string& path);

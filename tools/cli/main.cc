@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
       "Exit status: 0 success; 1 bad input or failure (including an invalid plan given to\n"
       "`validate`); 2 proven: no plan fits the capacity; 3 internal error (a planner made an\n"
       "invalid plan); 4 unknown: no plan within the capacity found, none proven impossible;\n"
-      "130 interrupted; >= 100 command-line usage errors.");
+      "100 usage error (a wrong command line); 130 interrupted.");
 
   memplan::cli::register_planners_command(app);
   memplan::cli::register_plan_command(app);
@@ -64,14 +64,17 @@ int main(int argc, char** argv) {
       const std::string nearest = memplan::nearest_name(argv[1], names);
       std::fprintf(stderr, "memplan: unknown command '%s'%s; run `memplan --help` for the list\n", argv[1],
                    nearest.empty() ? "" : ("; did you mean '" + nearest + "'?").c_str());
-      return static_cast<int>(CLI::ExitCodes::ExtrasError);
+      return memplan::cli::kExitUsage;
     }
   }
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help) and has a code per kind of
+    // error; memplan has one for every usage error (exit_codes.h).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : memplan::cli::kExitUsage;
   } catch (const memplan::cli::CommandError& e) {
     std::fprintf(stderr, "memplan: %s\n", e.what());
     return e.exit_code;

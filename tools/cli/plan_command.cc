@@ -92,7 +92,9 @@ nlohmann::json banked_plan_json(const PlanArguments& args, const PlannerInfo& pl
 // memplan plan FILE --bank ...: every buffer into one bank (banks.h).
 void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
   check_output_path_or_throw(args.output_path, "--output");
-  if (!args.capacity.empty()) throw CommandError("--capacity and --bank exclude each other: give each bank its capacity");
+  if (!args.capacity.empty()) {
+    throw CommandError("--capacity and --bank exclude each other: give each bank its capacity", kExitUsage);
+  }
   Problem problem = read_problem_or_throw(args.problem_path);
   if (!args.alignment.empty()) problem.alignment = power_of_two_byte_size(args.alignment, "--alignment");
   const std::vector<Bank> banks = read_banks_or_throw(args.bank_file, args.banks);

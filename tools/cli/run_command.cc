@@ -39,6 +39,18 @@ void set_run_environment(const RunArguments& args) {
   if (args.stats) setenv("MEMPLAN_STATS", "1", 1);
 }
 
+// The drop-in's backing allocator in this build: mimalloc when memplan was
+// built with it (the drop-in's default then, MEMPLAN_BACKING in
+// replay_interpose.cc), else the next malloc in the lookup order.
+std::string backing_text() {
+#ifdef MEMPLAN_MIMALLOC_SONAME
+  return "in this build mimalloc\n(" MEMPLAN_MIMALLOC_SONAME
+         ", loaded privately; MEMPLAN_BACKING=next: the next malloc, glibc's)";
+#else
+  return "in this build the\nnext malloc in the lookup order (glibc's; memplan was built without mimalloc)";
+#endif
+}
+
 // Every knob of the runtime (replay_knobs(), then pool_knobs()), one per
 // entry: name, [default], type, and its help wrapped at 100 columns below.
 std::string knob_lines() {
@@ -91,8 +103,11 @@ void register_run_command(CLI::App& app) {
       "realloc and the aligned allocations. The program marks its iterations by calling memplan_mark()\n"
       "(memplan/mark.h; from Python: ctypes.CDLL(None).memplan_mark). Each thread's requests are\n"
       "profiled for K iterations, planned at an iteration boundary, and then served from a slab;\n"
-      "requests the plan did not foresee go to glibc's allocator. Child processes inherit the\n"
-      "library and learn on their own. memplan exits with the command's exit status.\n"
+      "requests the plan did not foresee go to the backing allocator, " +
+      backing_text() +
+      ".\n"
+      "Child processes inherit the library and learn on their own. memplan exits with the command's\n"
+      "exit status.\n"
       "\n"
       "Knobs (environment variables read by the library; default in brackets; docs/runtime.md):\n" +
       knob_lines() +
@@ -102,7 +117,8 @@ void register_run_command(CLI::App& app) {
       "  memplan run --profile-iterations 3 --stats -- ./train\n"
       "  MEMPLAN_MIN_SEQUENCED_SIZE=256 memplan run --stats -- python3 serve.py");
   command->callback([args] {
-    if (args->command.empty()) throw CommandError("no command to run: memplan run [--profile-iterations K] -- COMMAND ARGS...");
+    if (args->command.empty())
+      throw CommandError("no command to run: memplan run [--profile-iterations K] -- COMMAND ARGS...", kExitUsage);
     if (!args->planner.empty()) {
       planner_or_throw(args->planner);  // unknown names are refused here, with a suggestion
       // The drop-in's own registry leaves out `mip` (src/runtime/preload/CMakeLists.txt).

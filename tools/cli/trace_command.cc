@@ -52,7 +52,9 @@ void check_mark_signal_or_throw(const std::string& name) {
 }
 
 int run_trace(const TraceArguments& args) {
-  if (args.command.empty()) throw CommandError("no command to trace: memplan trace [--output FILE] -- COMMAND ARGS...");
+  if (args.command.empty()) {
+    throw CommandError("no command to trace: memplan trace [--output FILE] -- COMMAND ARGS...", kExitUsage);
+  }
   check_mark_signal_or_throw(args.mark_signal);
   check_output_path_or_throw(args.output_path, "--output");
 #ifdef MEMPLAN_TRACE_PRELOAD_BUILD_PATH

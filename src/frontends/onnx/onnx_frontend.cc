@@ -743,10 +743,7 @@ StatusOr<Problem> upper_bound_problem(std::span<const Problem> problems) {
   return bound;
 }
 
-bool looks_like_onnx_model(std::span<const uint8_t> bytes) {
-  // Tag 0x08: field 1 (ir_version) as a varint, then a small version number.
-  return bytes.size() >= 2 && bytes[0] == 0x08 && bytes[1] >= 1 && bytes[1] < 0x80;
-}
+const std::vector<std::string>& onnx_evaluated_operators() { return onnx_values::evaluated_operators(); }
 
 StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, const std::string& source,
                                             const OnnxOptions& options) {

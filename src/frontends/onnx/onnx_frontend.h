@@ -131,9 +131,11 @@ struct OnnxExtraction {
 StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, const std::string& source,
                                             const OnnxOptions& options = {});
 
-// True if `bytes` start like a serialized ModelProto: field 1 (ir_version,
-// a varint) first, as every ONNX writer puts it. A cheap test to tell a model
-// from a trace or a CSV; extract_onnx_model is the real check.
-bool looks_like_onnx_model(std::span<const uint8_t> bytes);
+// The operators whose values the front end computes before the run (shape
+// computations; shape_values.h), sorted: what docs/formats.md lists.
+const std::vector<std::string>& onnx_evaluated_operators();
+
+// Telling a model from a trace or a profile by its first bytes is
+// memplan/file_kind.h's (sniff_file_kind), shared by every front end.
 
 }  // namespace memplan

@@ -1,6 +1,8 @@
 // shape_values.cc — evaluates the small tensors of shape computations (see
-// shape_values.h). One function per operator family; each checks what it
-// reads and says why when it cannot evaluate.
+// shape_values.h). One table names every operator evaluated (kOperators,
+// below): what it reads, how many input values it needs, its evaluator and,
+// for the element-wise families, its rule per element. Each evaluator checks
+// what it reads and says why when it cannot evaluate.
 #include "shape_values.h"
 
 #include <algorithm>
@@ -209,33 +211,6 @@ bool any_real(const std::vector<const KnownTensor*>& in) {
   return false;
 }
 
-// Checked integer arithmetic as ONNX defines it for the binary operators.
-std::optional<int64_t> int_binary(const std::string& op, int64_t a, int64_t b, bool fmod) {
-  int64_t r = 0;
-  if (op == "Add") return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
-  if (op == "Sub") return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
-  if (op == "Mul") return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
-  if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
-  if (op == "Div") return a / b;  // truncates, as ONNX Runtime's integer Div
-  if (op == "Mod") {
-    r = a % b;
-    if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;  // the sign of the divisor, as Python's %
-    return r;
-  }
-  return std::nullopt;
-}
-
-double real_binary(const std::string& op, double a, double b, bool fmod) {
-  if (op == "Add") return a + b;
-  if (op == "Sub") return a - b;
-  if (op == "Mul") return a * b;
-  if (op == "Div") return a / b;
-  if (op == "Pow") return std::pow(a, b);
-  double r = std::fmod(a, b);
-  if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
 // Values of integer type `type` outside its range have no value.
 bool fits(int32_t type, int64_t v) {
   auto [lo, hi] = int_range(type);
@@ -410,64 +385,83 @@ Evaluation evaluate_concat(const onnx::NodeProto& node, const std::vector<const 
 }
 
 // Unsqueeze, Squeeze, Reshape, Flatten, Identity: the values unchanged, new dims.
-Evaluation evaluate_reshaping(const onnx::NodeProto& node, const std::vector<InputFacts>& in, int64_t opset) {
-  const std::string& op = node.op_type();
+// The axes of Unsqueeze and Squeeze: an input from opset 13, an attribute
+// before it; nullopt when there are none. Sets *refused when the input's
+// value is not known.
+std::optional<std::vector<int64_t>> squeeze_axes(const onnx::NodeProto& node, const std::vector<InputFacts>& in,
+                                                 int64_t opset, std::optional<Evaluation>* refused) {
+  if (opset < 13) return ints_attribute(node, "axes");
+  if (in.size() <= 1 || !in[1].present) return std::nullopt;
+  if (in[1].value == nullptr) {
+    *refused = refuse_input(1, "axes");
+    return std::nullopt;
+  }
+  return as_ints(*in[1].value);
+}
+
+Evaluation evaluate_unsqueeze(const onnx::NodeProto& node, const std::vector<InputFacts>& in, int64_t opset) {
   const KnownTensor& data = *in[0].value;
+  std::optional<Evaluation> refused;
+  const std::optional<std::vector<int64_t>> axes = squeeze_axes(node, in, opset, &refused);
+  if (refused) return std::move(*refused);
+  if (!axes) return refuse("it has no axes");
+  const int64_t out_rank = static_cast<int64_t>(data.dims.size() + axes->size());
+  std::set<int64_t> at;
+  for (int64_t a : *axes) {
+    std::optional<int64_t> n = normalize_axis(a, out_rank);
+    if (!n || !at.insert(*n).second) return refuse("axis " + std::to_string(a) + " is out of range or repeated");
+  }
   KnownTensor out = data;
+  out.dims.clear();
+  size_t next = 0;
+  for (int64_t d = 0; d < out_rank; ++d) out.dims.push_back(at.count(d) ? 1 : data.dims[next++]);
+  return one(std::move(out));
+}
+
+Evaluation evaluate_squeeze(const onnx::NodeProto& node, const std::vector<InputFacts>& in, int64_t opset) {
+  const KnownTensor& data = *in[0].value;
+  std::optional<Evaluation> refused;
+  const std::optional<std::vector<int64_t>> axes = squeeze_axes(node, in, opset, &refused);
+  if (refused) return std::move(*refused);
   const int64_t rank = static_cast<int64_t>(data.dims.size());
-  if (op == "Identity") return one(std::move(out));
-  std::optional<std::vector<int64_t>> axes;
-  if ((op == "Unsqueeze" || op == "Squeeze") && opset >= 13) {
-    if (in.size() > 1 && in[1].present) {
-      if (in[1].value == nullptr) return refuse_input(1, "axes");
-      axes = as_ints(*in[1].value);
-    }
-  } else if (op == "Unsqueeze" || op == "Squeeze") {
-    axes = ints_attribute(node, "axes");
-  }
-  if (op == "Unsqueeze") {
-    if (!axes) return refuse("it has no axes");
-    const int64_t out_rank = rank + static_cast<int64_t>(axes->size());
-    std::set<int64_t> at;
+  std::set<int64_t> at;
+  if (axes) {
     for (int64_t a : *axes) {
-      std::optional<int64_t> n = normalize_axis(a, out_rank);
-      if (!n || !at.insert(*n).second) return refuse("axis " + std::to_string(a) + " is out of range or repeated");
+      std::optional<int64_t> n = normalize_axis(a, rank);
+      if (!n || data.dims[static_cast<size_t>(*n)] != 1)
+        return refuse("axis " + std::to_string(a) + " is not of size 1");
+      at.insert(*n);
     }
-    out.dims.clear();
-    size_t next = 0;
-    for (int64_t d = 0; d < out_rank; ++d) out.dims.push_back(at.count(d) ? 1 : data.dims[next++]);
-    return one(std::move(out));
   }
-  if (op == "Squeeze") {
-    std::set<int64_t> at;
-    if (axes) {
-      for (int64_t a : *axes) {
-        std::optional<int64_t> n = normalize_axis(a, rank);
-        if (!n || data.dims[static_cast<size_t>(*n)] != 1) return refuse("axis " + std::to_string(a) + " is not of size 1");
-        at.insert(*n);
-      }
-    }
-    out.dims.clear();
-    for (int64_t d = 0; d < rank; ++d) {
-      const int64_t dim = data.dims[static_cast<size_t>(d)];
-      if (axes ? at.count(d) == 0 : dim != 1) out.dims.push_back(dim);
-    }
-    return one(std::move(out));
+  KnownTensor out = data;
+  out.dims.clear();
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t dim = data.dims[static_cast<size_t>(d)];
+    if (axes ? at.count(d) == 0 : dim != 1) out.dims.push_back(dim);
   }
-  if (op == "Flatten") {
-    std::optional<int64_t> axis = normalize_axis(int_attribute(node, "axis", 1), rank + 1);
-    if (!axis) return refuse("axis out of range");
-    int64_t a = 1, b = 1;
-    for (int64_t d = 0; d < rank; ++d) (d < *axis ? a : b) *= data.dims[static_cast<size_t>(d)];
-    out.dims = {a, b};
-    return one(std::move(out));
-  }
-  // Reshape: 0 copies the input's dimension (unless allowzero), -1 is inferred.
+  return one(std::move(out));
+}
+
+Evaluation evaluate_flatten(const onnx::NodeProto& node, const KnownTensor& data) {
+  const int64_t rank = static_cast<int64_t>(data.dims.size());
+  std::optional<int64_t> axis = normalize_axis(int_attribute(node, "axis", 1), rank + 1);
+  if (!axis) return refuse("axis out of range");
+  int64_t a = 1, b = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < *axis ? a : b) *= data.dims[static_cast<size_t>(d)];
+  KnownTensor out = data;
+  out.dims = {a, b};
+  return one(std::move(out));
+}
+
+// Reshape: 0 copies the input's dimension (unless allowzero), -1 is inferred.
+Evaluation evaluate_reshape(const onnx::NodeProto& node, const std::vector<InputFacts>& in) {
+  const KnownTensor& data = *in[0].value;
   if (in.size() < 2) return refuse("it has no shape input");
   if (in[1].value == nullptr) return refuse_input(1, "shape");
   const std::vector<int64_t> shape = as_ints(*in[1].value);
   const bool allowzero = int_attribute(node, "allowzero", 0) != 0;
   int64_t known = 1, infer = -1;
+  KnownTensor out = data;
   out.dims.clear();
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t d = shape[i];
@@ -602,96 +596,293 @@ Evaluation evaluate_cast(const onnx::NodeProto& node, const KnownTensor& data) {
   return one(std::move(out));
 }
 
-Evaluation evaluate_arithmetic(const onnx::NodeProto& node, const std::vector<const KnownTensor*>& in) {
-  const std::string& op = node.op_type();
-  std::string why;
-  std::optional<KnownTensor> out;
-  const bool real = any_real(in);
-  const int32_t type = in[0]->type;
-  static const std::set<std::string> comparisons = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
-  if (comparisons.count(op)) {
-    out = elementwise(in, T::BOOL, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
-      bool r = false;
-      if (real) {
-        const double a = real_at(*in[0], at[0]), b = real_at(*in[1], at[1]);
-        r = op == "Equal" ? a == b : op == "Less" ? a < b : op == "Greater" ? a > b : op == "LessOrEqual" ? a <= b : a >= b;
-      } else {
-        const int64_t a = in[0]->ints[static_cast<size_t>(at[0])], b = in[1]->ints[static_cast<size_t>(at[1])];
-        r = op == "Equal" ? a == b : op == "Less" ? a < b : op == "Greater" ? a > b : op == "LessOrEqual" ? a <= b : a >= b;
-      }
-      o->ints[static_cast<size_t>(k)] = r;
-      return true;
-    }, &why);
-  } else if (op == "And" || op == "Or" || op == "Xor") {
-    out = elementwise(in, T::BOOL, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
-      const bool a = in[0]->ints[static_cast<size_t>(at[0])] != 0, b = in[1]->ints[static_cast<size_t>(at[1])] != 0;
-      o->ints[static_cast<size_t>(k)] = op == "And" ? (a && b) : op == "Or" ? (a || b) : (a != b);
-      return true;
-    }, &why);
-  } else if (op == "Where") {
-    out = elementwise(in, in[1]->type, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
-      const KnownTensor* pick = in[0]->ints[static_cast<size_t>(at[0])] != 0 ? in[1] : in[2];
-      copy_element(*pick, pick == in[1] ? at[1] : at[2], o, k);
-      return true;
-    }, &why);
-  } else if (op == "Min" || op == "Max" || op == "Sum") {
-    out = elementwise(in, type, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
-      if (real) {
-        double r = real_at(*in[0], at[0]);
-        for (size_t i = 1; i < in.size(); ++i) {
-          const double v = real_at(*in[i], at[i]);
-          r = op == "Min" ? std::min(r, v) : op == "Max" ? std::max(r, v) : r + v;
-        }
-        o->reals[static_cast<size_t>(k)] = r;
-        return true;
-      }
-      int64_t r = in[0]->ints[static_cast<size_t>(at[0])];
-      for (size_t i = 1; i < in.size(); ++i) {
-        const int64_t v = in[i]->ints[static_cast<size_t>(at[i])];
-        if (op == "Sum") {
-          if (__builtin_add_overflow(r, v, &r)) return false;
-        } else {
-          r = op == "Min" ? std::min(r, v) : std::max(r, v);
-        }
-      }
-      o->ints[static_cast<size_t>(k)] = r;
-      return fits(type, r);
-    }, &why);
-  } else if (in.size() == 1) {  // Neg, Abs, Not, Floor, Ceil, Sqrt, Reciprocal
-    out = elementwise(in, type, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
-      if (real) {
-        const double a = real_at(*in[0], at[0]);
-        o->reals[static_cast<size_t>(k)] = op == "Neg" ? -a : op == "Abs" ? std::fabs(a) : op == "Floor" ? std::floor(a)
-                                           : op == "Ceil" ? std::ceil(a) : op == "Sqrt" ? std::sqrt(a) : 1.0 / a;
-        return true;
-      }
-      const int64_t a = in[0]->ints[static_cast<size_t>(at[0])];
-      if (a == INT64_MIN && (op == "Neg" || op == "Abs")) return false;
-      int64_t r = a;
-      if (op == "Neg") r = -a;
-      else if (op == "Abs") r = a < 0 ? -a : a;
-      else if (op == "Not") r = a == 0;
-      else if (op != "Floor" && op != "Ceil") return false;  // Sqrt, Reciprocal of integers: not defined
-      o->ints[static_cast<size_t>(k)] = r;
-      return fits(type, r);
-    }, &why);
-  } else {  // Add, Sub, Mul, Div, Mod, Pow
-    const bool fmod = int_attribute(node, "fmod", 0) != 0;
-    out = elementwise(in, type, [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
-      if (real) {
-        o->reals[static_cast<size_t>(k)] = real_binary(op, real_at(*in[0], at[0]), real_at(*in[1], at[1]), fmod);
-        return true;
-      }
-      if (op == "Pow") return false;
-      std::optional<int64_t> r =
-          int_binary(op, in[0]->ints[static_cast<size_t>(at[0])], in[1]->ints[static_cast<size_t>(at[1])], fmod);
-      if (!r || !fits(type, *r)) return false;
-      o->ints[static_cast<size_t>(k)] = *r;
-      return true;
-    }, &why);
-  }
+// ---- The table of operators -------------------------------------------------
+
+// The rule of an element-wise operator for one element, on integers and on
+// reals. nullopt: the element has no value (an integer overflow, a division
+// by zero, an operation not defined on that kind). A null rule: the operator
+// is not defined on that kind at all. `b` is 0 for unary operators; `fmod` is
+// Mod's attribute (false elsewhere). Comparisons and logic give 0 or 1.
+struct ScalarRule {
+  std::optional<int64_t> (*ints)(int64_t a, int64_t b, bool fmod) = nullptr;
+  std::optional<double> (*reals)(double a, double b, bool fmod) = nullptr;
+};
+
+// What an operator's evaluator is given.
+struct Call {
+  const onnx::NodeProto& node;
+  const std::vector<InputFacts>& inputs;          // every input, present or not
+  const std::vector<const KnownTensor*>& values;  // the present inputs' values (Reads::kValues)
+  int64_t opset;
+  const ScalarRule& rule;  // the row's, for the element-wise families
+};
+
+// What must be known of a node's inputs before its evaluator runs.
+enum class Reads {
+  kNothing,     // Constant: its attribute alone
+  kFirstShape,  // Shape, Size: the first input's shape
+  kValues,      // the values of every present input, at least OperatorRow::values of them
+};
+
+// One operator evaluate() computes: the only place its name is spelled.
+struct OperatorRow {
+  std::string_view name;
+  Reads reads = Reads::kValues;
+  size_t values = 1;  // kValues: the fewest inputs with values ("it needs N inputs")
+  Evaluation (*evaluate)(const Call&) = nullptr;
+  ScalarRule rule = {};
+};
+
+// An element of a rule's result, or false when it has none; integers must fit `type`.
+bool store_int(std::optional<int64_t> r, int32_t type, KnownTensor* o, int64_t k) {
+  if (!r || !fits(type, *r)) return false;
+  o->ints[static_cast<size_t>(k)] = *r;
+  return true;
+}
+bool store_real(std::optional<double> r, KnownTensor* o, int64_t k) {
+  if (!r) return false;
+  o->reals[static_cast<size_t>(k)] = *r;
+  return true;
+}
+
+Evaluation from(std::optional<KnownTensor> out, const std::string& why) {
   if (!out) return refuse(why);
   return one(std::move(*out));
+}
+
+// Unary and binary arithmetic (Neg, Add, ...): the output has the first
+// input's type; reals when any input is real.
+Evaluation evaluate_arithmetic(const Call& c) {
+  const std::vector<const KnownTensor*>& in = c.values;
+  const bool real = any_real(in);
+  const bool fmod = int_attribute(c.node, "fmod", 0) != 0;
+  const int32_t type = in[0]->type;
+  std::string why;
+  std::optional<KnownTensor> out = elementwise(
+      in, type,
+      [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+        if (real) {
+          const double b = in.size() > 1 ? real_at(*in[1], at[1]) : 0.0;
+          return c.rule.reals != nullptr && store_real(c.rule.reals(real_at(*in[0], at[0]), b, fmod), o, k);
+        }
+        const int64_t b = in.size() > 1 ? in[1]->ints[static_cast<size_t>(at[1])] : 0;
+        return c.rule.ints != nullptr &&
+               store_int(c.rule.ints(in[0]->ints[static_cast<size_t>(at[0])], b, fmod), type, o, k);
+      },
+      &why);
+  return from(std::move(out), why);
+}
+
+// Min, Max, Sum: the rule folded over every input, left to right.
+Evaluation evaluate_fold(const Call& c) {
+  const std::vector<const KnownTensor*>& in = c.values;
+  const bool real = any_real(in);
+  const int32_t type = in[0]->type;
+  std::string why;
+  std::optional<KnownTensor> out = elementwise(
+      in, type,
+      [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+        if (real) {
+          std::optional<double> r = real_at(*in[0], at[0]);
+          for (size_t i = 1; i < in.size() && r; ++i) r = c.rule.reals(*r, real_at(*in[i], at[i]), false);
+          return store_real(r, o, k);
+        }
+        std::optional<int64_t> r = in[0]->ints[static_cast<size_t>(at[0])];
+        for (size_t i = 1; i < in.size() && r; ++i) r = c.rule.ints(*r, in[i]->ints[static_cast<size_t>(at[i])], false);
+        return store_int(r, type, o, k);
+      },
+      &why);
+  return from(std::move(out), why);
+}
+
+// Comparisons (BOOL out, inputs of either kind) and logic (BOOL out and in).
+Evaluation evaluate_predicate(const Call& c) {
+  const std::vector<const KnownTensor*>& in = c.values;
+  const bool real = any_real(in);
+  std::string why;
+  std::optional<KnownTensor> out = elementwise(
+      in, T::BOOL,
+      [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+        std::optional<int64_t> r;
+        if (real && c.rule.reals != nullptr) {
+          const std::optional<double> d = c.rule.reals(real_at(*in[0], at[0]), real_at(*in[1], at[1]), false);
+          if (d) r = *d != 0;
+        } else if (!real) {
+          r = c.rule.ints(in[0]->ints[static_cast<size_t>(at[0])], in[1]->ints[static_cast<size_t>(at[1])], false);
+        }
+        return store_int(r, T::BOOL, o, k);
+      },
+      &why);
+  return from(std::move(out), why);
+}
+
+Evaluation evaluate_where(const Call& c) {
+  const std::vector<const KnownTensor*>& in = c.values;
+  std::string why;
+  std::optional<KnownTensor> out = elementwise(
+      in, in[1]->type,
+      [&](const std::vector<int64_t>& at, KnownTensor* o, int64_t k) {
+        const KnownTensor* pick = in[0]->ints[static_cast<size_t>(at[0])] != 0 ? in[1] : in[2];
+        copy_element(*pick, pick == in[1] ? at[1] : at[2], o, k);
+        return true;
+      },
+      &why);
+  return from(std::move(out), why);
+}
+
+// Rules written once for both kinds.
+template <typename Op>
+constexpr ScalarRule comparison() {
+  return {.ints = [](int64_t a, int64_t b, bool) -> std::optional<int64_t> { return Op{}(a, b) ? 1 : 0; },
+          .reals = [](double a, double b, bool) -> std::optional<double> { return Op{}(a, b) ? 1.0 : 0.0; }};
+}
+template <typename Op>
+constexpr ScalarRule logic() {
+  return {.ints = [](int64_t a, int64_t b, bool) -> std::optional<int64_t> { return Op{}(a != 0, b != 0) ? 1 : 0; }};
+}
+
+// Python's remainder: the sign of the divisor, unless fmod (C's, the sign of the dividend).
+template <typename N>
+N signed_remainder(N r, N b, bool fmod) {
+  return !fmod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+
+// Integer arithmetic without overflow: nullopt where it would overflow.
+std::optional<int64_t> checked_add(int64_t a, int64_t b, bool) {
+  int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+std::optional<int64_t> checked_sub(int64_t a, int64_t b, bool) {
+  int64_t r = 0;
+  return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+std::optional<int64_t> checked_mul(int64_t a, int64_t b, bool) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+
+// A rule on reals from a standard function object (std::plus<>: a + b).
+template <typename Op>
+std::optional<double> real_rule(double a, double b, bool) {
+  return Op{}(a, b);
+}
+
+// Every operator evaluate() computes. Adding one: its row here, and its
+// evaluator above when no family fits (docs/formats.md lists the names; a
+// test checks the list against this table).
+const OperatorRow kOperators[] = {
+    {.name = "Constant", .reads = Reads::kNothing, .evaluate = [](const Call& c) { return evaluate_constant(c.node); }},
+    {.name = "Shape",
+     .reads = Reads::kFirstShape,
+     .evaluate = [](const Call& c) { return evaluate_shape(c.node, c.inputs[0], c.opset); }},
+    {.name = "Size", .reads = Reads::kFirstShape, .evaluate = [](const Call& c) { return evaluate_size(c.inputs[0]); }},
+    {.name = "Gather",
+     .values = 2,
+     .evaluate = [](const Call& c) { return evaluate_gather(c.node, *c.values[0], *c.values[1]); }},
+    {.name = "Slice", .evaluate = [](const Call& c) { return evaluate_slice(c.node, c.inputs, c.opset); }},
+    {.name = "Concat", .evaluate = [](const Call& c) { return evaluate_concat(c.node, c.values); }},
+    {.name = "Identity", .evaluate = [](const Call& c) { return one(*c.inputs[0].value); }},
+    {.name = "Unsqueeze", .evaluate = [](const Call& c) { return evaluate_unsqueeze(c.node, c.inputs, c.opset); }},
+    {.name = "Squeeze", .evaluate = [](const Call& c) { return evaluate_squeeze(c.node, c.inputs, c.opset); }},
+    {.name = "Flatten", .evaluate = [](const Call& c) { return evaluate_flatten(c.node, *c.values[0]); }},
+    {.name = "Reshape", .evaluate = [](const Call& c) { return evaluate_reshape(c.node, c.inputs); }},
+    {.name = "Expand",
+     .values = 2,
+     .evaluate = [](const Call& c) { return evaluate_expand(*c.values[0], *c.values[1]); }},
+    {.name = "Range",
+     .values = 3,
+     .evaluate = [](const Call& c) { return evaluate_range(*c.values[0], *c.values[1], *c.values[2]); }},
+    {.name = "ConstantOfShape",
+     .evaluate = [](const Call& c) { return evaluate_constant_of_shape(c.node, *c.values[0]); }},
+    {.name = "Transpose", .evaluate = [](const Call& c) { return evaluate_transpose(c.node, *c.values[0]); }},
+    {.name = "Cast", .evaluate = [](const Call& c) { return evaluate_cast(c.node, *c.values[0]); }},
+    {.name = "Where", .values = 3, .evaluate = evaluate_where},
+    {.name = "Equal", .values = 2, .evaluate = evaluate_predicate, .rule = comparison<std::equal_to<>>()},
+    {.name = "Less", .values = 2, .evaluate = evaluate_predicate, .rule = comparison<std::less<>>()},
+    {.name = "Greater", .values = 2, .evaluate = evaluate_predicate, .rule = comparison<std::greater<>>()},
+    {.name = "LessOrEqual", .values = 2, .evaluate = evaluate_predicate, .rule = comparison<std::less_equal<>>()},
+    {.name = "GreaterOrEqual", .values = 2, .evaluate = evaluate_predicate, .rule = comparison<std::greater_equal<>>()},
+    {.name = "And", .values = 2, .evaluate = evaluate_predicate, .rule = logic<std::logical_and<>>()},
+    {.name = "Or", .values = 2, .evaluate = evaluate_predicate, .rule = logic<std::logical_or<>>()},
+    {.name = "Xor", .values = 2, .evaluate = evaluate_predicate, .rule = logic<std::not_equal_to<>>()},
+    {.name = "Min",
+     .evaluate = evaluate_fold,
+     .rule = {.ints = [](int64_t a, int64_t b, bool) -> std::optional<int64_t> { return std::min(a, b); },
+              .reals = [](double a, double b, bool) -> std::optional<double> { return std::min(a, b); }}},
+    {.name = "Max",
+     .evaluate = evaluate_fold,
+     .rule = {.ints = [](int64_t a, int64_t b, bool) -> std::optional<int64_t> { return std::max(a, b); },
+              .reals = [](double a, double b, bool) -> std::optional<double> { return std::max(a, b); }}},
+    {.name = "Sum", .evaluate = evaluate_fold, .rule = {.ints = checked_add, .reals = real_rule<std::plus<>>}},
+    {.name = "Neg",
+     .evaluate = evaluate_arithmetic,
+     .rule = {
+         .ints = [](int64_t a, int64_t, bool) { return a == INT64_MIN ? std::nullopt : std::optional<int64_t>(-a); },
+         .reals = [](double a, double, bool) -> std::optional<double> { return -a; }}},
+    {.name = "Abs",
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints = [](int64_t a, int64_t,
+                         bool) { return a == INT64_MIN ? std::nullopt : std::optional<int64_t>(a < 0 ? -a : a); },
+              .reals = [](double a, double, bool) -> std::optional<double> { return std::fabs(a); }}},
+    {.name = "Not",
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints = [](int64_t a, int64_t, bool) -> std::optional<int64_t> { return a == 0; }}},
+    {.name = "Floor",
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints = [](int64_t a, int64_t, bool) -> std::optional<int64_t> { return a; },
+              .reals = [](double a, double, bool) -> std::optional<double> { return std::floor(a); }}},
+    {.name = "Ceil",
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints = [](int64_t a, int64_t, bool) -> std::optional<int64_t> { return a; },
+              .reals = [](double a, double, bool) -> std::optional<double> { return std::ceil(a); }}},
+    {.name = "Sqrt",
+     .evaluate = evaluate_arithmetic,
+     .rule = {.reals = [](double a, double, bool) -> std::optional<double> { return std::sqrt(a); }}},
+    {.name = "Reciprocal",
+     .evaluate = evaluate_arithmetic,
+     .rule = {.reals = [](double a, double, bool) -> std::optional<double> { return 1.0 / a; }}},
+    {.name = "Add",
+     .values = 2,
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints = checked_add, .reals = real_rule<std::plus<>>}},
+    {.name = "Sub",
+     .values = 2,
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints = checked_sub, .reals = real_rule<std::minus<>>}},
+    {.name = "Mul",
+     .values = 2,
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints = checked_mul, .reals = real_rule<std::multiplies<>>}},
+    {.name = "Div",
+     .values = 2,
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints =
+                  [](int64_t a, int64_t b, bool) {  // truncates, as ONNX Runtime's integer Div
+                    return b == 0 || (a == INT64_MIN && b == -1) ? std::nullopt : std::optional<int64_t>(a / b);
+                  },
+              .reals = real_rule<std::divides<>>}},
+    {.name = "Mod",
+     .values = 2,
+     .evaluate = evaluate_arithmetic,
+     .rule = {.ints =
+                  [](int64_t a, int64_t b, bool fmod) {
+                    if (b == 0 || (a == INT64_MIN && b == -1)) return std::optional<int64_t>();
+                    return std::optional<int64_t>(signed_remainder(a % b, b, fmod));
+                  },
+              .reals = [](double a, double b, bool fmod) -> std::optional<double> {
+                return signed_remainder(std::fmod(a, b), b, fmod);
+              }}},
+    {.name = "Pow",
+     .values = 2,
+     .evaluate = evaluate_arithmetic,
+     .rule = {.reals = [](double a, double b, bool) -> std::optional<double> { return std::pow(a, b); }}},
+};
+
+const OperatorRow* find_operator(std::string_view name) {
+  for (const OperatorRow& row : kOperators) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -782,46 +973,33 @@ onnx::TensorProto write_tensor(const KnownTensor& value, const std::string& name
 }
 
 const std::vector<std::string>& evaluated_operators() {
-  static const std::vector<std::string> ops = {
-      "Abs", "Add", "And", "Cast", "Ceil", "Concat", "Constant", "ConstantOfShape", "Div", "Equal", "Expand",
-      "Flatten", "Floor", "Gather", "Greater", "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Max", "Min",
-      "Mod", "Mul", "Neg", "Not", "Or", "Pow", "Range", "Reciprocal", "Reshape", "Shape", "Size", "Slice", "Sqrt",
-      "Squeeze", "Sub", "Sum", "Transpose", "Unsqueeze", "Where", "Xor"};
-  return ops;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const OperatorRow& row : kOperators) out.emplace_back(row.name);
+    std::sort(out.begin(), out.end());
+    return out;
+  }();
+  return names;
 }
 
 Evaluation evaluate(const onnx::NodeProto& node, const std::vector<InputFacts>& inputs, int64_t opset) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") return refuse("it is not of the default ONNX domain");
-  const std::string& op = node.op_type();
-  const std::vector<std::string>& ops = evaluated_operators();
-  if (!std::binary_search(ops.begin(), ops.end(), op)) return refuse("memplan does not evaluate " + op);
-  if (op == "Constant") return evaluate_constant(node);
-  if (inputs.empty() || !inputs[0].present) return refuse("it has no input");
-  if (op == "Shape") return evaluate_shape(node, inputs[0], opset);
-  if (op == "Size") return evaluate_size(inputs[0]);
-  // Every other operator needs the values of its data inputs.
+  const OperatorRow* row = find_operator(node.op_type());
+  if (row == nullptr) return refuse("memplan does not evaluate " + node.op_type());
   std::vector<const KnownTensor*> values;
+  const Call call{.node = node, .inputs = inputs, .values = values, .opset = opset, .rule = row->rule};
+  if (row->reads == Reads::kNothing) return row->evaluate(call);
+  if (inputs.empty() || !inputs[0].present) return refuse("it has no input");
+  if (row->reads == Reads::kFirstShape) return row->evaluate(call);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].present) continue;
     if (inputs[i].value == nullptr) return refuse_input(i);
     values.push_back(inputs[i].value);
   }
-  auto need = [&](size_t n) { return inputs.size() >= n && values.size() >= n; };
-  if (op == "Gather") return need(2) ? evaluate_gather(node, *values[0], *values[1]) : refuse("it needs 2 inputs");
-  if (op == "Slice") return evaluate_slice(node, inputs, opset);
-  if (op == "Concat") return evaluate_concat(node, values);
-  if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Flatten" || op == "Identity") {
-    return evaluate_reshaping(node, inputs, opset);
+  if (inputs.size() < row->values || values.size() < row->values) {
+    return refuse("it needs " + std::to_string(row->values) + " inputs");
   }
-  if (op == "Expand") return need(2) ? evaluate_expand(*values[0], *values[1]) : refuse("it needs 2 inputs");
-  if (op == "Range") return need(3) ? evaluate_range(*values[0], *values[1], *values[2]) : refuse("it needs 3 inputs");
-  if (op == "ConstantOfShape") return evaluate_constant_of_shape(node, *values[0]);
-  if (op == "Transpose") return evaluate_transpose(node, *values[0]);
-  if (op == "Cast") return evaluate_cast(node, *values[0]);
-  if (op == "Where" && !need(3)) return refuse("it needs 3 inputs");
-  static const std::set<std::string> unary = {"Abs", "Ceil", "Floor", "Neg", "Not", "Reciprocal", "Sqrt"};
-  if (!unary.count(op) && op != "Min" && op != "Max" && op != "Sum" && !need(2)) return refuse("it needs 2 inputs");
-  return evaluate_arithmetic(node, values);
+  return row->evaluate(call);
 }
 
 std::vector<int> shape_inputs(const onnx::NodeProto& node, int64_t opset) {

@@ -79,7 +79,8 @@ struct Evaluation {
 // Never throws; bad attributes or inputs give a reason, not a value.
 Evaluation evaluate(const onnx::NodeProto& node, const std::vector<InputFacts>& inputs, int64_t opset);
 
-// The operators evaluate() computes, for documentation and messages.
+// The operators evaluate() computes, sorted: the names of the one table of
+// operators in shape_values.cc (docs/formats.md lists them; a test compares).
 const std::vector<std::string>& evaluated_operators();
 
 // Operators whose output shape depends on an input's values, with which
