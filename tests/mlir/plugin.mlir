@@ -18,6 +18,19 @@
 // mlir-opt 19 builds its pass flags before it loads plugins, so a plugin's pass
 // is reached through the pipeline, not a --memplan-merge-alloc flag.
 // RUN: %not %mlir-opt %s --load-pass-plugin=%memplan-plugin --memplan-merge-alloc 2>&1 | %FileCheck %s --check-prefix=FLAG
+// The recommended pipeline (docs/mlir.md) in mlir-opt with the plugin, on an
+// execution program without its deallocs (bufferization's output): the merged
+// buffer is promoted to the stack, and the program prints what it printed.
+// RUN: %mlir-opt %S/exec_joins.mlir %lower | %run > %t.before
+// RUN: grep -v memref.dealloc %S/exec_joins.mlir | %mlir-opt --load-pass-plugin=%memplan-plugin \
+// RUN:   -p 'builtin.module(func.func(buffer-hoisting),memplan-merge-alloc{alignment=32},func.func(buffer-loop-hoisting,promote-buffers-to-stack),buffer-deallocation-pipeline)' \
+// RUN:   > %t.pipeline.mlir
+// RUN: %FileCheck %s --check-prefix=PIPELINE --input-file %t.pipeline.mlir
+// RUN: %mlir-opt %t.pipeline.mlir %lower | %run > %t.after && diff %t.before %t.after
+
+// PIPELINE-LABEL: func.func @joins
+// PIPELINE:         %[[S:.*]] = memref.alloca() {alignment = 32 : i64} : memref<96xi8>
+// PIPELINE:         memref.view %[[S]]
 
 // naive: three 4 KiB buffers side by side at 128-byte boundaries; the
 // returned one is kept.
