@@ -203,7 +203,7 @@ bool measure(mlir::MLIRContext& context, const std::string& name, const std::str
       }
       mlir::PassManager pm(&context);
       pm.enableVerifier(verify);
-      pm.addPass(create_merge_alloc_pass({.planner = planner, .alignment = 64}));
+      pm.addPass(createMemplanMergeAlloc({.planner = planner, .alignment = 64}));
       const auto start = std::chrono::steady_clock::now();
       const bool ok = mlir::succeeded(pm.run(*module));
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

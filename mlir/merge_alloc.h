@@ -18,8 +18,8 @@
 //   mutation (merge_alloc_pass.cc): plan, rewrite, report, extract.
 //
 // Vocabulary:
-//   alloc scope  a func.func body, or the body of scf.parallel, scf.foreach_thread
-//                (MLIR 15's scf.forall), affine.parallel or async.execute.
+//   alloc scope  a func.func body, or the body of scf.parallel, scf.forall,
+//                affine.parallel or async.execute.
 //                scf.for, scf.while, scf.if, scf.execute_region, affine.for,
 //                affine.if and memref.alloca_scope are transparent: their
 //                allocations merge into the nearest enclosing scope. Any other
@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -45,30 +46,39 @@
 
 namespace memplan::merge_alloc {
 
+// The pass's declaration is generated from merge_alloc_passes.td by
+// mlir-tblgen (MLIR's pass declarations): the options struct
+// MemplanMergeAllocOptions, createMemplanMergeAlloc() and
+// createMemplanMergeAlloc(options) (the pass on a module,
+// `--memplan-merge-alloc`), and registerMemplanMergeAlloc() (registers it with
+// MLIR's global pass registry, for memplan-opt and the mlir-opt plugin).
+#define GEN_PASS_DECL_MEMPLANMERGEALLOC
+#define GEN_PASS_REGISTRATION
+#include "merge_alloc_passes.h.inc"
+
 // The pass's options (also its textual options: planner=, alignment=, report,
-// extract=, hoist-parallel, strict).
-struct MergeAllocOptions {
-  // Any name of memplan's planner registry (`memplan planners`).
-  std::string planner = "portfolio";
-  // Least alignment in bytes of every merged buffer (power of two). A buffer
-  // whose element type or alignment attribute asks for more gets that; the
-  // merged allocation is aligned to the largest of its buffers' alignments.
-  int64_t alignment = 64;
-  // Print, per scope, the buffers, load, arena, gap and bytes saved (to stderr).
-  bool report = false;
-  // If not empty: write each scope's planning problem as memplan problem CSV
-  // (see extract_path_for_scope for the file names).
-  std::string extract;
-  // Hoist the merged buffer of each scf.parallel / affine.parallel body with a
-  // constant trip count into the enclosing scope, as one block of
-  // (body arena, rounded up to its alignment) x (trip count) bytes planned
-  // with the enclosing scope's buffers; iteration k uses the k-th slice.
-  // One allocation per kernel instead of one per iteration, but more bytes.
-  bool hoist_parallel = false;
-  // Fail (with a diagnostic on the op) on a region op the pass does not know
-  // that is not a RegionBranchOpInterface, instead of keeping its buffers.
-  bool strict = false;
-};
+// extract=, hoist-parallel, strict):
+//   planner         any name of memplan's planner registry (`memplan planners`).
+//   alignment       least alignment in bytes of every merged buffer (power of
+//                   two). A buffer whose element type or alignment attribute
+//                   asks for more gets that; the merged allocation is aligned
+//                   to the largest of its buffers' alignments.
+//   report          print, per scope, the buffers, load, arena, gap and bytes
+//                   saved (to stderr).
+//   extract         if not empty: write each scope's planning problem as
+//                   memplan problem CSV (see extract_path_for_scope for the
+//                   file names).
+//   hoist_parallel  hoist the merged buffer of each scf.parallel /
+//                   affine.parallel body with a constant trip count into the
+//                   enclosing scope, as one block of (body arena, rounded up
+//                   to its alignment) x (trip count) bytes planned with the
+//                   enclosing scope's buffers; iteration k uses the k-th
+//                   slice. One allocation per kernel instead of one per
+//                   iteration, but more bytes.
+//   strict          fail (with a diagnostic on the op) on a region op the pass
+//                   does not know that is not a RegionBranchOpInterface,
+//                   instead of keeping its buffers.
+using MergeAllocOptions = MemplanMergeAllocOptions;
 
 // The one place where the pass's inclusive tick ranges become memplan's
 // half-open lifetimes: a buffer last used at tick t is still live at t, so it
@@ -103,7 +113,7 @@ struct KeptAlloc {
 };
 
 struct AllocScope {
-  mlir::Operation* op = nullptr;  // func.func, scf.parallel, scf.foreach_thread, affine.parallel, async.execute
+  mlir::Operation* op = nullptr;  // func.func, scf.parallel, scf.forall, affine.parallel, async.execute
   std::string name;               // "@f", "@f/scf.parallel#0", "@f memory space 3" — for reports and file names
   mlir::Attribute memory_space;   // of every mergeable alloc and of the merged buffer; null for the default
   std::vector<MergeableAlloc> mergeable;  // in pre-order of the allocs
@@ -159,12 +169,6 @@ std::string source_line(mlir::Operation* op);
 // when there are `count` scopes: `path` itself when count == 1, otherwise
 // "<stem>.<index><ext>" ("out.csv" -> "out.0.csv", "out.1.csv", ...).
 std::string extract_path_for_scope(const std::string& path, size_t index, size_t count);
-
-// The pass on a module (`--memplan-merge-alloc`).
-std::unique_ptr<mlir::Pass> create_merge_alloc_pass(const MergeAllocOptions& options = {});
-
-// Registers the pass with MLIR's global pass registry (for memplan-opt).
-void register_merge_alloc_pass();
 
 // The dialects memplan-opt understands: those that appear in bufferized
 // programs and their lowering (func, memref, arith, scf, linalg, affine,

@@ -44,7 +44,7 @@
 #include "merge_alloc.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -75,7 +75,7 @@ using mlir::Value;
 // pass, and only ops it knows by name are anything but opaque:
 //   scope        its body gets its own merged buffer, allocated at the start
 //                of the body: func.func; the parallel ops scf.parallel,
-//                scf.foreach_thread and affine.parallel (one buffer per
+//                scf.forall and affine.parallel (one buffer per
 //                iteration, so concurrent iterations never share one); and
 //                async.execute (its body runs once, at a time of its own).
 //   transparent  runs its regions inline, in program order, on the thread
@@ -99,13 +99,13 @@ enum class RegionKind { kScope, kTransparent, kOpaque };
 AnalysisMutation g_mutation = AnalysisMutation::kNone;
 
 RegionKind region_kind(Operation* op) {
-  if (g_mutation == AnalysisMutation::kAffineParallelIsTransparent && mlir::isa<mlir::AffineParallelOp>(op))
+  if (g_mutation == AnalysisMutation::kAffineParallelIsTransparent && mlir::isa<mlir::affine::AffineParallelOp>(op))
     return RegionKind::kTransparent;
-  if (mlir::isa<mlir::func::FuncOp, mlir::scf::ParallelOp, mlir::scf::ForeachThreadOp, mlir::AffineParallelOp,
+  if (mlir::isa<mlir::func::FuncOp, mlir::scf::ParallelOp, mlir::scf::ForallOp, mlir::affine::AffineParallelOp,
                 mlir::async::ExecuteOp>(op))
     return RegionKind::kScope;
   if (mlir::isa<mlir::scf::ForOp, mlir::scf::WhileOp, mlir::scf::IfOp, mlir::scf::ExecuteRegionOp,
-                mlir::AffineForOp, mlir::AffineIfOp, mlir::memref::AllocaScopeOp>(op))
+                mlir::affine::AffineForOp, mlir::affine::AffineIfOp, mlir::memref::AllocaScopeOp>(op))
     return RegionKind::kTransparent;
   return RegionKind::kOpaque;
 }
@@ -118,7 +118,7 @@ bool synchronous_region_op(Operation* op) {
   if (mlir::isa<mlir::async::ExecuteOp>(op)) return false;
   if (region_kind(op) != RegionKind::kOpaque) return true;
   // Bodies of structured linalg ops (per element) and reductions of parallel loops.
-  return mlir::isa<mlir::linalg::LinalgOp, mlir::scf::ReduceOp, mlir::scf::PerformConcurrentlyOp>(op);
+  return mlir::isa<mlir::linalg::LinalgOp, mlir::scf::ReduceOp, mlir::scf::InParallelOp>(op);
 }
 
 struct Ticks {
@@ -143,7 +143,7 @@ std::optional<int64_t> element_bytes(mlir::Type type) {
     bits = 64;  // the CPU lowering's index width
   } else if (type.isIntOrFloat()) {
     bits = type.getIntOrFloatBitWidth();
-  } else if (auto vector = type.dyn_cast<mlir::VectorType>()) {
+  } else if (auto vector = mlir::dyn_cast<mlir::VectorType>(type)) {
     if (!vector.hasStaticShape() || !vector.getElementType().isIntOrFloat()) return std::nullopt;
     bits = vector.getNumElements() * vector.getElementType().getIntOrFloatBitWidth();
   } else {
@@ -238,7 +238,7 @@ bool is_alias_producer(Operation* user, Value value) {
 }
 
 bool holds_reference(mlir::Type type) {
-  return type.isa<mlir::BaseMemRefType, mlir::TensorType>();
+  return mlir::isa<mlir::BaseMemRefType, mlir::TensorType>(type);
 }
 
 // Whether `user` returns one of its memref operands, chosen at run time, so
@@ -249,11 +249,11 @@ bool holds_reference(mlir::Type type) {
 bool is_join(Operation* user, Value value) {
   if (g_mutation == AnalysisMutation::kSelectIsPlainUse && mlir::isa<mlir::arith::SelectOp>(user)) return false;
   if (auto select = mlir::dyn_cast<mlir::arith::SelectOp>(user))
-    return select.getCondition() != value && select.getType().isa<mlir::BaseMemRefType>();
+    return select.getCondition() != value && mlir::isa<mlir::BaseMemRefType>(select.getType());
   if (user->getNumRegions() != 0 || user->getNumResults() == 0) return false;
   auto effects = mlir::dyn_cast<mlir::MemoryEffectOpInterface>(user);
   if (!effects || !effects.hasNoEffect()) return false;
-  return llvm::all_of(user->getResultTypes(), [](mlir::Type t) { return t.isa<mlir::BaseMemRefType>(); });
+  return llvm::all_of(user->getResultTypes(), [](mlir::Type t) { return mlir::isa<mlir::BaseMemRefType>(t); });
 }
 
 // Whether `op` declares a read or write of `value` itself.
@@ -289,7 +289,7 @@ std::optional<std::string> escape_reason(mlir::OpOperand& use) {
   // memref (linalg, load/store, copy, vector transfers, dim). One that
   // declares nothing may do anything with it.
   if (!mlir::isa<mlir::MemoryEffectOpInterface>(user) &&
-      !user->hasTrait<mlir::OpTrait::HasRecursiveSideEffects>())
+      !user->hasTrait<mlir::OpTrait::HasRecursiveMemoryEffects>())
     return "captured by '" + user->getName().getStringRef().str() + "'";
   // Results that are not memrefs are either data read through the buffer
   // (memref.load, vector.transfer_read: the op declares an effect on it) or
@@ -335,7 +335,7 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
     return verdict;
   }
   if (mlir::IntegerAttr align = alloc.getAlignmentAttr()) {
-    // MLIR 15's verifier accepts any non-negative alignment; a planner needs a power of two.
+    // MLIR 19's verifier (as 15's) accepts any non-negative alignment; a planner needs a power of two.
     if (!is_power_of_two(align.getInt())) {
       verdict.kept_reason = "alignment attribute is not a power of two";
       return verdict;
@@ -422,7 +422,7 @@ AllocVerdict analyze_alloc(mlir::memref::AllocOp alloc, Operation* scope, const 
                                 "', which may run the use at a time the pass cannot see";
           return verdict;
         }
-        if (mlir::isa<mlir::scf::IfOp, mlir::AffineIfOp>(ancestor)) continue;
+        if (mlir::isa<mlir::scf::IfOp, mlir::affine::AffineIfOp>(ancestor)) continue;
         cover(ticks.tick.lookup(ancestor), ticks.end.lookup(ancestor));
       }
     }
@@ -469,7 +469,7 @@ std::vector<AllocScope> split_by_memory_space(std::vector<AllocScope> scopes) {
         space.memory_space = m.memory_space;
         std::string text;
         llvm::raw_string_ostream os(text);
-        if (auto number = m.memory_space.dyn_cast<mlir::IntegerAttr>())
+        if (auto number = mlir::dyn_cast<mlir::IntegerAttr>(m.memory_space))
           os << number.getInt();  // "3", not "3 : i64"
         else
           m.memory_space.print(os);
@@ -554,7 +554,7 @@ std::vector<AllocScope> analyze_function(mlir::func::FuncOp function) {
 }
 
 std::string source_line(Operation* op) {
-  if (auto loc = op->getLoc().dyn_cast<mlir::FileLineColLoc>()) return std::to_string(loc.getLine());
+  if (auto loc = mlir::dyn_cast<mlir::FileLineColLoc>(op->getLoc())) return std::to_string(loc.getLine());
   return "?";
 }
 

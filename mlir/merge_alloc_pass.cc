@@ -37,7 +37,7 @@
 #include "memplan/validate.h"
 #include "merge_alloc.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Async/IR/Async.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -49,11 +49,15 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace memplan::merge_alloc {
+
+// impl::MemplanMergeAllocBase and the definitions of createMemplanMergeAlloc.
+#define GEN_PASS_DEF_MEMPLANMERGEALLOC
+#include "merge_alloc_passes.h.inc"
+
 namespace {
 
 struct ScopeResult {
@@ -105,7 +109,7 @@ std::optional<IterationSpace> constant_iteration_space(mlir::Operation* op) {
     }
     return space;
   }
-  if (auto loop = mlir::dyn_cast<mlir::AffineParallelOp>(op)) {
+  if (auto loop = mlir::dyn_cast<mlir::affine::AffineParallelOp>(op)) {
     mlir::AffineMap lbs = loop.getLowerBoundsMap();
     mlir::AffineMap ubs = loop.getUpperBoundsMap();
     const unsigned dims = loop.getBody()->getNumArguments();
@@ -113,8 +117,8 @@ std::optional<IterationSpace> constant_iteration_space(mlir::Operation* op) {
     if (lbs.getNumResults() != dims || ubs.getNumResults() != dims) return std::nullopt;
     const llvm::SmallVector<int64_t, 8> steps = loop.getSteps();
     for (unsigned d = 0; d < dims; ++d) {
-      auto lb = lbs.getResult(d).dyn_cast<mlir::AffineConstantExpr>();
-      auto ub = ubs.getResult(d).dyn_cast<mlir::AffineConstantExpr>();
+      auto lb = mlir::dyn_cast<mlir::AffineConstantExpr>(lbs.getResult(d));
+      auto ub = mlir::dyn_cast<mlir::AffineConstantExpr>(ubs.getResult(d));
       if (!lb || !ub || !add(loop.getBody()->getArgument(d), lb.getValue(), ub.getValue(), steps[d]))
         return std::nullopt;
     }
@@ -225,7 +229,7 @@ void hoist_into_parent(std::vector<AllocScope>& scopes, std::vector<ScopeResult>
   AllocScope& scope = scopes[k];
   ScopeResult& result = results[k];
   if (scope.memory_space || scope.parent == nullptr || result.problem.buffers.empty()) return;
-  if (!mlir::isa<mlir::scf::ParallelOp, mlir::AffineParallelOp>(scope.op)) return;
+  if (!mlir::isa<mlir::scf::ParallelOp, mlir::affine::AffineParallelOp>(scope.op)) return;
   const std::optional<IterationSpace> space = constant_iteration_space(scope.op);
   if (!space) return;
   auto parent = entry_of.find(scope.parent);
@@ -253,37 +257,19 @@ void hoist_into_parent(std::vector<AllocScope>& scopes, std::vector<ScopeResult>
   results[parent->second].needs_dealloc |= result.needs_dealloc;
 }
 
-class MergeAllocPass : public mlir::PassWrapper<MergeAllocPass, mlir::OperationPass<mlir::ModuleOp>> {
+// The pass class: its name, options, dependent dialects and registration
+// come from merge_alloc_passes.td (impl::MemplanMergeAllocBase).
+class MergeAllocPass : public impl::MemplanMergeAllocBase<MergeAllocPass> {
  public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeAllocPass)
-
-  MergeAllocPass() = default;
-  explicit MergeAllocPass(const MergeAllocOptions& options) {
-    planner_ = options.planner;
-    alignment_ = options.alignment;
-    report_ = options.report;
-    extract_ = options.extract;
-    hoist_parallel_ = options.hoist_parallel;
-    strict_ = options.strict;
-  }
-  MergeAllocPass(const MergeAllocPass& other) : PassWrapper(other) {}
-
-  llvm::StringRef getArgument() const final { return "memplan-merge-alloc"; }
-  llvm::StringRef getDescription() const final {
-    return "Merge each alloc scope's mergeable memref.alloc ops into one planned i8 buffer (memplan)";
-  }
-  void getDependentDialects(mlir::DialectRegistry& registry) const override {
-    // The LLVM dialect for the analysis's element alignment (LLVMTypeConverter).
-    registry.insert<mlir::memref::MemRefDialect, mlir::arith::ArithmeticDialect, mlir::LLVM::LLVMDialect>();
-  }
+  using Base::Base;
 
   void runOnOperation() override {
-    MergeAllocOptions options{.planner = planner_,
-                              .alignment = alignment_,
-                              .report = report_,
-                              .extract = extract_,
-                              .hoist_parallel = hoist_parallel_,
-                              .strict = strict_};
+    const MergeAllocOptions options{.planner = planner,
+                                    .alignment = alignment,
+                                    .report = report,
+                                    .extract = extract,
+                                    .hoist_parallel = hoist_parallel,
+                                    .strict = strict};
     mlir::ModuleOp module = getOperation();
     if (find_planner(options.planner) == nullptr) {
       module.emitError() << "memplan-merge-alloc: unknown planner '" << options.planner
@@ -370,42 +356,13 @@ class MergeAllocPass : public mlir::PassWrapper<MergeAllocPass, mlir::OperationP
         rewrite_scope(scope, result, result.hoisted ? &results[result.parent] : nullptr);
     }
   }
-
- private:
-  Option<std::string> planner_{*this, "planner",
-                               llvm::cl::desc("memplan planner (`memplan planners`)"),
-                               llvm::cl::init(std::string(kDefaultPlanner))};
-  Option<int64_t> alignment_{*this, "alignment",
-                             llvm::cl::desc("least alignment of merged buffers in bytes (element types may raise it)"),
-                             llvm::cl::init(64)};
-  Option<bool> report_{*this, "report", llvm::cl::desc("print a per-scope report to stderr"),
-                       llvm::cl::init(false)};
-  Option<std::string> extract_{*this, "extract",
-                               llvm::cl::desc("write each scope's planning problem as memplan CSV to this path"),
-                               llvm::cl::init("")};
-  Option<bool> hoist_parallel_{*this, "hoist-parallel",
-                               llvm::cl::desc("give each constant-trip-count parallel body one block of "
-                                              "arena x trip count in the enclosing scope's buffer"),
-                               llvm::cl::init(false)};
-  Option<bool> strict_{*this, "strict",
-                       llvm::cl::desc("fail on region ops the pass does not know that are not "
-                                      "RegionBranchOpInterface"),
-                       llvm::cl::init(false)};
 };
 
 }  // namespace
 
-std::unique_ptr<mlir::Pass> create_merge_alloc_pass(const MergeAllocOptions& options) {
-  return std::make_unique<MergeAllocPass>(options);
-}
-
-void register_merge_alloc_pass() {
-  mlir::PassRegistration<MergeAllocPass>();
-}
-
 void register_dialects(mlir::DialectRegistry& registry) {
-  registry.insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect, mlir::arith::ArithmeticDialect,
-                  mlir::scf::SCFDialect, mlir::linalg::LinalgDialect, mlir::AffineDialect,
+  registry.insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect, mlir::arith::ArithDialect,
+                  mlir::scf::SCFDialect, mlir::linalg::LinalgDialect, mlir::affine::AffineDialect,
                   mlir::tensor::TensorDialect, mlir::bufferization::BufferizationDialect,
                   mlir::math::MathDialect, mlir::cf::ControlFlowDialect, mlir::vector::VectorDialect,
                   mlir::LLVM::LLVMDialect, mlir::async::AsyncDialect>();

@@ -11,7 +11,7 @@ packages=(
   libcadical-dev                               # bench_sat_bound (SAT lower bounds)
   clang libclang-rt-14-dev                     # libFuzzer targets
   python3-torch python3-torchvision libtorch-dev   # capture and serving of real models
-  libmlir-15-dev mlir-15-tools llvm-15-dev llvm-15-tools   # the MLIR merge-alloc pass
+  libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools   # the MLIR merge-alloc pass and its mlir-opt plugin
   libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev   # allocator baselines in benchmarks
   libonnx-dev python3-onnx                     # the ONNX front end and its tests
   pybind11-dev python3-dev python3-numpy python3-pytest   # the Python module and its tests

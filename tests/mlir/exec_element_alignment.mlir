@@ -196,7 +196,7 @@ func.func @main() {
     memref.store %total, %sums[%i] : memref<3xf32>
     memref.dealloc %w : memref<3xi8>
     memref.dealloc %u : memref<1xvector<8xf32>>
-    scf.yield
+    scf.reduce
   }
   %s0 = memref.load %sums[%c0] : memref<3xf32>
   vector.print %s0 : f32

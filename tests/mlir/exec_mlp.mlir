@@ -81,7 +81,7 @@ func.func @mlp(%x: memref<4x8xf32>, %w1: memref<8x16xf32>, %w2: memref<16x16xf32
   %flat = memref.collapse_shape %h3 [[0, 1]] : memref<4x4xf32> into memref<16xf32>
   %t = memref.alloc() : memref<16xf32>
   memref.copy %flat, %t : memref<16xf32> to memref<16xf32>
-  %t2 = memref.expand_shape %t [[0, 1]] : memref<16xf32> into memref<4x4xf32>
+  %t2 = memref.expand_shape %t [[0, 1]] output_shape [4, 4] : memref<16xf32> into memref<4x4xf32>
   memref.copy %t2, %out : memref<4x4xf32> to memref<4x4xf32>
   memref.dealloc %h3 : memref<4x4xf32>
   memref.dealloc %t : memref<16xf32>

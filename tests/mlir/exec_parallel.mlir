@@ -66,7 +66,7 @@ func.func @rows(%out: memref<4x8xf32>) {
     %row = memref.subview %out[%r, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, affine_map<(d0)[s0] -> (d0 + s0)>>
     memref.copy %b, %row : memref<8xf32> to memref<8xf32, affine_map<(d0)[s0] -> (d0 + s0)>>
     memref.dealloc %b : memref<8xf32>
-    scf.yield
+    scf.reduce
   }
   memref.dealloc %scale : memref<8xf32>
   return

@@ -13,7 +13,7 @@
 // REPORT-LABEL: memplan-merge-alloc @escape: 1 merged, 1 kept
 // REPORT:         kept @L{{[0-9]+}}  memref<4xf32>: address escapes through 'builtin.unrealized_conversion_cast'
 
-!descriptor = !llvm.struct<(ptr<f32>, ptr<f32>, i64, array<1 x i64>, array<1 x i64>)>
+!descriptor = !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
 
 func.func private @printMemrefF32(memref<*xf32>)
 
@@ -29,7 +29,7 @@ func.func @escape(%out: memref<2xf32>) {
   %b = memref.alloc() : memref<4xf32>
   linalg.fill ins(%four : f32) outs(%b : memref<4xf32>)
   %y = memref.load %b[%c0] : memref<4xf32>
-  %x = llvm.load %p : !llvm.ptr<f32>
+  %x = llvm.load %p : !llvm.ptr -> f32
   memref.store %x, %out[%c0] : memref<2xf32>
   memref.store %y, %out[%c1] : memref<2xf32>
   return

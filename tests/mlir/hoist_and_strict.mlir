@@ -19,7 +19,7 @@
 // HOIST:           memref.view %[[M]]
 // HOIST:           memref.view %[[M]]
 // HOIST-NOT:       memref.dealloc
-// HOIST:           scf.yield
+// HOIST:           scf.reduce
 // HOIST:         memref.view %[[M]]
 // HOIST:         memref.dealloc %[[M]] : memref<1024xi8>
 // HOIST-NEXT:    return
@@ -45,7 +45,7 @@ func.func @hoisted(%v: f32) {
     memref.store %x, %q[%c0] : memref<16xf32>
     memref.dealloc %p : memref<16xf32>
     memref.dealloc %q : memref<16xf32>
-    scf.yield
+    scf.reduce
   }
   %after = memref.alloc() : memref<16xf32>
   memref.store %v, %after[%c0] : memref<16xf32>
@@ -80,13 +80,13 @@ func.func @hoisted_2d(%n: index, %v: f32) {
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     %b = memref.alloc() : memref<4xf32>
     memref.store %v, %b[%c0] : memref<4xf32>
-    scf.yield
+    scf.reduce
   }
   // Steps of 2 from 1 to 9: 4 iterations.
   scf.parallel (%i) = (%c1) to (%c9) step (%c2) {
     %c = memref.alloc() : memref<4xf32>
     memref.store %v, %c[%c0] : memref<4xf32>
-    scf.yield
+    scf.reduce
   }
   return
 }

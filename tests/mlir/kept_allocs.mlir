@@ -132,7 +132,7 @@ func.func @unstructured(%c: i1, %v: f32) {
   return
 }
 
-// MLIR 15 accepts any alignment attribute; a planner needs a power of two.
+// MLIR 19 accepts any alignment attribute; a planner needs a power of two.
 // CHECK-LABEL: func.func @odd_alignment
 // CHECK:         memref.alloc() {alignment = 48 : i64} : memref<4xf32>
 // REPORT-LABEL: memplan-merge-alloc @odd_alignment: 0 merged, 1 kept

@@ -28,7 +28,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
-#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -108,7 +108,7 @@ TEST_F(MergeAllocTest, ExtractsTheProposalExampleAsAChainOfConflicts) {
 
 // Note [Element alignment]: every element type the pass merges gets at least
 // the alignment that its LLVM lowering assumes, in the lowering's default data
-// layout (convert-memref-to-llvm, convert-vector-to-llvm) and in x86-64's,
+// layout (finalize-memref-to-llvm, convert-vector-to-llvm) and in x86-64's,
 // which mlir-cpu-runner's JIT uses here: the ABI alignment (memref.load and
 // memref.store of the element, at translation) and the preferred alignment
 // (vector.load, vector.store, vector transfers on the memref).
@@ -325,7 +325,7 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
       // The address leaves through an LLVM descriptor.
       if (h.type.find('?') != std::string::npos) continue;  // keep the descriptor type simple
       body += "  " + fresh("%d") + " = builtin.unrealized_conversion_cast " + h.name + " : " + h.type +
-              " to !llvm.struct<(ptr<f32>, ptr<f32>, i64, array<1 x i64>, array<1 x i64>)>\n";
+              " to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>\n";
       for (size_t b : h.buffers) p.escaped[b] = true;
       touch(h);
     } else if (kind < 18) {
@@ -339,7 +339,7 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
                                  "[%c0] : " + h.type + "\n" + "    memref.store " + x + ", " + inner + "[%c0] : " +
                                  inner_type + "\n";
       if (kind < 15)
-        body += "  scf.parallel (" + fresh("%i") + ") = (%c0) to (%c4) step (%c1) {\n" + inside + "    scf.yield\n  }\n";
+        body += "  scf.parallel (" + fresh("%i") + ") = (%c0) to (%c4) step (%c1) {\n" + inside + "    scf.reduce\n  }\n";
       else
         body += "  affine.parallel (" + fresh("%i") + ") = (0) to (4) {\n" + inside + "  }\n";
       ++p.parallel_bodies;
@@ -445,7 +445,7 @@ std::vector<std::string> check_program(mlir::MLIRContext& context, const RandomP
     }
   }
   auto line_of = [](mlir::Operation* op) {
-    auto loc = op->getLoc().dyn_cast<mlir::FileLineColLoc>();
+    auto loc = mlir::dyn_cast<mlir::FileLineColLoc>(op->getLoc());
     return loc ? static_cast<int>(loc.getLine()) : -1;
   };
   auto buffer_at_line = [&](int line) {
@@ -487,7 +487,7 @@ std::vector<std::string> check_program(mlir::MLIRContext& context, const RandomP
 
   // Properties 3 and 4: run the pass, read the plan back from the IR.
   mlir::PassManager pm(&context);
-  pm.addPass(create_merge_alloc_pass(options));
+  pm.addPass(createMemplanMergeAlloc(options));
   if (mlir::failed(pm.run(*module))) return violations.push_back("the pass failed"), violations;
   if (problem.buffers.empty()) return violations;
   mlir::memref::AllocOp merged;

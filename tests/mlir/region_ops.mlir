@@ -149,7 +149,7 @@ func.func @scope_inside_unknown(%n: index, %v: f32) {
     scf.parallel (%j) = (%c0) to (%n) step (%c1) {
       %b = memref.alloc() : memref<16xf32>
       memref.store %v, %b[%c0] : memref<16xf32>
-      scf.yield
+      scf.reduce
     }
   }) : () -> ()
   return
@@ -182,14 +182,14 @@ func.func @linalg_body(%out: memref<8xf32>, %v: f32) {
 // memref.dim's result is a fact of the type, not the address: %t is merged.
 // REPORT-LABEL: memplan-merge-alloc @pointer_escape: 1 merged, 1 kept
 // REPORT:         kept @L{{[0-9]+}}  memref<4xf32>: address escapes through 'builtin.unrealized_conversion_cast'
-func.func @pointer_escape(%v: f32) -> (!llvm.ptr<f32>, index) {
+func.func @pointer_escape(%v: f32) -> (!llvm.ptr, index) {
   %c0 = arith.constant 0 : index
   %e = memref.alloc() : memref<4xf32>
-  %d = builtin.unrealized_conversion_cast %e : memref<4xf32> to !llvm.struct<(ptr<f32>, ptr<f32>, i64, array<1 x i64>, array<1 x i64>)>
-  %p = llvm.extractvalue %d[1] : !llvm.struct<(ptr<f32>, ptr<f32>, i64, array<1 x i64>, array<1 x i64>)>
+  %d = builtin.unrealized_conversion_cast %e : memref<4xf32> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+  %p = llvm.extractvalue %d[1] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
   memref.store %v, %e[%c0] : memref<4xf32>
   %t = memref.alloc() : memref<4xf32>
   memref.store %v, %t[%c0] : memref<4xf32>
   %n = memref.dim %t, %c0 : memref<4xf32>
-  return %p, %n : !llvm.ptr<f32>, index
+  return %p, %n : !llvm.ptr, index
 }

@@ -1,4 +1,4 @@
-// Alloc scopes (func body, scf.parallel, scf.foreach_thread, a scope in a
+// Alloc scopes (func body, scf.parallel, scf.forall, a scope in a
 // scope) and the loop rule: scf.for and scf.if are not scopes, and a buffer
 // from outside a loop that the loop uses is live for the whole loop.
 // RUN: %memplan-opt %s --memplan-merge-alloc | %FileCheck %s
@@ -16,7 +16,7 @@
 // CHECK:           memref.view %[[PM]]
 // CHECK:           memref.view %[[PM]]
 // CHECK:           memref.dealloc %[[PM]] : memref<64xi8>
-// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:      scf.reduce
 // CHECK:         memref.view %[[FM]]
 // CHECK:         memref.dealloc %[[FM]] : memref<64xi8>
 // CHECK-NEXT:    return
@@ -40,7 +40,7 @@ func.func @parallel_scope(%n: index, %v: f32) -> f32 {
     memref.dealloc %p : memref<16xf32>
     memref.store %y, %q[%c0] : memref<16xf32>
     memref.dealloc %q : memref<16xf32>
-    scf.yield
+    scf.reduce
   }
   %g = memref.alloc() : memref<16xf32>
   memref.store %v, %g[%c0] : memref<16xf32>
@@ -50,7 +50,7 @@ func.func @parallel_scope(%n: index, %v: f32) -> f32 {
   return %r : f32
 }
 
-// A scope in a scope, and scf.foreach_thread (MLIR 15's scf.forall).
+// A scope in a scope, and scf.forall.
 // CHECK-LABEL: func.func @nested_scopes
 // CHECK:         scf.parallel
 // CHECK-NEXT:      %[[OUTER:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xi8>
@@ -58,12 +58,12 @@ func.func @parallel_scope(%n: index, %v: f32) -> f32 {
 // CHECK-NEXT:        %[[INNER:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256xi8>
 // CHECK:             memref.view %[[INNER]]
 // CHECK:           memref.view %[[OUTER]]
-// CHECK:         scf.foreach_thread
+// CHECK:         scf.forall
 // CHECK-NEXT:      %[[FT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
 // CHECK:           memref.view %[[FT]]
 // REPORT-LABEL: memplan-merge-alloc @nested_scopes/scf.parallel#0: 1 merged, 0 kept
 // REPORT-LABEL: memplan-merge-alloc @nested_scopes/scf.parallel#1: 1 merged, 0 kept
-// REPORT-LABEL: memplan-merge-alloc @nested_scopes/scf.foreach_thread#2: 1 merged, 0 kept
+// REPORT-LABEL: memplan-merge-alloc @nested_scopes/scf.forall#2: 1 merged, 0 kept
 func.func @nested_scopes(%n: index, %v: f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -71,13 +71,13 @@ func.func @nested_scopes(%n: index, %v: f32) {
     scf.parallel (%j) = (%c0) to (%n) step (%c1) {
       %inner = memref.alloc() : memref<64xf32>
       memref.store %v, %inner[%j] : memref<64xf32>
-      scf.yield
+      scf.reduce
     }
     %outer = memref.alloc() : memref<16xf32>
     memref.store %v, %outer[%c0] : memref<16xf32>
-    scf.yield
+    scf.reduce
   }
-  scf.foreach_thread (%t) in (%n) {
+  scf.forall (%t) in (%n) {
     %ft = memref.alloc() : memref<32xf32>
     memref.store %v, %ft[%c0] : memref<32xf32>
   }
