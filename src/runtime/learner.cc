@@ -61,34 +61,34 @@ namespace memplan::runtime {
 static uint64_t growth_size(uint64_t size) { return (size + size / 8 + 15) / 16 * 16; }
 
 void LearnerCounters::add_to(ReplayStats& s) const {
-  s.iterations += iterations.get();
-  s.profiled += profiled.get();
-  s.served += served.get();
-  s.unplanned += unplanned.get();
-  s.fallback += fallback.get();
-  s.busy += busy.get();
-  s.deviations += deviations.get();
-  s.plans += plans_made.get();
-  s.reprofiles += reprofiles.get();
-  s.plan_failures += plan_failures.get();
-  s.slab_bytes += slab_bytes.get();
-  s.planned_buffers += planned_buffers.get();
-  s.plan_stall_ns += plan_stall_ns.get();
-  s.max_plan_stall_ns = std::max(s.max_plan_stall_ns, max_plan_stall_ns.get());
-  s.plans_held += plans_held.get();
-  s.variants += variants.get();
-  s.growths += growths.get();
-  s.arena_bytes += arena_bytes.get();
-  if (const uint64_t low = min_shape_load.get(); low != 0) {
-    s.min_shape_load_bytes = s.min_shape_load_bytes == 0 ? low : std::min(s.min_shape_load_bytes, low);
-  }
-  s.max_shape_load_bytes = std::max(s.max_shape_load_bytes, max_shape_load.get());
-  s.plan_bytes += plan_bytes.get();
-  s.evictions += evictions.get();
-  s.switches += switches.get();
-  s.predictions_right += predictions_right.get();
-  s.predictions_wrong += predictions_wrong.get();
-  s.small += small.get();
+  ReplayStats mine;
+  mine.iterations = iterations.get();
+  mine.profiled = profiled.get();
+  mine.served = served.get();
+  mine.unplanned = unplanned.get();
+  mine.fallback = fallback.get();
+  mine.busy = busy.get();
+  mine.deviations = deviations.get();
+  mine.plans = plans_made.get();
+  mine.reprofiles = reprofiles.get();
+  mine.plan_failures = plan_failures.get();
+  mine.slab_bytes = slab_bytes.get();
+  mine.planned_buffers = planned_buffers.get();
+  mine.plan_stall_ns = plan_stall_ns.get();
+  mine.max_plan_stall_ns = max_plan_stall_ns.get();
+  mine.plans_held = plans_held.get();
+  mine.variants = variants.get();
+  mine.growths = growths.get();
+  mine.arena_bytes = arena_bytes.get();
+  mine.min_shape_load_bytes = min_shape_load.get();
+  mine.max_shape_load_bytes = max_shape_load.get();
+  mine.plan_bytes = plan_bytes.get();
+  mine.evictions = evictions.get();
+  mine.switches = switches.get();
+  mine.predictions_right = predictions_right.get();
+  mine.predictions_wrong = predictions_wrong.get();
+  mine.small = small.get();
+  merge_replay_stats(s, mine);  // each counter by its rule (kReplayCounters): sums, the longest stall, ...
 }
 
 // ---------------------------------------------------------------------------
