@@ -2,8 +2,9 @@
 # The main job: install, build (Release), and plan every shipped instance —
 # the torchvision forward passes captured with memplan's tracer
 # (bench/data/torch) and the public benchmark suites (bench/data/dsa) — with
-# every fast planner, printing the quality table and writing heap maps (SVG)
-# of the default planner's plans under out/heapmaps/, and an interactive HTML
+# every fast planner, printing the default planner's quality table (it fits
+# 100 columns), writing every planner's columns to out/planners.csv and heap
+# maps (SVG) of the default planner's plans under out/heapmaps/, and an interactive HTML
 # report (out/report.html) of resnet18's captured forward pass, two planners
 # side by side.
 set -euo pipefail
@@ -17,7 +18,9 @@ targets=(memplan)
 if grep -q '^MEMPLAN_WITH_MLIR:BOOL=ON' build/CMakeCache.txt; then targets+=(memplan-opt); fi
 cmake --build build -j"$(nproc)" --target "${targets[@]}"
 mkdir -p out/heapmaps
-build/memplan bench bench/data/torch bench/data/dsa --progress --svg-dir out/heapmaps "$@"
+build/memplan bench bench/data/torch bench/data/dsa --progress --narrow --matrix-csv out/planners.csv \
+  --svg-dir out/heapmaps "$@"
+echo "every planner: out/planners.csv (arena, gap and time per planner and instance)"
 echo "heap maps: $(find out/heapmaps -name '*.svg' | wc -l) SVG files under out/heapmaps/"
 # The interactive report of a real captured model: the default planner beside
 # a simpler one, on one time axis and one byte scale (docs/report.md).

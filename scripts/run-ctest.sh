@@ -18,12 +18,24 @@ build_dir=$1
 min_tests=$2
 shift 2
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-ctest --test-dir "$build_dir" --no-tests=error "$@" 2>&1 | tee "$log"
+# The tests' temporary directory (TMPDIR, and TEST_TMPDIR for GoogleTest's
+# TempDir()) is a fresh one of this run's, removed at the end, so that a run
+# leaves nothing behind and what a passing run failed to remove can be seen.
+test_tmp=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$test_tmp"' EXIT
+TMPDIR=$test_tmp TEST_TMPDIR=$test_tmp ctest --test-dir "$build_dir" --no-tests=error "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
   echo "run-ctest: ctest failed in $build_dir (exit $status)" >&2
   exit "$status"
+fi
+# Folders a test creates per run must be gone after it passes (a leak here
+# fills the machine's /tmp over many runs).
+leftovers=$(find "$test_tmp" -mindepth 1 -maxdepth 1 -name 'memplan_preload_*' | head -5)
+if [ -n "$leftovers" ]; then
+  echo "run-ctest: the passing tests left temporary folders behind in $build_dir's run:" >&2
+  echo "$leftovers" >&2
+  exit 1
 fi
 # ctest's summary: "100% tests passed, 0 tests failed out of 123".
 ran=$(sed -n 's/.*tests failed out of \([0-9][0-9]*\).*/\1/p' "$log" | tail -1)

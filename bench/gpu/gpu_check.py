@@ -48,13 +48,14 @@ LOG_TAIL_LINES = 60
 
 def parse_memplan_stats(text):
     """The counters libmemplan_cuda_alloc.so prints at exit with
-    MEMPLAN_STATS=1 ('memplan cuda: streams 1, iterations 30, ...'); the last
-    such line, or None."""
+    MEMPLAN_STATS=1 ('memplan cuda: streams 1, iterations 30, ...', the
+    counters of docs/runtime.md's "Statistics"), by field name; the last such
+    line, or None."""
     lines = [line for line in text.splitlines() if line.startswith("memplan cuda: streams")]
     if not lines:
         return None
-    return {name.strip().replace(" ", "_"): int(value)
-            for name, value in re.findall(r"([a-z][a-z ]*?) (\d+)", lines[-1][len("memplan cuda: "):])}
+    return {name.strip().replace(" ", "_"): float(value) if "." in value else int(value)
+            for name, value in re.findall(r"([a-z][a-z ]*?) (\d+(?:\.\d+)?)", lines[-1][len("memplan cuda: "):])}
 
 
 class Runner:

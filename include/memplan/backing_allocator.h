@@ -9,9 +9,17 @@
 
 namespace memplan {
 
+// The least alignment of every block an online allocator or a memory pool
+// hands out, and of every request it passes to a BackingAllocator: what
+// malloc promises. One constant for both sides of the promise — the replay
+// allocator asks for it, the pools' host backing (memplan/pool.h) gives it.
+inline constexpr size_t kMinAlignment = 16;
+static_assert(kMinAlignment >= alignof(std::max_align_t), "blocks must be aligned as malloc's are");
+static_assert((kMinAlignment & (kMinAlignment - 1)) == 0, "an alignment is a power of two");
+
 // The allocator that requests go to when they are not served from a slab.
-// Alignments are powers of two >= 16. Every function may be called from any
-// thread; allocate* return nullptr when out of memory.
+// Alignments are powers of two >= kMinAlignment. Every function may be called
+// from any thread; allocate* return nullptr when out of memory.
 class BackingAllocator {
  public:
   virtual ~BackingAllocator() = default;

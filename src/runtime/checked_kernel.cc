@@ -113,6 +113,16 @@ CheckedKernel::Served CheckedKernel::serve(int32_t block, uint64_t bytes) {
   return out;
 }
 
+bool CheckedKernel::count_refused(const Served& got, uint32_t request, uint64_t bytes, Learner& learner) {
+  learner.counters().fallback.bump();
+  if (got.larger) {
+    learner.observe_larger(request, bytes);
+    return true;
+  }
+  if (got.busy) learner.counters().busy.bump();
+  return false;
+}
+
 bool CheckedKernel::free(const void* p) {
   const int64_t offset = static_cast<const unsigned char*>(p) - slab_.base();
   const auto found = live_at_.find(offset);

@@ -85,6 +85,15 @@ class CheckedKernel {
   // of `bytes`: at its planned offset when the bytes fit and neither it nor a
   // block sharing its bytes is live. Nothing changes when it does not serve.
   Served serve(int32_t block, uint64_t bytes);
+  // Note [Refused requests]. What a request serve() refused counts, the same
+  // for every adapter of this kernel: it is a fallback. A larger one is a
+  // deviation, and the learner is told its size (observe_larger, Note
+  // [Upper-bound plans]), even when its block is busy too: the plan must
+  // grow whatever the order. One that fits but finds its block (or one
+  // sharing its bytes) live is busy: the price of another order, not a
+  // deviation. `request` is the request's index in the served plan's
+  // profile. Returns whether the iteration deviated.
+  static bool count_refused(const Served& got, uint32_t request, uint64_t bytes, Learner& learner);
   // Ends the live block that starts at p; false (nothing changed) when none does.
   bool free(const void* p);
 

@@ -1,8 +1,8 @@
 // learner.cc — the learning cycle (learner.h): profiling, agreement,
-// planning at the boundary or adopting a background plan, the slab's
-// commit, deviation counting and growth. Variants are variants.cc, the
-// planner thread planner_thread.cc, profiles profile.cc and
-// profile_plan.cc.
+// deviation counting and growth. Making and publishing a plan (at the
+// boundary or adopted from the planner thread, the slab's commit) is
+// learner_publish.cc, variants variants.cc, the planner thread
+// planner_thread.cc, profiles profile.cc and profile_plan.cc.
 //
 // Note [Upper-bound plans]. With ReplayConfig::upper_bound_plans (the
 // default), agreement compares a profile's structure (same_structure: count,
@@ -39,13 +39,6 @@
 // shape's first pass makes torch's first-call requests), and a plan
 // adopted before they agree deviated in every round.
 //
-// Note [Trim before the slab]. Before a plan made at the boundary is
-// committed, the backing allocator returns its free memory to the OS (when
-// ReplayConfig::trim_backing, Note [Trim when predictable]): the planner's
-// working memory and the profiled iterations' blocks are free by then, and
-// would otherwise stay resident under the slab that takes their place.
-// Record: docs/history/runtime.md, "Memory: what serving added to the RSS,
-// and what was done".
 #include "runtime/learner.h"
 
 #include <algorithm>
@@ -61,34 +54,34 @@ namespace memplan::runtime {
 static uint64_t growth_size(uint64_t size) { return (size + size / 8 + 15) / 16 * 16; }
 
 void LearnerCounters::add_to(ReplayStats& s) const {
-  s.iterations += iterations.get();
-  s.profiled += profiled.get();
-  s.served += served.get();
-  s.unplanned += unplanned.get();
-  s.fallback += fallback.get();
-  s.busy += busy.get();
-  s.deviations += deviations.get();
-  s.plans += plans_made.get();
-  s.reprofiles += reprofiles.get();
-  s.plan_failures += plan_failures.get();
-  s.slab_bytes += slab_bytes.get();
-  s.planned_buffers += planned_buffers.get();
-  s.plan_stall_ns += plan_stall_ns.get();
-  s.max_plan_stall_ns = std::max(s.max_plan_stall_ns, max_plan_stall_ns.get());
-  s.plans_held += plans_held.get();
-  s.variants += variants.get();
-  s.growths += growths.get();
-  s.arena_bytes += arena_bytes.get();
-  if (const uint64_t low = min_shape_load.get(); low != 0) {
-    s.min_shape_load_bytes = s.min_shape_load_bytes == 0 ? low : std::min(s.min_shape_load_bytes, low);
-  }
-  s.max_shape_load_bytes = std::max(s.max_shape_load_bytes, max_shape_load.get());
-  s.plan_bytes += plan_bytes.get();
-  s.evictions += evictions.get();
-  s.switches += switches.get();
-  s.predictions_right += predictions_right.get();
-  s.predictions_wrong += predictions_wrong.get();
-  s.small += small.get();
+  ReplayStats mine;
+  mine.iterations = iterations.get();
+  mine.profiled = profiled.get();
+  mine.served = served.get();
+  mine.unplanned = unplanned.get();
+  mine.fallback = fallback.get();
+  mine.busy = busy.get();
+  mine.deviations = deviations.get();
+  mine.plans = plans_made.get();
+  mine.reprofiles = reprofiles.get();
+  mine.plan_failures = plan_failures.get();
+  mine.slab_bytes = slab_bytes.get();
+  mine.planned_buffers = planned_buffers.get();
+  mine.plan_stall_ns = plan_stall_ns.get();
+  mine.max_plan_stall_ns = max_plan_stall_ns.get();
+  mine.plans_held = plans_held.get();
+  mine.variants = variants.get();
+  mine.growths = growths.get();
+  mine.arena_bytes = arena_bytes.get();
+  mine.min_shape_load_bytes = min_shape_load.get();
+  mine.max_shape_load_bytes = max_shape_load.get();
+  mine.plan_bytes = plan_bytes.get();
+  mine.evictions = evictions.get();
+  mine.switches = switches.get();
+  mine.predictions_right = predictions_right.get();
+  mine.predictions_wrong = predictions_wrong.get();
+  mine.small = small.get();
+  merge_replay_stats(s, mine);  // each counter by its rule (kReplayCounters): sums, the longest stall, ...
 }
 
 // ---------------------------------------------------------------------------
@@ -322,104 +315,6 @@ bool Learner::adopt_growth(uint32_t requests) {
     ++generation_;
   }
   return raised;
-}
-
-// Plans the raised maxima, at the boundary or in the background; serving
-// goes on with the old plan until the new one is published.
-void Learner::replan(const Planning& planning, Adapter& adapter) {
-  const PreparedPlan* before = serving_;
-  if (config_.plan_in_background && planning.planner) {
-    plan_in_background(planning, adapter);
-  } else {
-    plan_now(planning, adapter, nullptr);
-  }
-  if (serving_ != before || phase_ != ReplayPhase::kReplaying) {
-    if (growing_ && serving_ != before) counters_.growths.bump();
-    growing_ = false;
-  }
-}
-
-void Learner::plan_now(const Planning& planning, Adapter& adapter, PlanJob* job) {
-  const auto start = std::chrono::steady_clock::now();
-  try_plan(planning, adapter, job);
-  const auto stall = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-  counters_.plan_stall_ns.set(counters_.plan_stall_ns.get() + stall);
-  if (stall > counters_.max_plan_stall_ns.get()) counters_.max_plan_stall_ns.set(stall);
-}
-
-void Learner::withdraw(Adapter& adapter) {
-  adapter.withdraw();
-  serving_ = nullptr;
-}
-
-void Learner::try_plan(const Planning& planning, Adapter& adapter, PlanJob* job) {
-  if (serving_ && adapter.slab_in_use()) {
-    counters_.plan_failures.bump();  // the old slab still holds live blocks: retry at the next boundary
-    return;
-  }
-  // A planner thread is growing the slab for another job: retry at the next boundary.
-  std::unique_lock<std::mutex> mapping(slab_mutex_, std::try_to_lock);
-  if (!mapping.owns_lock()) {
-    counters_.plan_failures.bump();
-    return;
-  }
-  // A job was prepared in the background from this very profile: it is
-  // adopted only while the agreed profile is the one it was given.
-  StatusOr<std::unique_ptr<PreparedPlan>> prepared =
-      job ? std::move(*job->prepared) : plan_with_tables(agreed_, config_, planning.tables);
-  if (job) job->prepared.reset();
-  // Note [Trim before the slab]; a plan made in the background was trimmed
-  // after on the planner thread (Note [Trim after adoption]).
-  if (!job && worth_trimming()) planning.backing.release_free_memory();
-  // Frees must not read the slab while its mapping changes under them.
-  if (serving_) withdraw(adapter);
-  if (!prepared.ok() || !slab_.commit(static_cast<size_t>((*prepared)->arena), config_.huge_pages).ok()) {
-    // No plan, or one this unit cannot hold: stay with the backing allocator for good.
-    counters_.plan_failures.bump();
-    counters_.slab_bytes.set(slab_.mapped_bytes());  // a failed commit leaves nothing mapped
-    counters_.planned_buffers.set(0);
-    phase_ = ReplayPhase::kBackingOnly;
-    return;
-  }
-  PreparedPlan* published = prepared->get();
-  plans_.push_back(std::move(prepared).value());
-  serving_ = published;
-  active_ = published;
-  adapter.publish(*published);
-  if (job && planning.planner) {  // Notes [Trim after adoption], [Pre-fault after adoption]
-    auto prefault = std::make_unique<PlanJob>();
-    prefault->prefault_only = true;
-    prefault->slab = &slab_;
-    prefault->slab_mutex = &slab_mutex_;
-    prefault->trim = worth_trimming();
-    prefault->process = job->process;
-    planning.planner->submit(prefault.get());
-    orphans_.push_back(std::move(prefault));  // dropped once done, as an evicted variant's job
-  }
-  phase_ = ReplayPhase::kReplaying;
-  deviating_run_ = 0;
-  counters_.plans_made.bump();
-  counters_.planned_buffers.set(published->problem.size());
-  counters_.slab_bytes.set(slab_.mapped_bytes());
-  counters_.arena_bytes.set(published->arena);
-  prune_plans();
-  if (shape_load_max_ != 0) {
-    counters_.min_shape_load.set(shape_load_min_);
-    counters_.max_shape_load.set(shape_load_max_);
-  }
-  // Replaying needs no profile until the unit profiles again; with
-  // upper-bound plans the agreed profile stays: its maxima are raised by
-  // growths (Note [Upper-bound plans]).
-  current_.release();
-  profiled_live_.release();
-  pending_any_ = false;
-  if (config_.upper_bound_plans) {
-    pending_.assign(agreed_.size(), 0);
-  } else {
-    agreed_.release();
-    pending_.clear();
-  }
 }
 
 }  // namespace memplan::runtime

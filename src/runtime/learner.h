@@ -24,7 +24,7 @@
 //      (planner_thread.h).
 //   4. Commit. The unit's slab is committed to the arena (after the backing
 //      allocator is trimmed: Note [Trim before the slab]) and the adapter
-//      publishes its tables (Adapter::publish). A plan that cannot be made
+//      publishes its tables (Adapter::publish; learner_publish.cc). A plan that cannot be made
 //      or held leaves the unit with the backing allocator for good.
 //   5. Replay. The adapter serves requests on its own fast path and tells
 //      the learner at the boundary whether the iteration deviated; after

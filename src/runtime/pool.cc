@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "memplan/backing_allocator.h"
 #include "runtime/knob_table.h"
 
 #ifdef MEMPLAN_WITH_CUDA
@@ -30,8 +31,6 @@
 
 namespace memplan {
 namespace {
-
-constexpr size_t kMinAlignment = 16;
 
 // The blocks a pool has handed out and not yet taken back, with the bytes
 // each holds, kept in step with the pool's statistics. Callers hold the
@@ -209,6 +208,7 @@ class HostBacking final : public BackingAllocator {
  public:
   explicit HostBacking(DeviceAllocator& device) : device_(device) {}
   void* allocate(size_t size, size_t alignment) override { return device_.allocate(size, alignment); }
+  // BackingAllocator's contract: every request at least kMinAlignment-aligned.
   void* allocate_zeroed(size_t size) override {
     void* p = device_.allocate(size, kMinAlignment);
     if (p) std::memset(p, 0, size);

@@ -72,7 +72,10 @@ namespace rt = memplan::runtime;
 namespace fast = memplan::runtime::fast;
 using fast::t_link;
 
-constexpr size_t kMinAlignment = 16;  // what malloc promises (alignof(max_align_t))
+// A served block sits kHeaderBytes after an offset aligned to at least
+// kMinAlignment (memplan/backing_allocator.h), so it keeps malloc's alignment
+// only while the header is a multiple of it.
+static_assert(fast::kHeaderBytes % kMinAlignment == 0, "the block header must keep blocks aligned");
 
 using fast::kHeaderBytes;
 using fast::read_header;

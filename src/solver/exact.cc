@@ -333,378 +333,480 @@ StatusOr<ExactResult> solve_decision(const Problem& problem, int64_t capacity, c
   return result;
 }
 
-StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions& options) {
-  const Clock::time_point start = Clock::now();
-  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
-  const std::optional<int64_t> cap = options.capacity ? options.capacity : problem.capacity;
-  const SearchInput input = make_search_input(problem);
-  const solver::StopCondition stop = stop_condition(options, start);
-  ExactResult result;
-  const bool fits = search_fits_in_memory(input, options);
-  const bool windowed = !fits || static_cast<int64_t>(input.items.size()) > options.window_threshold;
-  result.stats.too_large = !fits;
-  std::optional<solver::CanonicalSearch> search;
-  if (fits) {
-    search.emplace(input.items, options);
-    result.stats.partitions = search->partition_count();
-  }
-  int64_t lower = input.lower_bound;
-  int64_t upper = std::numeric_limits<int64_t>::max();
-  std::optional<Plan> best;
+namespace {
 
-  // A plan better than the best so far: it becomes the best, and the record
-  // says when and where it was found (at `seconds`; now when negative). A
-  // plan found earlier than the last record (a helper's, taken after a band
-  // repair) was already better than the records after its time: they go.
-  auto improve = [&](Plan plan, PlanSource source, double seconds = -1) {
-    if (seconds < 0) seconds = seconds_since(start);
-    upper = plan.arena;
-    result.stats.seconds_to_best = seconds;
-    std::vector<Improvement>& record = result.stats.improvements;
-    while (!record.empty() && record.back().seconds > seconds) record.pop_back();
-    record.push_back({.seconds = seconds, .arena = plan.arena, .source = source});
-    best = std::move(plan);
-  };
-  // Folds one decision into the bounds; false when time or cancel stopped it.
-  auto absorb = [&](int64_t capacity, const Decision& d, PlanSource source) -> StatusOr<bool> {
-    if (d.verdict == solver::SearchVerdict::kFound) {
-      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search->offsets()));
-      if (plan.arena < upper) improve(std::move(plan), source);
-    } else if (d.verdict == solver::SearchVerdict::kExhausted) {
-      lower = round_up_to(std::max(lower, std::max(capacity + 1, d.next_capacity)), input.granule);
-    }
-    return !stop.reached();
-  };
-  auto capped = [&](int64_t budget) { return options.node_limit > 0 ? std::min(budget, options.node_limit) : budget; };
-  const int64_t quick_budget = capped(std::max<int64_t>(1 << 16, 64 * static_cast<int64_t>(input.items.size())));
-  // Seeded restarts (capacity_rounds.h, step 5): 64 nodes a buffer; on
-  // D and J 15k-30k nodes did about as well, 60k worse (docs/history/exact.md,
-  // "Seeded restarts: budget, jitter and key order").
-  // The first helper's dive at the floor (seeded_helpers.h): 2^20 nodes, at
-  // most half the time limit. MiniMalloc's E fits its load after 154,625
-  // nodes of that decision; under load the main thread may not get there.
-  constexpr int64_t kHelperFloorBudget = int64_t{1} << 20;
-  // The dive (step 1): 2^18 nodes, past E's 154,625 in the main thread too.
-  const int64_t kFirstFloorBudget = capped(std::max<int64_t>(int64_t{1} << 18, 2 * quick_budget));
-  // One seeded decision in four at the floor (capacity_rounds.h, step 5b):
-  // OmniMalloc's pinwheel fits its load after a few thousand nodes of most
-  // seeds, while the seeded capacities near its ceiling stay 16 % above.
-  constexpr int32_t kSeededFloorEvery = 4;
-  // They get 32k nodes each (pinwheel: 6,464 nodes, 64 a buffer, rarely
-  // fit it), and the first helper runs 4 of them before its dive.
-  constexpr int32_t kSeededFloorFirst = 4;
-  constexpr int64_t kSeededFloorBudget = int64_t{1} << 15;
-  constexpr double kDiveShareWithStartPlan = 0.5;
-  const int64_t seeded_budget = std::clamp<int64_t>(64 * static_cast<int64_t>(input.items.size()), 4096, 1 << 17);
-  bool running = !cap || lower <= *cap;
+// Seeded restarts (capacity_rounds.h, step 5): 64 nodes a buffer; on
+// D and J 15k-30k nodes did about as well, 60k worse (docs/history/exact.md,
+// "Seeded restarts: budget, jitter and key order").
+// The first helper's dive at the floor (seeded_helpers.h): 2^20 nodes, at
+// most half the time limit. MiniMalloc's E fits its load after 154,625
+// nodes of that decision; under load the main thread may not get there.
+constexpr int64_t kHelperFloorBudget = int64_t{1} << 20;
+// One seeded decision in four at the floor (capacity_rounds.h, step 5b):
+// OmniMalloc's pinwheel fits its load after a few thousand nodes of most
+// seeds, while the seeded capacities near its ceiling stay 16 % above.
+constexpr int32_t kSeededFloorEvery = 4;
+// They get 32k nodes each (pinwheel: 6,464 nodes, 64 a buffer, rarely
+// fit it), and the first helper runs 4 of them before its dive.
+constexpr int32_t kSeededFloorFirst = 4;
+constexpr int64_t kSeededFloorBudget = int64_t{1} << 15;
+constexpr double kDiveShareWithStartPlan = 0.5;
 
-  // 1. Most problems fit in their load, and a short search at the load finds
-  //    such a plan faster than the heuristics run. On large problems a node
-  //    costs up to milliseconds, so the dive gets 40 % of the time.
-  if (running && search) {
-    solver::StopCondition quick_stop = stop;
-    if (windowed && options.time_limit_seconds > 0) {
-      quick_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(0.4 * options.time_limit_seconds));
+Clock::time_point after_seconds(Clock::time_point from, double seconds) {
+  return from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// One solve_minimize call: the bounds, the best plan and the record, shared
+// by its steps (the numbered steps at the top of this file), each a member
+// function run in order by solve_minimize.
+class Minimization {
+ public:
+  Minimization(const Problem& problem, const ExactOptions& options, Clock::time_point start)
+      : problem_(problem),
+        options_(options),
+        start_(start),
+        cap_(options.capacity ? options.capacity : problem.capacity),
+        input_(make_search_input(problem)),
+        stop_(stop_condition(options, start)),
+        search_stop_(stop_) {
+    const bool fits = search_fits_in_memory(input_, options);
+    windowed_ = !fits || static_cast<int64_t>(input_.items.size()) > options.window_threshold;
+    result_.stats.too_large = !fits;
+    if (fits) {
+      search_.emplace(input_.items, options);
+      result_.stats.partitions = search_->partition_count();
     }
-    // With a start plan (the default planner's heuristics) and a time limit,
-    // the dive gets at most kDiveShareWithStartPlan of it: A-K that fit their
-    // load do so within 0.13 s of a 1 s limit, while on D the 64k nodes took
-    // ~0.8 s under load, left nothing after them (21 % above the load) and
-    // kept the helpers, which start after step 2, waiting; capped, D ends
-    // 5.3 % above the load. Half the limit: B and E fit after 102,659 and
-    // 154,625 nodes, which under load took more than 0.3 s of a 1 s limit.
-    // The floor step of the rounds probes the load again.
-    if (options.start_plan != nullptr && options.time_limit_seconds > 0) {
-      const Clock::time_point cap_at =
-          start + std::chrono::duration_cast<Clock::duration>(
-                      std::chrono::duration<double>(kDiveShareWithStartPlan * options.time_limit_seconds));
-      if (!quick_stop.has_deadline || cap_at < quick_stop.deadline) {
-        quick_stop.deadline = cap_at;
-        quick_stop.has_deadline = true;
-      }
-    }
-    const Decision d = decide(*search, lower, kFirstFloorBudget, quick_stop, &result.stats);
-    MEMPLAN_ASSIGN_OR_RETURN(running, absorb(lower, d, PlanSource::kDive));
+    lower_ = input_.lower_bound;
+    quick_budget_ = capped(std::max<int64_t>(1 << 16, 64 * static_cast<int64_t>(input_.items.size())));
+    first_floor_budget_ = capped(std::max<int64_t>(int64_t{1} << 18, 2 * quick_budget_));
+    seeded_budget_ = std::clamp<int64_t>(64 * static_cast<int64_t>(input_.items.size()), 4096, 1 << 17);
+    running_ = !cap_ || lower_ <= *cap_;
   }
 
-  // 2. Upper bound: the caller's start plan, or the heuristics (validated;
-  //    naive is the fallback). The heuristics get a small share of the time
-  //    limit (all of it, bar the windows' share, on large problems) and never
-  //    hands over to this solver. Runs even after a cancel, so that a plan is
-  //    always returned (cancelled heuristics fall back to naive).
-  if (lower < upper) {
-    if (options.start_plan != nullptr) {
-      Problem uncapped = problem;
-      uncapped.capacity.reset();
-      const Plan& given = *options.start_plan;
-      if (given.offsets.size() == problem.size() && given.arena < upper && (!cap || given.arena <= *cap) &&
-          validate(uncapped, given).ok()) {
-        improve(given, PlanSource::kStartPlan);
-      }
-    }
-    if (!best) {
-      // Large problems: the heuristics' plan is what the windows start from,
-      // and under load its run on S_1 (28,526 buffers) takes 3 s: a 2 s cap
-      // left a plan 2.5 % above the load instead of 0.26 %.
-      const double share = windowed ? 0.25 : 0.1;
-      const double most = windowed ? 30.0 : 2.0;
-      const double seconds =
-          options.time_limit_seconds > 0 ? std::max(1e-3, std::min(most, share * options.time_limit_seconds)) : 0;
-      if (std::optional<Plan> plan = heuristic_plan(problem, cap, seconds, options.cancel);
-          plan && plan->arena < upper) {
-        improve(std::move(*plan), PlanSource::kHeuristics);
-      }
-    }
-    // Only plans with arena <= cap are wanted (a cap of INT64_MAX is no cap).
-    if (!best && cap && *cap < std::numeric_limits<int64_t>::max()) upper = *cap + 1;
-    running = running && !stop.reached();
-  }
+  Status dive();
+  void bound_from_above();
+  Status improve_by_windows_step();
+  void prepare_search();
+  void start_helpers();
+  Status descending_probes();
+  Status capacity_rounds(int phase);
+  StatusOr<bool> repair(int phase);
+  Status join_helpers();
+  ExactResult finish();
 
-  // Large problems: improve the plan window by window with the time left
-  // (the whole problem's search would cost milliseconds a node, or not fit).
-  if (windowed && best && lower < upper && running) {
-    ExactOptions window_options = options;
-    window_options.time_limit_seconds =
-        options.time_limit_seconds > 0 ? std::max(1e-3, options.time_limit_seconds - seconds_since(start)) : 0;
-    StatusOr<ExactResult> windows = improve_by_windows(problem, *best, window_options);
-    if (!windows.ok()) return windows.status();
-    ExactResult& improved = *windows;
-    result.stats.nodes += improved.stats.nodes;
-    result.stats.backtracks += improved.stats.backtracks;
-    result.stats.decisions += improved.stats.decisions;
-    result.stats.windows += improved.stats.windows;
-    result.stats.windows_improved += improved.stats.windows_improved;
-    result.stats.windows_exhausted = improved.stats.windows_exhausted;
-    result.stats.window_passes += improved.stats.window_passes;
-    if (improved.plan && improved.plan->arena < best->arena) {
-      improve(std::move(*improved.plan), PlanSource::kWindows,
-              seconds_since(start) - improved.stats.seconds + improved.stats.seconds_to_best);
-    }
-    running = false;
+ private:
+  int64_t capped(int64_t budget) const {
+    return options_.node_limit > 0 ? std::min(budget, options_.node_limit) : budget;
   }
-  running = running && search.has_value();
-  // Repair (options.repair_share): the search's probes stop early and leave
-  // the rest of the time to bands at the top of the best plan (step 4).
-  const bool repair = running && options.repair_share > 0 && options.time_limit_seconds > 0;
-  solver::StopCondition search_stop = stop;
-  if (repair) {
-    const double share = std::min(1.0, options.repair_share);
-    search_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>((1 - share) * options.time_limit_seconds));
-  }
+  void improve(Plan plan, PlanSource source, double seconds = -1);
+  StatusOr<bool> absorb(int64_t capacity, const Decision& d, PlanSource source);
+  template <class Helper>
+  Status trade(Helper& helper, PlanSource source);
+  Status sync();
+  StatusOr<solver::ProbeResult> probe(const solver::CapacityProbe& p, solver::CapacityBounds& bounds);
+  StatusOr<bool> raise_floor(solver::CapacityBounds* b, int64_t budget,
+                             std::optional<solver::SubproblemBounds>& subproblems);
 
-  // Helper threads (options.threads): seeded restarts beside the steps
-  // below, from the upper bound on. sync() hands them this thread's bounds
-  // and takes their floor and any plan of theirs below the best.
-  const bool may_help = running && options.threads > 1 && lower < upper &&
-                        upper < std::numeric_limits<int64_t>::max();
-  int32_t seeded_threads = options.threads - 1;
+  const Problem& problem_;
+  const ExactOptions& options_;
+  const Clock::time_point start_;
+  const std::optional<int64_t> cap_;
+  const SearchInput input_;
+  const solver::StopCondition stop_;
+  solver::StopCondition search_stop_;  // stop_, or earlier to leave time to the repair
+  ExactResult result_;
+  bool windowed_ = false;
+  std::optional<solver::CanonicalSearch> search_;
+  int64_t lower_ = 0;
+  int64_t upper_ = std::numeric_limits<int64_t>::max();
+  std::optional<Plan> best_;
+  int64_t quick_budget_ = 0;
+  int64_t first_floor_budget_ = 0;  // the dive (step 1): 2^18 nodes, past E's 154,625 in the main thread too
+  int64_t seeded_budget_ = 0;
+  bool running_ = true;
+  bool repair_ = false;
+  std::optional<solver::SeededHelpers> helpers_;
 #if MEMPLAN_WITH_CADICAL
-  std::optional<solver::SatHelper> sat;
-  int64_t sat_unit = 0;
-  if (may_help && options.sat_helper &&
-      solver::SatHelper::applies(input.items, upper, sat_clause_limit(options), &sat_unit)) {
-    std::vector<int64_t> hint;
-    if (best) {
-      for (size_t k = 0; k < input.items.size(); ++k) hint.push_back(best->offsets[input.buffer_of_item[k]]);
+  std::optional<solver::SatHelper> sat_;
+#endif
+  bool helping_ = false;
+};
+
+// A plan better than the best so far: it becomes the best, and the record
+// says when and where it was found (at `seconds`; now when negative). A
+// plan found earlier than the last record (a helper's, taken after a band
+// repair) was already better than the records after its time: they go.
+void Minimization::improve(Plan plan, PlanSource source, double seconds) {
+  if (seconds < 0) seconds = seconds_since(start_);
+  upper_ = plan.arena;
+  result_.stats.seconds_to_best = seconds;
+  std::vector<Improvement>& record = result_.stats.improvements;
+  while (!record.empty() && record.back().seconds > seconds) record.pop_back();
+  record.push_back({.seconds = seconds, .arena = plan.arena, .source = source});
+  best_ = std::move(plan);
+}
+
+// Folds one decision into the bounds; false when time or cancel stopped it.
+StatusOr<bool> Minimization::absorb(int64_t capacity, const Decision& d, PlanSource source) {
+  if (d.verdict == solver::SearchVerdict::kFound) {
+    MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem_, input_, search_->offsets()));
+    if (plan.arena < upper_) improve(std::move(plan), source);
+  } else if (d.verdict == solver::SearchVerdict::kExhausted) {
+    lower_ = round_up_to(std::max(lower_, std::max(capacity + 1, d.next_capacity)), input_.granule);
+  }
+  return !stop_.reached();
+}
+
+// 1. Most problems fit in their load, and a short search at the load finds
+//    such a plan faster than the heuristics run. On large problems a node
+//    costs up to milliseconds, so the dive gets 40 % of the time.
+Status Minimization::dive() {
+  if (!running_ || !search_) return Status::Ok();
+  solver::StopCondition quick_stop = stop_;
+  if (windowed_ && options_.time_limit_seconds > 0) {
+    quick_stop.deadline = after_seconds(start_, 0.4 * options_.time_limit_seconds);
+  }
+  // With a start plan (the default planner's heuristics) and a time limit,
+  // the dive gets at most kDiveShareWithStartPlan of it: A-K that fit their
+  // load do so within 0.13 s of a 1 s limit, while on D the 64k nodes took
+  // ~0.8 s under load, left nothing after them (21 % above the load) and
+  // kept the helpers, which start after step 2, waiting; capped, D ends
+  // 5.3 % above the load. Half the limit: B and E fit after 102,659 and
+  // 154,625 nodes, which under load took more than 0.3 s of a 1 s limit.
+  // The floor step of the rounds probes the load again.
+  if (options_.start_plan != nullptr && options_.time_limit_seconds > 0) {
+    const Clock::time_point cap_at = after_seconds(start_, kDiveShareWithStartPlan * options_.time_limit_seconds);
+    if (!quick_stop.has_deadline || cap_at < quick_stop.deadline) {
+      quick_stop.deadline = cap_at;
+      quick_stop.has_deadline = true;
     }
-    sat.emplace(input.items, sat_unit, stop, lower, upper, std::move(hint));
+  }
+  const Decision d = decide(*search_, lower_, first_floor_budget_, quick_stop, &result_.stats);
+  MEMPLAN_ASSIGN_OR_RETURN(running_, absorb(lower_, d, PlanSource::kDive));
+  return Status::Ok();
+}
+
+// 2. Upper bound: the caller's start plan, or the heuristics (validated;
+//    naive is the fallback). The heuristics get a small share of the time
+//    limit (all of it, bar the windows' share, on large problems) and never
+//    hands over to this solver. Runs even after a cancel, so that a plan is
+//    always returned (cancelled heuristics fall back to naive).
+void Minimization::bound_from_above() {
+  if (lower_ >= upper_) return;
+  if (options_.start_plan != nullptr) {
+    Problem uncapped = problem_;
+    uncapped.capacity.reset();
+    const Plan& given = *options_.start_plan;
+    if (given.offsets.size() == problem_.size() && given.arena < upper_ && (!cap_ || given.arena <= *cap_) &&
+        validate(uncapped, given).ok()) {
+      improve(given, PlanSource::kStartPlan);
+    }
+  }
+  if (!best_) {
+    // Large problems: the heuristics' plan is what the windows start from,
+    // and under load its run on S_1 (28,526 buffers) takes 3 s: a 2 s cap
+    // left a plan 2.5 % above the load instead of 0.26 %.
+    const double share = windowed_ ? 0.25 : 0.1;
+    const double most = windowed_ ? 30.0 : 2.0;
+    const double seconds =
+        options_.time_limit_seconds > 0 ? std::max(1e-3, std::min(most, share * options_.time_limit_seconds)) : 0;
+    if (std::optional<Plan> plan = heuristic_plan(problem_, cap_, seconds, options_.cancel);
+        plan && plan->arena < upper_) {
+      improve(std::move(*plan), PlanSource::kHeuristics);
+    }
+  }
+  // Only plans with arena <= cap are wanted (a cap of INT64_MAX is no cap).
+  if (!best_ && cap_ && *cap_ < std::numeric_limits<int64_t>::max()) upper_ = *cap_ + 1;
+  running_ = running_ && !stop_.reached();
+}
+
+// 2b. Large problems: improve the plan window by window with the time left
+// (the whole problem's search would cost milliseconds a node, or not fit).
+Status Minimization::improve_by_windows_step() {
+  if (!(windowed_ && best_ && lower_ < upper_ && running_)) return Status::Ok();
+  ExactOptions window_options = options_;
+  window_options.time_limit_seconds =
+      options_.time_limit_seconds > 0 ? std::max(1e-3, options_.time_limit_seconds - seconds_since(start_)) : 0;
+  StatusOr<ExactResult> windows = improve_by_windows(problem_, *best_, window_options);
+  if (!windows.ok()) return windows.status();
+  ExactResult& improved = *windows;
+  result_.stats.nodes += improved.stats.nodes;
+  result_.stats.backtracks += improved.stats.backtracks;
+  result_.stats.decisions += improved.stats.decisions;
+  result_.stats.windows += improved.stats.windows;
+  result_.stats.windows_improved += improved.stats.windows_improved;
+  result_.stats.windows_exhausted = improved.stats.windows_exhausted;
+  result_.stats.window_passes += improved.stats.window_passes;
+  if (improved.plan && improved.plan->arena < best_->arena) {
+    improve(std::move(*improved.plan), PlanSource::kWindows,
+            seconds_since(start_) - improved.stats.seconds + improved.stats.seconds_to_best);
+  }
+  running_ = false;
+  return Status::Ok();
+}
+
+// Repair (options.repair_share): the search's probes stop early and leave
+// the rest of the time to bands at the top of the best plan (step 4).
+void Minimization::prepare_search() {
+  running_ = running_ && search_.has_value();
+  repair_ = running_ && options_.repair_share > 0 && options_.time_limit_seconds > 0;
+  if (repair_) {
+    const double share = std::min(1.0, options_.repair_share);
+    search_stop_.deadline = after_seconds(start_, (1 - share) * options_.time_limit_seconds);
+  }
+}
+
+// Helper threads (options.threads): seeded restarts beside the steps
+// below, from the upper bound on. sync() hands them this thread's bounds
+// and takes their floor and any plan of theirs below the best.
+void Minimization::start_helpers() {
+  const bool may_help =
+      running_ && options_.threads > 1 && lower_ < upper_ && upper_ < std::numeric_limits<int64_t>::max();
+  int32_t seeded_threads = options_.threads - 1;
+#if MEMPLAN_WITH_CADICAL
+  int64_t sat_unit = 0;
+  if (may_help && options_.sat_helper &&
+      solver::SatHelper::applies(input_.items, upper_, sat_clause_limit(options_), &sat_unit)) {
+    std::vector<int64_t> hint;
+    if (best_) {
+      for (size_t k = 0; k < input_.items.size(); ++k) hint.push_back(best_->offsets[input_.buffer_of_item[k]]);
+    }
+    sat_.emplace(input_.items, sat_unit, stop_, lower_, upper_, std::move(hint));
     --seeded_threads;
   }
 #endif
-  std::optional<solver::SeededHelpers> helpers;
-  if (may_help && seeded_threads > 0 && search_fits_in_memory(input, options, options.threads)) {
-    helpers.emplace(input.items, options, stop,
-                    solver::SeededHelpers::Config{.threads = seeded_threads,
-                                                  .node_budget = capped(seeded_budget),
-                                                  .seed = 1 + options.seed * 7919 + (uint64_t{1} << 32),
-                                                  .granule = input.granule,
-                                                  .floor_budget = capped(kHelperFloorBudget),
-                                                  .floor_every = kSeededFloorEvery,
-                                                  .floor_first = kSeededFloorFirst,
-                                                  .floor_probe_budget = capped(kSeededFloorBudget)},
-                    lower, upper);
+  if (may_help && seeded_threads > 0 && search_fits_in_memory(input_, options_, options_.threads)) {
+    helpers_.emplace(input_.items, options_, stop_,
+                     solver::SeededHelpers::Config{.threads = seeded_threads,
+                                                   .node_budget = capped(seeded_budget_),
+                                                   .seed = 1 + options_.seed * 7919 + (uint64_t{1} << 32),
+                                                   .granule = input_.granule,
+                                                   .floor_budget = capped(kHelperFloorBudget),
+                                                   .floor_every = kSeededFloorEvery,
+                                                   .floor_first = kSeededFloorFirst,
+                                                   .floor_probe_budget = capped(kSeededFloorBudget)},
+                     lower_, upper_);
   }
-  // Hands a helper this thread's bounds; takes its floor and its plan when
-  // better than the best.
-  auto trade = [&](auto& helper, PlanSource source) -> Status {
-    helper.publish(lower, upper);
-    lower = std::max(lower, helper.floor());
-    if (auto found = helper.take_better(upper)) {
-      MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, found->offsets));
-      if (plan.arena < upper) {
-        improve(std::move(plan), source, std::chrono::duration<double>(found->at - start).count());
-      }
-    }
-    return Status::Ok();
-  };
-  bool helping = helpers.has_value();
+  helping_ = helpers_.has_value();
 #if MEMPLAN_WITH_CADICAL
-  helping = helping || sat.has_value();
+  helping_ = helping_ || sat_.has_value();
 #endif
-  auto sync = [&]() -> Status {
-    if (helpers) MEMPLAN_RETURN_IF_ERROR(trade(*helpers, PlanSource::kHelper));
+}
+
+// Hands a helper this thread's bounds; takes its floor and its plan when
+// better than the best.
+template <class Helper>
+Status Minimization::trade(Helper& helper, PlanSource source) {
+  helper.publish(lower_, upper_);
+  lower_ = std::max(lower_, helper.floor());
+  if (auto found = helper.take_better(upper_)) {
+    MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem_, input_, found->offsets));
+    if (plan.arena < upper_) {
+      improve(std::move(plan), source, std::chrono::duration<double>(found->at - start_).count());
+    }
+  }
+  return Status::Ok();
+}
+
+Status Minimization::sync() {
+  if (helpers_) MEMPLAN_RETURN_IF_ERROR(trade(*helpers_, PlanSource::kHelper));
 #if MEMPLAN_WITH_CADICAL
-    if (sat) MEMPLAN_RETURN_IF_ERROR(trade(*sat, PlanSource::kSat));
+  if (sat_) MEMPLAN_RETURN_IF_ERROR(trade(*sat_, PlanSource::kSat));
 #endif
-    return Status::Ok();
-  };
+  return Status::Ok();
+}
 
-  // 2c. Descending probes: halve the gap from above with short searches while
-  //     they keep finding plans. Capacities well above the optimum are easy
-  //     (MiniMalloc's D: 11k nodes at 1 MiB, versus a 22 % gap left by the
-  //     heuristics), and the rounds below start at the lower bound, which on
-  //     the hardest problems takes the whole time limit.
-  if (running && lower < upper) {
-    const int64_t probe_budget = std::max<int64_t>(quick_budget / 4, 1);
-    while (running && lower < upper && upper - lower > 1) {  // lower may be INT64_MAX
-      const int64_t probe = round_up_to(lower + (upper - lower) / 2, input.granule);
-      if (probe >= upper) break;
-      const Decision d = decide(*search, probe, probe_budget, search_stop, &result.stats);
-      MEMPLAN_ASSIGN_OR_RETURN(running, absorb(probe, d, PlanSource::kDescending));
-      MEMPLAN_RETURN_IF_ERROR(sync());
-      if (d.verdict == solver::SearchVerdict::kStopped) break;
-    }
-  }
-
-  // 3. The capacity rounds (capacity_rounds.h): rounds with a doubling
-  //    node budget over the lower bound, the capacity just below the best
-  //    plan, bisection between them and a sweep across the gap, each probe a
-  //    bounded decision; plans lower the ceiling, complete refutations raise
-  //    the floor.
-  for (int phase = 0; phase < 3; ++phase) {
-    bool resume = false;
-    if (running && lower < upper) {
-      std::optional<solver::SubproblemBounds> subproblems;
-      if (options.subproblem_bounds) subproblems.emplace(input.items, input.granule, options);
-      solver::CapacityBounds bounds(lower, upper, input.granule);
-      const solver::DecideFn probe = [&](const solver::CapacityProbe& p) -> StatusOr<solver::ProbeResult> {
-        // The helpers' plans and refutations move the bounds between probes,
-        // and may have passed this one by (then it does not run).
-        if (helping) {
-          lower = std::max(lower, bounds.floor());
-          MEMPLAN_RETURN_IF_ERROR(sync());
-          bounds.plan_found(upper);
-          if (lower > bounds.floor()) bounds.refuted(lower - 1, lower);
-          if (p.capacity >= bounds.ceiling() || p.capacity < bounds.floor()) return solver::ProbeResult{};
-        }
-        ++result.stats.decisions;
-        solver::StopCondition probe_stop = search_stop;
-        if (p.max_seconds > 0) {
-          const Clock::time_point cap =
-              Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.max_seconds));
-          probe_stop.deadline = search_stop.has_deadline ? std::min(search_stop.deadline, cap) : cap;
-          probe_stop.has_deadline = true;
-        }
-        const solver::SearchVerdict verdict = search->decide(p.capacity, capped(p.node_budget), probe_stop,
-                                                             &result.stats, p.allow_restarts, p.first_order, p.seed);
-        solver::ProbeResult out;
-        if (verdict == solver::SearchVerdict::kFound) {
-          MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem, input, search->offsets()));
-          out = {.verdict = solver::ProbeVerdict::kPlan, .arena = plan.arena};
-          if (plan.arena < upper) improve(std::move(plan), p.step);
-        } else if (verdict == solver::SearchVerdict::kExhausted) {
-          out = {.verdict = solver::ProbeVerdict::kRefuted, .next_capacity = search->next_capacity()};
-        }
-        return out;
-      };
-      const solver::RaiseFloorFn raise = [&](solver::CapacityBounds* b, int64_t budget) -> StatusOr<bool> {
-        if (!subproblems || subproblems->live() == 0) return !search_stop.reached();
-        int64_t floor = b->floor();
-        const int64_t share = budget / static_cast<int64_t>(subproblems->live());
-        const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), search_stop,
-                                              &result.stats, /*allow_restarts=*/false);
-        if (floor > b->floor()) b->refuted(floor - 1, floor);
-        return still;
-      };
-      solver::RoundSchedule schedule{.base_budget = capped(2 * quick_budget),
-                                         .proof_budget = kProofBudget,
-                                         .max_budget = options.node_limit,
-                                         .orders = search->key_order_count(),
-                                         .seeded_budget = capped(seeded_budget),
-                                         .seeded_share = options.seeded_share,
-                                         .seeded_floor_every = kSeededFloorEvery,
-                                         .seeded_floor_budget = capped(kSeededFloorBudget),
-                                         .seed = 1 + options.seed * 7919 + static_cast<uint64_t>(phase) * 1000003};
-      const auto phase_over = [&] { return search_stop.reached(); };
-      MEMPLAN_ASSIGN_OR_RETURN(const solver::RoundStats rounds,
-                               solver::run_capacity_rounds(&bounds, schedule, probe, phase_over, raise,
-                                                              [&] { return seconds_since(start); }));
-      result.stats.capacity_probes += rounds.probes;
-      result.stats.seeded_probes += rounds.seeded_probes;
-      result.stats.seeded_plans += rounds.seeded_plans;
-      lower = std::max(lower, bounds.floor());
-      MEMPLAN_RETURN_IF_ERROR(sync());
-    }
-
-    // 4. Repair: bands at the top of the best plan with the time left. When
-    //    every band size failed before the deadline, the capacity rounds (step 3)
-    //    resumes with the repaired plan as ceiling, until half of the share
-    //    is left; then a second repair, and the rounds again to the end.
-    if (phase < 2 && repair && best && lower < upper && !stop.reached()) {
-      ExactOptions band_options = options;
-      band_options.time_limit_seconds = std::max(1e-3, options.time_limit_seconds - seconds_since(start));
-      // The bands have their own node budget (node_limit caps the search's).
-      StatusOr<ExactResult> repaired = solver::repair_by_bands(problem, *best, options.repair_band_buffers,
-                                                               kRepairBudget, band_options);
-      if (!repaired.ok()) return repaired.status();
-      result.stats.nodes += repaired->stats.nodes;
-      result.stats.backtracks += repaired->stats.backtracks;
-      result.stats.decisions += repaired->stats.decisions;
-      result.stats.windows += repaired->stats.windows;
-      result.stats.windows_improved += repaired->stats.windows_improved;
-      // windows_exhausted is not passed on: the search stopped early for the
-      // repair, so more time could still have helped.
-      if (repaired->plan && repaired->plan->arena < best->arena) {
-        improve(std::move(*repaired->plan), PlanSource::kRepair,
-                seconds_since(start) - repaired->stats.seconds + repaired->stats.seconds_to_best);
-      }
-      MEMPLAN_RETURN_IF_ERROR(sync());
-      resume = repaired->stats.windows_exhausted && running;
-      if (phase == 0) {
-        // The rounds resume until half of the repair's share is left,
-        // then the bands try again from the best plan it has by then.
-        const double share = std::min(1.0, options.repair_share);
-        search_stop.deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                           (1 - share / 2) * options.time_limit_seconds));
-      } else {
-        search_stop = stop;
-      }
-    }
-    if (!resume) break;
-  }
-
-  if (helpers) {
-    helpers->join();
+// 2c. Descending probes: halve the gap from above with short searches while
+//     they keep finding plans. Capacities well above the optimum are easy
+//     (MiniMalloc's D: 11k nodes at 1 MiB, versus a 22 % gap left by the
+//     heuristics), and the rounds below start at the lower bound, which on
+//     the hardest problems takes the whole time limit.
+Status Minimization::descending_probes() {
+  if (!running_ || lower_ >= upper_) return Status::Ok();
+  const int64_t probe_budget = std::max<int64_t>(quick_budget_ / 4, 1);
+  while (running_ && lower_ < upper_ && upper_ - lower_ > 1) {  // lower may be INT64_MAX
+    const int64_t probe = round_up_to(lower_ + (upper_ - lower_) / 2, input_.granule);
+    if (probe >= upper_) break;
+    const Decision d = decide(*search_, probe, probe_budget, search_stop_, &result_.stats);
+    MEMPLAN_ASSIGN_OR_RETURN(running_, absorb(probe, d, PlanSource::kDescending));
     MEMPLAN_RETURN_IF_ERROR(sync());
-    const solver::SeededHelpers::Stats h = helpers->stats();
-    result.stats.nodes += h.nodes;
-    result.stats.seeded_probes += h.probes;
-    result.stats.helper_probes = h.probes;
-    result.stats.seeded_plans += h.plans;
+    if (d.verdict == solver::SearchVerdict::kStopped) break;
+  }
+  return Status::Ok();
+}
+
+// One probe of the capacity rounds. The helpers' plans and refutations move
+// the bounds between probes, and may have passed this one by (then it does
+// not run).
+StatusOr<solver::ProbeResult> Minimization::probe(const solver::CapacityProbe& p, solver::CapacityBounds& bounds) {
+  if (helping_) {
+    lower_ = std::max(lower_, bounds.floor());
+    MEMPLAN_RETURN_IF_ERROR(sync());
+    bounds.plan_found(upper_);
+    if (lower_ > bounds.floor()) bounds.refuted(lower_ - 1, lower_);
+    if (p.capacity >= bounds.ceiling() || p.capacity < bounds.floor()) return solver::ProbeResult{};
+  }
+  ++result_.stats.decisions;
+  solver::StopCondition probe_stop = search_stop_;
+  if (p.max_seconds > 0) {
+    const Clock::time_point cap = after_seconds(Clock::now(), p.max_seconds);
+    probe_stop.deadline = search_stop_.has_deadline ? std::min(search_stop_.deadline, cap) : cap;
+    probe_stop.has_deadline = true;
+  }
+  const solver::SearchVerdict verdict = search_->decide(p.capacity, capped(p.node_budget), probe_stop, &result_.stats,
+                                                        p.allow_restarts, p.first_order, p.seed);
+  solver::ProbeResult out;
+  if (verdict == solver::SearchVerdict::kFound) {
+    MEMPLAN_ASSIGN_OR_RETURN(Plan plan, plan_from_search(problem_, input_, search_->offsets()));
+    out = {.verdict = solver::ProbeVerdict::kPlan, .arena = plan.arena};
+    if (plan.arena < upper_) improve(std::move(plan), p.step);
+  } else if (verdict == solver::SearchVerdict::kExhausted) {
+    out = {.verdict = solver::ProbeVerdict::kRefuted, .next_capacity = search_->next_capacity()};
+  }
+  return out;
+}
+
+// The rounds' floor step beyond the search: the relaxed sub-problems of
+// options.subproblem_bounds share its budget.
+StatusOr<bool> Minimization::raise_floor(solver::CapacityBounds* b, int64_t budget,
+                                         std::optional<solver::SubproblemBounds>& subproblems) {
+  if (!subproblems || subproblems->live() == 0) return !search_stop_.reached();
+  int64_t floor = b->floor();
+  const int64_t share = budget / static_cast<int64_t>(subproblems->live());
+  const bool still = subproblems->raise(&floor, b->ceiling(), capped(std::max<int64_t>(share, 1)), search_stop_,
+                                        &result_.stats, /*allow_restarts=*/false);
+  if (floor > b->floor()) b->refuted(floor - 1, floor);
+  return still;
+}
+
+// 3. The capacity rounds (capacity_rounds.h): rounds with a doubling
+//    node budget over the lower bound, the capacity just below the best
+//    plan, bisection between them and a sweep across the gap, each probe a
+//    bounded decision; plans lower the ceiling, complete refutations raise
+//    the floor.
+Status Minimization::capacity_rounds(int phase) {
+  if (!running_ || lower_ >= upper_) return Status::Ok();
+  std::optional<solver::SubproblemBounds> subproblems;
+  if (options_.subproblem_bounds) subproblems.emplace(input_.items, input_.granule, options_);
+  solver::CapacityBounds bounds(lower_, upper_, input_.granule);
+  const solver::DecideFn probe_fn = [&](const solver::CapacityProbe& p) { return probe(p, bounds); };
+  const solver::RaiseFloorFn raise = [&](solver::CapacityBounds* b, int64_t budget) {
+    return raise_floor(b, budget, subproblems);
+  };
+  solver::RoundSchedule schedule{.base_budget = capped(2 * quick_budget_),
+                                 .proof_budget = kProofBudget,
+                                 .max_budget = options_.node_limit,
+                                 .orders = search_->key_order_count(),
+                                 .seeded_budget = capped(seeded_budget_),
+                                 .seeded_share = options_.seeded_share,
+                                 .seeded_floor_every = kSeededFloorEvery,
+                                 .seeded_floor_budget = capped(kSeededFloorBudget),
+                                 .seed = 1 + options_.seed * 7919 + static_cast<uint64_t>(phase) * 1000003};
+  const auto phase_over = [&] { return search_stop_.reached(); };
+  MEMPLAN_ASSIGN_OR_RETURN(const solver::RoundStats rounds,
+                           solver::run_capacity_rounds(&bounds, schedule, probe_fn, phase_over, raise,
+                                                       [&] { return seconds_since(start_); }));
+  result_.stats.capacity_probes += rounds.probes;
+  result_.stats.seeded_probes += rounds.seeded_probes;
+  result_.stats.seeded_plans += rounds.seeded_plans;
+  lower_ = std::max(lower_, bounds.floor());
+  return sync();
+}
+
+// 4. Repair: bands at the top of the best plan with the time left. When
+//    every band size failed before the deadline, the capacity rounds (step 3)
+//    resumes with the repaired plan as ceiling, until half of the share
+//    is left; then a second repair, and the rounds again to the end.
+//    Returns whether the rounds resume.
+StatusOr<bool> Minimization::repair(int phase) {
+  if (!(phase < 2 && repair_ && best_ && lower_ < upper_ && !stop_.reached())) return false;
+  ExactOptions band_options = options_;
+  band_options.time_limit_seconds = std::max(1e-3, options_.time_limit_seconds - seconds_since(start_));
+  // The bands have their own node budget (node_limit caps the search's).
+  StatusOr<ExactResult> repaired =
+      solver::repair_by_bands(problem_, *best_, options_.repair_band_buffers, kRepairBudget, band_options);
+  if (!repaired.ok()) return repaired.status();
+  result_.stats.nodes += repaired->stats.nodes;
+  result_.stats.backtracks += repaired->stats.backtracks;
+  result_.stats.decisions += repaired->stats.decisions;
+  result_.stats.windows += repaired->stats.windows;
+  result_.stats.windows_improved += repaired->stats.windows_improved;
+  // windows_exhausted is not passed on: the search stopped early for the
+  // repair, so more time could still have helped.
+  if (repaired->plan && repaired->plan->arena < best_->arena) {
+    improve(std::move(*repaired->plan), PlanSource::kRepair,
+            seconds_since(start_) - repaired->stats.seconds + repaired->stats.seconds_to_best);
+  }
+  MEMPLAN_RETURN_IF_ERROR(sync());
+  const bool resume = repaired->stats.windows_exhausted && running_;
+  if (phase == 0) {
+    // The rounds resume until half of the repair's share is left,
+    // then the bands try again from the best plan it has by then.
+    const double share = std::min(1.0, options_.repair_share);
+    search_stop_.deadline = after_seconds(start_, (1 - share / 2) * options_.time_limit_seconds);
+  } else {
+    search_stop_ = stop_;
+  }
+  return resume;
+}
+
+Status Minimization::join_helpers() {
+  if (helpers_) {
+    helpers_->join();
+    MEMPLAN_RETURN_IF_ERROR(sync());
+    const solver::SeededHelpers::Stats h = helpers_->stats();
+    result_.stats.nodes += h.nodes;
+    result_.stats.seeded_probes += h.probes;
+    result_.stats.helper_probes = h.probes;
+    result_.stats.seeded_plans += h.plans;
   }
 #if MEMPLAN_WITH_CADICAL
-  if (sat) {
-    sat->join();
+  if (sat_) {
+    sat_->join();
     MEMPLAN_RETURN_IF_ERROR(sync());
-    const solver::SatHelper::Stats h = sat->stats();
-    result.stats.sat_decisions = h.decisions;
-    result.stats.sat_refutations = h.refutations;
+    const solver::SatHelper::Stats h = sat_->stats();
+    result_.stats.sat_decisions = h.decisions;
+    result_.stats.sat_refutations = h.refutations;
   }
 #endif
-  result.plan = std::move(best);
-  result.lower_bound = result.plan ? std::min(lower, result.plan->arena) : lower;
-  result.stats.cancelled = stop.cancelled();
-  if (result.plan) {
-    result.outcome = result.plan->arena <= lower ? ExactOutcome::kOptimal : ExactOutcome::kTimedOut;
+  return Status::Ok();
+}
+
+// 4 (of the top of this file). The verdict: optimal when the bounds met.
+ExactResult Minimization::finish() {
+  result_.plan = std::move(best_);
+  result_.lower_bound = result_.plan ? std::min(lower_, result_.plan->arena) : lower_;
+  result_.stats.cancelled = stop_.cancelled();
+  if (result_.plan) {
+    result_.outcome = result_.plan->arena <= lower_ ? ExactOutcome::kOptimal : ExactOutcome::kTimedOut;
   } else {
     // lower == INT64_MAX: refuted at every capacity (fixed buffers that clash).
-    const bool refuted = lower == std::numeric_limits<int64_t>::max() || (cap && lower > *cap);
-    result.outcome = refuted ? ExactOutcome::kInfeasible : ExactOutcome::kTimedOut;
+    const bool refuted = lower_ == std::numeric_limits<int64_t>::max() || (cap_ && lower_ > *cap_);
+    result_.outcome = refuted ? ExactOutcome::kInfeasible : ExactOutcome::kTimedOut;
   }
-  result.stats.seconds = seconds_since(start);
-  return result;
+  result_.stats.seconds = seconds_since(start_);
+  return std::move(result_);
+}
+
+}  // namespace
+
+StatusOr<ExactResult> solve_minimize(const Problem& problem, const ExactOptions& options) {
+  const Clock::time_point start = Clock::now();
+  MEMPLAN_RETURN_IF_ERROR(check_problem(problem));
+  Minimization run(problem, options, start);
+  MEMPLAN_RETURN_IF_ERROR(run.dive());
+  run.bound_from_above();
+  MEMPLAN_RETURN_IF_ERROR(run.improve_by_windows_step());
+  run.prepare_search();
+  run.start_helpers();
+  MEMPLAN_RETURN_IF_ERROR(run.descending_probes());
+  for (int phase = 0; phase < 3; ++phase) {
+    MEMPLAN_RETURN_IF_ERROR(run.capacity_rounds(phase));
+    MEMPLAN_ASSIGN_OR_RETURN(const bool resume, run.repair(phase));
+    if (!resume) break;
+  }
+  MEMPLAN_RETURN_IF_ERROR(run.join_helpers());
+  return run.finish();
 }
 
 }  // namespace memplan

@@ -257,15 +257,9 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
     counters.served.bump();
     return got.p;
   }
-  counters.fallback.bump();
-  // Note [Upper-bound plans]: the maxima rise for the next plan.
-  if (got.larger) learner.observe_larger(serving.request_of[static_cast<size_t>(found->second)], bytes);
-  // A busy block is the price of another interleaving, not a deviation.
-  if (got.busy) {
-    counters.busy.bump();
-  } else {
-    iteration_deviated = true;
-  }
+  // Note [Refused requests] (checked_kernel.h): larger deviates, busy does not.
+  const uint32_t request = serving.request_of[static_cast<size_t>(found->second)];
+  if (runtime::CheckedKernel::count_refused(got, request, bytes, learner)) iteration_deviated = true;
   lock.unlock();
   return backing.allocate_tensor(bytes);
 }

@@ -8,11 +8,11 @@ set(MEMPLAN_CLI_RUNNER ${CMAKE_CURRENT_LIST_DIR}/runner/run_cli.cmake)
 
 # memplan_cli_test(<name> EXIT <code> ARGS <arg>... [STDOUT <regex>] [STDERR <regex>]
 #                  [FILE <name written in the work dir> [FILE_REGEX <regex>]] [WORKDIR <dir>]
-#                  [STDIN <file fed to standard input>])
+#                  [STDIN <file fed to standard input>] [MAX_COLUMNS <longest stdout line>])
 # Each test runs in its own work dir under the build tree unless WORKDIR names
 # one shared with a fixture.
 function(memplan_cli_test name)
-  cmake_parse_arguments(T "" "EXIT;STDOUT;STDERR;FILE;FILE_REGEX;WORKDIR;STDIN" "ARGS;FIXTURES_SETUP;FIXTURES_REQUIRED" ${ARGN})
+  cmake_parse_arguments(T "" "EXIT;STDOUT;STDERR;FILE;FILE_REGEX;WORKDIR;STDIN;MAX_COLUMNS" "ARGS;FIXTURES_SETUP;FIXTURES_REQUIRED" ${ARGN})
   # A regex with an unbalanced '[' keeps CMake from splitting the arguments
   # after it, so they end up inside its value (a FIXTURES_REQUIRED lost that
   # way let a test race its fixture). Such a regex must come last.
@@ -41,6 +41,9 @@ function(memplan_cli_test name)
   endif()
   if(T_STDIN)
     list(APPEND defines -DSTDIN_FILE=${T_STDIN})
+  endif()
+  if(T_MAX_COLUMNS)
+    list(APPEND defines -DMAX_COLUMNS=${T_MAX_COLUMNS})
   endif()
   add_test(NAME cli_${name} COMMAND ${CMAKE_COMMAND} ${defines} -P ${MEMPLAN_CLI_RUNNER})
   set_tests_properties(cli_${name} PROPERTIES LABELS cli TIMEOUT 120)
@@ -137,6 +140,19 @@ memplan_cli_test(bench_writes_heap_maps EXIT 0 ARGS bench ${MEMPLAN_CLI_DATA}/be
   FILE maps/stairs.svg FILE_REGEX "^<svg .*naive: arena")
 memplan_cli_test(bench_unknown_planner_is_named EXIT 1 ARGS bench ${small} --planners naive,nope
   STDERR "unknown planner 'nope'")
+# scripts/demo.sh's table over the shipped instances (the longest instance
+# names and sizes): the default planner's columns on the terminal, every
+# planner's in the CSV. The other planners' columns do not reach the table,
+# so two stand for every fast one; --time-limit 0 keeps it short.
+memplan_cli_test(bench_narrow_fits_100_columns EXIT 0
+  ARGS bench ${PROJECT_SOURCE_DIR}/bench/data/torch ${PROJECT_SOURCE_DIR}/bench/data/dsa --narrow --time-limit 0
+    --planners portfolio,greedy_by_size --matrix-csv planners.csv
+  MAX_COLUMNS 100
+  FILE planners.csv FILE_REGEX "^instance,buffers,load,arena:portfolio,gap:portfolio,result:portfolio,arena:greedy_by_size,.*,best found \\(heuristics\\),"
+  STDOUT "portfolio\n *instance +buffers +load +arena +gap +result +ms\n.*idealloc/somas_tensors/pangu_2.6B .* best found +[0-9.]+\n.*geomean gap, total time")
+memplan_cli_test(bench_matrix_csv_is_what_csv_prints EXIT 0 ARGS bench ${small} --planners naive,greedy_by_size
+    --matrix-csv m.csv
+  FILE m.csv FILE_REGEX "^instance,buffers,load,arena:naive,gap:naive,arena:greedy_by_size,gap:greedy_by_size,ms:naive,ms:greedy_by_size\nsmall,5,7168,8704,0.214286,[0-9]+,[0-9.]+,[0-9.]+,[0-9.]+\n$")
 
 # render
 memplan_cli_test(render_writes_svg EXIT 0

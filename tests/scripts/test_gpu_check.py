@@ -51,11 +51,19 @@ def test_served_fraction_prefers_the_memory_statistics():
 
 
 def test_the_statistics_line_is_parsed_field_by_field():
-    text = ("noise\nmemplan cuda: streams 2, iterations 31, profiled 100, served 900, unplanned 3, "
-            "fallback 5 (busy 2), plans 1, growths 0, slab 4194304 bytes, invalid frees 7\n")
+    # The line as format_replay_stats prints it (tests/runtime/replay_stats_test.cc).
+    text = ("noise\nmemplan cuda: streams 2, iterations 31, profiled 100, served 900, unplanned 3, fallback 5 (busy 2), "
+            "small 0, pooled 0, pool bytes 0, deviations 1, background plans 0, plans 1, reprofiles 0, "
+            "plan failures 0, invalid frees 7, slab bytes 4194304, planned buffers 12, operators 0, "
+            "plan stall 1.500 ms (longest 0.900 ms), plans held 0, variants 1, growths 0, arena 4194304 B, "
+            "shape loads 0..0 B, plan bytes 0, evictions 0, switches 0, predictions 0 right 0 wrong, "
+            "served fraction 0.891, pooled fraction 0.000\n")
     stats = gpu_check.parse_memplan_stats(text)
-    assert stats == {"streams": 2, "iterations": 31, "profiled": 100, "served": 900, "unplanned": 3, "fallback": 5,
-                     "busy": 2, "plans": 1, "growths": 0, "slab": 4194304, "invalid_frees": 7}
+    assert {k: stats[k] for k in ("streams", "iterations", "profiled", "served", "unplanned", "fallback", "busy",
+                                  "plans", "growths", "slab_bytes", "invalid_frees")} == {
+        "streams": 2, "iterations": 31, "profiled": 100, "served": 900, "unplanned": 3, "fallback": 5, "busy": 2,
+        "plans": 1, "growths": 0, "slab_bytes": 4194304, "invalid_frees": 7}
+    assert stats["plan_stall"] == 1.5 and stats["longest"] == 0.9 and stats["served_fraction"] == 0.891
     assert gpu_check.parse_memplan_stats("no statistics here\n") is None
 
 

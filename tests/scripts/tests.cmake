@@ -8,6 +8,9 @@ set(_memplan_ctest_fixtures ${CMAKE_CURRENT_BINARY_DIR}/scripts)
 file(WRITE ${_memplan_ctest_fixtures}/empty/CTestTestfile.cmake "# no tests\n")
 file(WRITE ${_memplan_ctest_fixtures}/one/CTestTestfile.cmake
   "add_test(one_passing_test \"${CMAKE_COMMAND}\" -E true)\nset_tests_properties(one_passing_test PROPERTIES LABELS fast)\n")
+# And one whose passing test leaves a memplan_preload_* folder in its TMPDIR.
+file(WRITE ${_memplan_ctest_fixtures}/leaves_folder/CTestTestfile.cmake
+  "add_test(passing_test_that_leaves_a_folder sh -c \"mkdir \\\"$TMPDIR/memplan_preload_left\\\"\")\n")
 
 # Each test passes only on the script's own verdict line (the exit status alone
 # would also be non-zero if the script were missing or broken).
@@ -26,6 +29,9 @@ memplan_script_test(run_ctest_fails_below_the_expected_count "run-ctest: only 1 
   ${_memplan_ctest_fixtures}/one 2)
 memplan_script_test(run_ctest_passes_when_enough_tests_pass "run-ctest: 1 tests ran and passed in .*one"
   ${_memplan_ctest_fixtures}/one 1)
+memplan_script_test(run_ctest_fails_when_a_passing_test_leaves_a_folder
+  "run-ctest: the passing tests left temporary folders behind in .*leaves_folder.*memplan_preload_left"
+  ${_memplan_ctest_fixtures}/leaves_folder 1)
 
 # scripts/gpu-check.sh --dry-run: every step of the GPU check that needs no GPU
 # (the minimal configure, the workloads at tiny sizes on the CPU, a repeat run

@@ -85,8 +85,12 @@ if(TARGET memplan_torch)
   add_executable(memplan_torch_serve ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_serve.cc)
   target_link_libraries(memplan_torch_serve PRIVATE memplan::torch)
   # Synthetic iterations in named RecordFunction scopes: order, deviation, safety.
-  add_executable(memplan_torch_allocator_tests ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_allocator_test.cc)
+  # refused_requests_test runs one program through this allocator and the
+  # device replay allocator on the runtime tests' mock device.
+  add_executable(memplan_torch_allocator_tests ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_allocator_test.cc
+    ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/refused_requests_test.cc)
   target_link_libraries(memplan_torch_allocator_tests PRIVATE memplan::torch GTest::gtest GTest::gtest_main)
+  target_include_directories(memplan_torch_allocator_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
   gtest_discover_tests(memplan_torch_allocator_tests PROPERTIES LABELS torch DISCOVERY_TIMEOUT 60)
   if(MEMPLAN_PYTHON_HAS_TORCHVISION)
     set(_memplan_torchscript ${CMAKE_CURRENT_BINARY_DIR}/torch_serving/resnet18_64.pt)

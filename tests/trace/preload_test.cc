@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memplan/trace.h"
@@ -60,6 +61,24 @@ RunResult run_traced(const std::vector<std::string>& argv, const std::vector<std
   return result;
 }
 
+// The directories make_test_dir created, removed when the test program
+// exits (each test runs in its own process under ctest), so that a run
+// leaves nothing in the temporary directory; scripts/run-ctest.sh checks it.
+class TestDirs {
+ public:
+  ~TestDirs() {
+    for (const fs::path& dir : dirs_) {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  }
+  void add(fs::path dir) { dirs_.push_back(std::move(dir)); }
+
+ private:
+  std::vector<fs::path> dirs_;
+};
+TestDirs g_test_dirs;
+
 // A fresh, empty directory per test.
 std::string make_test_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -67,6 +86,7 @@ std::string make_test_dir() {
                                                          std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  g_test_dirs.add(dir);
   return dir.string();
 }
 

@@ -19,9 +19,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -50,6 +52,8 @@ struct BenchArguments {
   bool csv = false;
   bool json = false;
   bool progress = false;
+  bool narrow = false;      // the aligned table shows the first planner only
+  std::string matrix_csv;   // also write every planner's columns as CSV here
   std::optional<double> time_limit_seconds;  // unset: each planner's default, the default search included
   std::string svg_dir;
 };
@@ -158,10 +162,82 @@ std::string gap_cell(const Run& run, int64_t load_bytes, bool csv) {
   return text;
 }
 
-std::string milliseconds_cell(double seconds) {
+// The summary row's gap cell: the geometric-mean gap, or "-" when nothing was solved.
+std::string table_gap_summary(size_t solved, double geomean_gap) {
+  if (solved == 0) return "-";
   char text[32];
-  std::snprintf(text, sizeof text, "%.3f", seconds * 1e3);
+  std::snprintf(text, sizeof text, "%.2f%%", 100.0 * geomean_gap);
   return text;
+}
+
+std::string milliseconds_cell(double seconds, int decimals = 3) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, seconds * 1e3);
+  return text;
+}
+
+// Every planner's columns: arena and gap per planner (and the default
+// planner's result), then each planner's time.
+std::vector<TextTable::Column> matrix_columns(const std::vector<const PlannerInfo*>& selected) {
+  std::vector<TextTable::Column> columns = {{.header = "instance"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true}};
+  for (const PlannerInfo* p : selected) {
+    const std::string name(p->name);
+    columns.push_back({.header = "arena", .numeric = true, .group = name, .csv_header = "arena:" + name});
+    columns.push_back({.header = "gap", .numeric = true, .group = name, .csv_header = "gap:" + name});
+    if (name == kDefaultPlanner) {
+      columns.push_back({.header = "result", .group = name, .csv_header = "result:" + name});
+    }
+  }
+  for (const PlannerInfo* p : selected) {
+    const std::string name(p->name);
+    columns.push_back({.header = name, .numeric = true, .group = "time (ms)", .csv_header = "ms:" + name});
+  }
+  return columns;
+}
+
+// A run's ending without its reason ("best found (default search budget)" ->
+// "best found"), for the narrow table; the CSV keeps the reason.
+std::string short_ending(const std::string& ending) {
+  if (ending.empty()) return "-";
+  return ending.substr(0, ending.find(" ("));
+}
+
+// One instance's row of matrix_columns.
+std::vector<std::string> matrix_row(const Instance& instance, const std::vector<Run>& runs,
+                                    const std::vector<const PlannerInfo*>& selected, bool csv) {
+  std::vector<std::string> row = {instance.name, std::to_string(instance.problem.size()),
+                                  std::to_string(instance.load)};
+  for (size_t k = 0; k < selected.size(); ++k) {
+    row.push_back(arena_cell(runs[k]));
+    row.push_back(gap_cell(runs[k], instance.load, csv));
+    if (selected[k]->name == kDefaultPlanner) row.push_back(runs[k].ending.empty() ? "-" : runs[k].ending);
+  }
+  for (const Run& run : runs) row.push_back(milliseconds_cell(run.seconds));
+  return row;
+}
+
+// The first planner's columns alone (--narrow): instance, buffers, load,
+// arena, gap, result (the default planner's, without its reason) and time
+// (ms), a table that fits 100 columns for the shipped instances (tests/cli:
+// bench_narrow_fits_100_columns).
+constexpr int kNarrowDecimals = 1;  // of its milliseconds (the matrix: 3)
+std::vector<TextTable::Column> narrow_columns(const PlannerInfo& first) {
+  const std::string name(first.name);
+  std::vector<TextTable::Column> columns = {{.header = "instance"},
+                                            {.header = "buffers", .numeric = true},
+                                            {.header = "load", .numeric = true},
+                                            {.header = "arena", .numeric = true, .group = name},
+                                            {.header = "gap", .numeric = true, .group = name}};
+  if (name == kDefaultPlanner) columns.push_back({.header = "result", .group = name});
+  columns.push_back({.header = "ms", .numeric = true, .group = name});
+  return columns;
+}
+
+void write_matrix_csv(const std::string& path, const TextTable& matrix) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) throw CommandError(path + ": cannot write: " + std::strerror(errno), kExitFailure);
+  matrix.print_csv(out);
+  if (std::fclose(out) != 0) throw CommandError(path + ": cannot write: " + std::strerror(errno), kExitFailure);
 }
 
 void run_bench(const BenchArguments& args) {
@@ -178,20 +254,10 @@ void run_bench(const BenchArguments& args) {
   std::vector<std::vector<Run>> all_runs;  // per instance, per planner: for --json
   const bool progress = args.progress || isatty(STDERR_FILENO);
 
-  std::vector<TextTable::Column> columns = {{.header = "instance"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true}};
-  for (const PlannerInfo* p : selected) {
-    const std::string name(p->name);
-    columns.push_back({.header = "arena", .numeric = true, .group = name, .csv_header = "arena:" + name});
-    columns.push_back({.header = "gap", .numeric = true, .group = name, .csv_header = "gap:" + name});
-    if (name == kDefaultPlanner) {
-      columns.push_back({.header = "result", .group = name, .csv_header = "result:" + name});
-    }
-  }
-  for (const PlannerInfo* p : selected) {
-    const std::string name(p->name);
-    columns.push_back({.header = name, .numeric = true, .group = "time (ms)", .csv_header = "ms:" + name});
-  }
-  TextTable table(std::move(columns));
+  TextTable table(matrix_columns(selected));
+  TextTable csv_table(matrix_columns(selected));  // --matrix-csv's, gaps as fractions
+  TextTable narrow(narrow_columns(*selected.front()));
+  const bool first_is_default = selected.front()->name == kDefaultPlanner;
 
   std::vector<double> log_ratio_sum(selected.size(), 0);
   std::vector<size_t> solved(selected.size(), 0);
@@ -257,15 +323,14 @@ void run_bench(const BenchArguments& args) {
       if (k == 0 && !args.svg_dir.empty()) write_heap_map(args.svg_dir, instance, *plan, planner.name);
     }
 
-    std::vector<std::string> row = {instance.name, std::to_string(instance.problem.size()),
-                                    std::to_string(instance.load)};
-    for (size_t k = 0; k < selected.size(); ++k) {
-      row.push_back(arena_cell(runs[k]));
-      row.push_back(gap_cell(runs[k], instance.load, args.csv));
-      if (selected[k]->name == kDefaultPlanner) row.push_back(runs[k].ending.empty() ? "-" : runs[k].ending);
-    }
-    for (const Run& run : runs) row.push_back(milliseconds_cell(run.seconds));
-    table.add_row(std::move(row));
+    table.add_row(matrix_row(instance, runs, selected, args.csv));
+    if (!args.matrix_csv.empty()) csv_table.add_row(matrix_row(instance, runs, selected, true));
+    std::vector<std::string> narrow_row = {instance.name, std::to_string(instance.problem.size()),
+                                           std::to_string(instance.load), arena_cell(runs[0]),
+                                           gap_cell(runs[0], instance.load, false)};
+    if (first_is_default) narrow_row.push_back(short_ending(runs[0].ending));
+    narrow_row.push_back(milliseconds_cell(runs[0].seconds, kNarrowDecimals));
+    narrow.add_row(std::move(narrow_row));
     all_runs.push_back(runs);
     if (progress) {
       std::fprintf(stderr, "[%zu/%zu] %s: %zu buffers, %s\n", i + 1, instances.size(), instance.name.c_str(),
@@ -325,19 +390,23 @@ void run_bench(const BenchArguments& args) {
     std::vector<std::string> summary = {"geomean gap, total time", std::to_string(total_buffers), ""};
     for (size_t k = 0; k < selected.size(); ++k) {
       summary.push_back("");
-      if (solved[k] == 0) {
-        summary.push_back("-");
-      } else {
-        char text[32];
-        std::snprintf(text, sizeof text, "%.2f%%", 100.0 * geomean_gap(k));
-        summary.push_back(text);
-      }
+      summary.push_back(table_gap_summary(solved[k], geomean_gap(k)));
       if (selected[k]->name == kDefaultPlanner) summary.push_back("");
     }
     for (double seconds : total_seconds) summary.push_back(milliseconds_cell(seconds));
     table.add_rule();
     table.add_row(std::move(summary));
-    table.print(stdout);
+    if (args.narrow) {
+      std::vector<std::string> narrow_summary = {"geomean gap, total time", std::to_string(total_buffers), "", "",
+                                                 table_gap_summary(solved[0], geomean_gap(0))};
+      if (first_is_default) narrow_summary.push_back("");
+      narrow_summary.push_back(milliseconds_cell(total_seconds[0], kNarrowDecimals));
+      narrow.add_rule();
+      narrow.add_row(std::move(narrow_summary));
+      narrow.print(stdout);
+    } else {
+      table.print(stdout);
+    }
     std::printf(
         "\narena in bytes; gap = arena / load - 1 (0%% = optimal); ms = planning wall-clock time.\n"
         "geomean gap: over the instances a planner solved validly with load > 0.\n"
@@ -348,6 +417,7 @@ void run_bench(const BenchArguments& args) {
             : "");
   }
   std::fflush(stdout);
+  if (!args.matrix_csv.empty()) write_matrix_csv(args.matrix_csv, csv_table);
 
   if (any_invalid) throw CommandError("some plans were INVALID (see above): this is a memplan bug", kExitInternal);
   if (any_error) throw CommandError("some planners failed (see above)", kExitFailure);
@@ -375,6 +445,12 @@ void register_bench_command(CLI::App& app) {
                     "the summary per planner, and the inputs that could not be read");
   command->add_flag("--progress", args->progress,
                     "One progress line per instance on stderr (the default when stderr is a terminal)");
+  command->add_flag("--narrow", args->narrow,
+                    "Print the first planner's columns only (instance, buffers, load, arena, gap, result\n"
+                    "without its reason, ms): a table that fits a terminal; --csv and --json keep every planner");
+  command->add_option("--matrix-csv", args->matrix_csv,
+                      "Also write every planner's columns, as --csv prints them, to FILE")
+      ->type_name("FILE");
   command->add_option("-t,--time-limit", args->time_limit_seconds,
                       "Wall-clock budget per planner run for planners that can use more time. Unset: each\n"
                       "planner's default (the default planner: heuristics, then up to 1 s of exact search\n"
@@ -393,7 +469,8 @@ void register_bench_command(CLI::App& app) {
       "Examples:\n"
       "  memplan bench bench/data/dsa/minimalloc/challenging\n"
       "  memplan bench model_a.csv model_b.csv --planners portfolio,naive --csv > results.csv\n"
-      "  memplan bench bench/data/dsa --svg-dir heapmaps");
+      "  memplan bench bench/data/dsa --svg-dir heapmaps\n"
+      "  memplan bench bench/data/torch --narrow --matrix-csv planners.csv");
   command->callback([args] { run_bench(*args); });
 }
 

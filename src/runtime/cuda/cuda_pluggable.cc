@@ -151,14 +151,9 @@ DeviceReplayAllocator* g_allocator = nullptr;  // never destroyed: frees may com
 
 void print_stats() {
   if (g_allocator == nullptr) return;
-  const ReplayStats s = g_allocator->stats();
-  std::fprintf(stderr,
-               "memplan cuda: streams %llu, iterations %llu, profiled %llu, served %llu, unplanned %llu, fallback %llu "
-               "(busy %llu), plans %llu, growths %llu, slab %llu bytes, invalid frees %llu\n",
-               (unsigned long long)s.threads, (unsigned long long)s.iterations, (unsigned long long)s.profiled,
-               (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
-               (unsigned long long)s.busy, (unsigned long long)s.plans, (unsigned long long)s.growths,
-               (unsigned long long)s.slab_bytes, (unsigned long long)s.invalid_frees);
+  char line[2048];
+  format_replay_stats(g_allocator->stats(), "memplan cuda", "streams", line, sizeof line);
+  std::fputs(line, stderr);
 }
 
 DeviceReplayAllocator* allocator() {

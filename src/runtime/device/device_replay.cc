@@ -133,14 +133,8 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
       counters.served.bump();
       return got.p;
     }
-    // A larger request is a deviation (upper-bound growth) even when its block is busy.
-    counters.fallback.bump();
-    if (got.larger) {
-      learner.observe_larger(index, bytes);
-      deviated = true;
-    } else {
-      counters.busy.bump();
-    }
+    // Note [Refused requests] (checked_kernel.h): larger deviates, busy does not.
+    if (CheckedKernel::count_refused(got, index, bytes, learner)) deviated = true;
     return memory.allocate(bytes, stream);
   }
 

@@ -175,35 +175,13 @@ __attribute__((constructor)) void on_load() {
 
 // The allocator itself is never destroyed: other libraries' destructors and
 // exit handlers still free blocks after ours run.
-// Every request the drop-in has seen: profiled, served, unplanned, fallback,
-// and those below MEMPLAN_MIN_SEQUENCED_SIZE (pooled or not).
-uint64_t all_requests(const memplan::ReplayStats& s) {
-  return s.served + s.profiled + s.unplanned + s.fallback + s.small + s.pooled;
-}
-
 __attribute__((destructor)) void on_unload() {
   memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (!a || !g_print_stats) return;
   Inside inside;
-  const memplan::ReplayStats s = a->stats();
-  fprintf(stderr,
-          "memplan replay: threads %llu, iterations %llu, profiled %llu, served %llu, unplanned %llu, "
-          "fallback %llu, small %llu, pooled %llu, pool bytes %llu, deviations %llu, plans %llu, reprofiles %llu, plan failures %llu, invalid frees %llu, "
-          "slab bytes %llu, plan stall %.3f ms (longest %.3f ms), plans held %llu, variants %llu, growths %llu, "
-          "arena %llu B, shape loads %llu..%llu B, plan bytes %llu, evictions %llu, switches %llu, "
-          "predictions %llu right %llu wrong, served fraction %.3f, pooled fraction %.3f\n",
-          (unsigned long long)s.threads, (unsigned long long)s.iterations, (unsigned long long)s.profiled,
-          (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
-          (unsigned long long)s.small, (unsigned long long)s.pooled, (unsigned long long)s.pool_bytes,
-          (unsigned long long)s.deviations, (unsigned long long)s.plans, (unsigned long long)s.reprofiles,
-          (unsigned long long)s.plan_failures, (unsigned long long)s.invalid_frees, (unsigned long long)s.slab_bytes,
-          s.plan_stall_ns / 1e6, s.max_plan_stall_ns / 1e6, (unsigned long long)s.plans_held,
-          (unsigned long long)s.variants, (unsigned long long)s.growths, (unsigned long long)s.arena_bytes,
-          (unsigned long long)s.min_shape_load_bytes, (unsigned long long)s.max_shape_load_bytes,
-          (unsigned long long)s.plan_bytes, (unsigned long long)s.evictions, (unsigned long long)s.switches,
-          (unsigned long long)s.predictions_right, (unsigned long long)s.predictions_wrong,
-          all_requests(s) == 0 ? 0.0 : double(s.served) / double(all_requests(s)),
-          all_requests(s) == 0 ? 0.0 : double(s.pooled) / double(all_requests(s)));
+  static char line[2048];  // static: nothing allocated while the interposer is in place
+  memplan::format_replay_stats(a->stats(), "memplan replay", "threads", line, sizeof line);
+  fputs(line, stderr);
 }
 
 // The slab block planned for this request, or nullptr.
@@ -418,5 +396,5 @@ MEMPLAN_EXPORT unsigned long long memplan_replay_pooled(void) {
 // them (the benchmarks' "served after warm-up").
 MEMPLAN_EXPORT unsigned long long memplan_replay_requests(void) {
   memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
-  return a ? all_requests(a->stats()) : 0;
+  return a ? memplan::replay_requests(a->stats()) : 0;
 }

@@ -2,7 +2,8 @@
 # status, stdout, stderr and (optionally) a file it writes. Called by CTest as
 #   cmake -DMEMPLAN=<binary> -DARGS=<args separated by |> -DWORKDIR=<dir>
 #         -DEXPECT_EXIT=<code> [-DSTDOUT_REGEX=..] [-DSTDERR_REGEX=..]
-#         [-DOUTPUT_FILE=<path> -DFILE_REGEX=..] [-DSTDIN_FILE=<path>] -P run_cli.cmake
+#         [-DOUTPUT_FILE=<path> -DFILE_REGEX=..] [-DSTDIN_FILE=<path>] [-DMAX_COLUMNS=<n>] -P run_cli.cmake
+# MAX_COLUMNS: no line of stdout may be longer (a table meant for a terminal).
 # A plain CTest test can only tell zero from non-zero; the CLI promises
 # specific codes (exit_codes.h), so each test checks the exact one.
 string(REPLACE "|" ";" arguments "${ARGS}")
@@ -24,6 +25,15 @@ if(NOT exit_code STREQUAL "${EXPECT_EXIT}")
 endif()
 if(DEFINED STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
   message(FATAL_ERROR "stdout does not match '${STDOUT_REGEX}'\n${report}")
+endif()
+if(DEFINED MAX_COLUMNS)
+  string(REPLACE "\n" ";" lines "${out}")
+  foreach(line IN LISTS lines)
+    string(LENGTH "${line}" columns)
+    if(columns GREATER MAX_COLUMNS)
+      message(FATAL_ERROR "a line of stdout has ${columns} columns, more than ${MAX_COLUMNS}: '${line}'\n${report}")
+    endif()
+  endforeach()
 endif()
 if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
   message(FATAL_ERROR "stderr does not match '${STDERR_REGEX}'\n${report}")
