@@ -21,7 +21,7 @@ memplan` stays light where torch is not installed.
 import sys
 import types
 
-_LAZY = {"recording": "recording", "Recording": "recording", "parse_bytes": "recording",
+_LAZY = {"recording": "recording", "Recording": "recording", "parse_bytes": "units",
          "Recorder": "recorder", "PredictionError": "recorder", "fake_cuda": "fake_cuda",
          "snapshot_dict": "snapshot_writer", "allocator_settings": "snapshot_writer",
          "analyze_snapshot": "analysis", "AnalysisError": "analysis", "cuda_rules": None}

@@ -172,9 +172,9 @@ def _print_sweep(result, capacity):
 
 def main(argv=None):
     options = _arguments(sys.argv[1:] if argv is None else argv)
+    # The options are checked before torch is imported (seconds).
     from .cuda_rules import gpu_spec
-    from .recorder import PredictionError
-    from .recording import parse_bytes
+    from .units import parse_bytes
     try:
         capacity = None if options.capacity is None else parse_bytes(options.capacity)
         if options.gpu is not None:
@@ -187,6 +187,7 @@ def main(argv=None):
         return 1
     if sweep:
         return _sweep(options, *sweep, capacity)
+    from .recorder import PredictionError
     try:
         summary = _predict(options, options.script, options.args, capacity)
     except PredictionError as error:

@@ -20,8 +20,6 @@ asks for its handle).
 import os
 import re
 
-import torch
-
 GPUS = {
     "h100": {"name": "NVIDIA H100 80GB HBM3", "capability": (9, 0), "memory": 80 << 30},
     "a100": {"name": "NVIDIA A100-SXM4-80GB", "capability": (8, 0), "memory": 80 << 30},
@@ -95,5 +93,6 @@ class AutogradEngine:
 
 def engine_patch(recorder):
     """(target, replacements) for fake_cuda.patched: the engine stand-in."""
+    import torch
     variable = torch.autograd.Variable
     return variable, {"_execution_engine": AutogradEngine(variable._execution_engine, recorder)}

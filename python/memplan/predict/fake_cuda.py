@@ -19,6 +19,9 @@ What the program sees (everything is restored on exit):
   real copy is); no copy when it is already there.
 - Reads of values (`.item()`, `float(t)`, `bool(t)`, `.tolist()`,
   `.numpy()`) return placeholders (0, 0.0, False, zeros) and are counted.
+- Mixed precision enabled for CUDA (`torch.autocast("cuda")`,
+  `torch.cuda.amp.autocast`, `GradScaler`) is a PredictionError naming the
+  line: not predicted yet.
 
 A tensor's `.device` still reads `meta`; `torch.zeros(..., device=t.device)`
 is taken as the device's.
@@ -302,9 +305,44 @@ def patched(target, replacements):
                 setattr(target, name, value)
 
 
+def _refuse_mixed_precision(what):
+    from .recorder import PredictionError, _where
+    raise PredictionError(f"{what}: mixed precision is not predicted yet (meta tensors ignore autocast, and "
+                          f"GradScaler's unscale has no meta kernel), at {_where()}; predict with it disabled")
+
+
+def _mixed_precision_replacements():
+    """autocast and GradScaler, refused clearly when enabled for CUDA (a meta
+    recording would silently predict the weights' dtype); disabled, the real ones."""
+    real_autocast, real_cuda_autocast, real_scaler = torch.autocast, torch.cuda.amp.autocast, torch.cuda.amp.GradScaler
+
+    def autocast(device_type="cuda", *args, enabled=True, **kwargs):
+        if enabled and device_type == "cuda":
+            _refuse_mixed_precision("torch.autocast('cuda')")
+        return real_autocast(device_type, *args, enabled=enabled, **kwargs)
+
+    def cuda_autocast(enabled=True, *args, **kwargs):
+        if enabled:
+            _refuse_mixed_precision("torch.cuda.amp.autocast")
+        return real_cuda_autocast(enabled, *args, **kwargs)
+
+    def grad_scaler(*args, enabled=True, **kwargs):
+        if enabled:
+            _refuse_mixed_precision("torch.cuda.amp.GradScaler")
+        return real_scaler(*args, enabled=False, **kwargs)
+
+    return [(torch, {"autocast": autocast}),
+            (torch.cuda.amp, {"autocast": cuda_autocast, "GradScaler": grad_scaler})]
+
+
 @contextlib.contextmanager
 def fake_cuda(recorder, **options):
-    """The whole fake: torch.cuda's functions and the FakeCuda mode."""
+    """The whole fake: torch.cuda's functions, mixed precision refused, and
+    the FakeCuda mode."""
     module = FakeCudaModule(recorder, **options)
-    with patched(torch.cuda, module.replacements()), FakeCuda(recorder):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(patched(torch.cuda, module.replacements()))
+        for target, replacements in _mixed_precision_replacements():
+            stack.enter_context(patched(target, replacements))
+        stack.enter_context(FakeCuda(recorder))
         yield module

@@ -20,22 +20,7 @@ import torch
 from . import analysis, cuda_rules, snapshot_writer
 from .fake_cuda import fake_cuda, patched
 from .recorder import Recorder
-
-_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
-
-
-def parse_bytes(text):
-    """Bytes from an int or a string such as '24GiB', '512 MiB', '1e9'."""
-    if isinstance(text, int):
-        return text
-    value = str(text).strip().replace(" ", "")
-    number = value.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    unit = value[len(number):].lower()
-    if not number or unit not in _UNITS and unit != "":
-        raise ValueError(f"capacity {text!r}: expected bytes such as 24GiB, 80GB or 1000000")
-    return int(float(number) * _UNITS.get(unit, 1))
-
+from .units import parse_bytes
 
 class Recording:
     """What a recording saw. `device_index`: the CUDA device number the
