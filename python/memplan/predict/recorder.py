@@ -118,6 +118,7 @@ class Recorder(TorchDispatchMode):
         self._lock = threading.RLock()
         self.in_backward = 0        # > 0 while the autograd engine runs (cuda_rules.AutogradEngine)
         self.rules = []             # after_operator(recorder, name, logical device): cuda_rules
+        self.autocast = None        # cuda_ops.Autocast: CUDA autocast regions (with a gpu)
 
     # ---- logical devices -------------------------------------------------------------------
     def push_device(self, device):
