@@ -54,7 +54,7 @@
 #include <string_view>
 #include <vector>
 
-#include "memplan/allocator_model.h"
+#include "memplan/device_trace.h"
 #include "memplan/pickle.h"
 #include "memplan/problem.h"
 #include "memplan/status.h"
@@ -134,9 +134,18 @@ struct Snapshot {
   uint64_t file_bytes = 0;
 
   const Device* find_device(int device) const;
-  // "file.py:12 name" of the frame that best names who allocated: the
-  // innermost Python frame outside torch's own files, else the innermost
-  // Python frame, else the innermost frame with a line number; "" if none.
+  // Who allocated, in words the user recognises. Frames of thread entry
+  // (libstdc++'s execute_native_thread_routine, start_thread, clone, ...) and
+  // of generated code (torch.compile's torchinductor_*/….py, Triton) are
+  // never chosen. In order:
+  //   1. "file.py:12 name" of the innermost Python frame outside torch and
+  //      site-packages;
+  //   2. on the autograd backward thread (no such frame), the node it ran:
+  //      "AddmmBackward0 (autograd backward)";
+  //   3. the innermost library Python frame, else the innermost frame with
+  //      a line number;
+  // with ", cuBLAS workspace" / ", cuDNN workspace" (in parentheses) when
+  // the block is that library's scratch space. "" if nothing names it.
   std::string describe_stack(uint32_t stack) const;
 };
 

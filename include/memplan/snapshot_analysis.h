@@ -59,20 +59,66 @@ struct IterationLoad {
   int64_t arena = 0;  // 0 unless this is the worst iteration
 };
 
+// Live bytes that one source line allocated.
+struct SourceLine {
+  std::string where;  // Snapshot::describe_stack, or "(before the window)" / "(no Python frame)"
+  uint64_t bytes = 0;
+  size_t blocks = 0;
+};
+
+// Something the user can do, with its effect simulated on this very window.
+struct Recommendation {
+  std::string action;                // as the user would type it: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+  uint64_t peak_reserved_bytes = 0;  // the window replayed with it
+  int64_t saving_bytes = 0;          // against the caching model with the recorded settings
+  std::string note;                  // what it costs or assumes
+};
+
+// Why the peak is what it is and what would lower it. The settings searched
+// (snapshot_diagnosis.cc): expandable segments; max_split_size_mb 64, 128,
+// 256, 512; roundup_power2_divisions 2, 4, 8; the recorded empty_cache calls
+// left out; memplan's device allocator (steady state, said plainly that its
+// first window reserves what the cold model says). Only settings that reserve
+// less than the caching model with the recorded settings are recommended,
+// most saving first.
+struct Diagnosis {
+  uint64_t peak_reserved_bytes = 0;
+  uint64_t live_at_peak_reserved_bytes = 0;    // allocated in the segments held then
+  uint64_t cached_at_peak_reserved_bytes = 0;  // reserved minus that: cache and fragmentation
+  uint64_t peak_allocated_bytes = 0;
+  uint64_t before_window_bytes = 0;       // of the peak allocated, held by blocks from before the window
+  std::vector<SourceLine> live_by_line;   // live at the peak allocated, by source line, largest first
+  uint64_t caching_reserved_bytes = 0;    // the caching model with the recorded settings (0: models off)
+  std::vector<Recommendation> recommendations;
+  std::vector<std::string> hints;  // how to see more (record before building the model, ...)
+};
+
 struct DeviceAnalysis {
   const Device* device = nullptr;  // into SnapshotReport::snapshot
   Window window;
   Problem problem;  // the whole window (window_problem)
   int64_t load = 0;
   PlanningResult planned;  // plan of the whole window, validated
+  // Where the recorded allocator put each buffer of `problem`: its address,
+  // with the address ranges no block of the window touched left out (runs of
+  // overlapping blocks stacked in address order), validated; empty when the
+  // recorded addresses overlap for blocks live at once (an inconsistent file;
+  // the window's warnings say why) or are not aligned.
+  std::optional<Plan> recorded_layout;
   Iterations iterations;
   std::vector<IterationLoad> iteration_loads;  // every iteration's load
   std::optional<IterationLoad> worst;          // the largest load, with its arena
   std::vector<ModelRun> models;                // empty without AnalysisOptions::simulate
+  Diagnosis diagnosis;                         // recommendations only with AnalysisOptions::simulate
 
   // The named model's result; nullptr if it did not run or failed.
   const simulate::ModelResult* model(std::string_view name) const;
 };
+
+// The diagnosis of one analysed device (called by analyze_snapshot; exposed
+// for tests). `trace` is the device's device_trace.
+Diagnosis diagnose(const Snapshot& snapshot, const DeviceAnalysis& analysis, const simulate::DeviceTrace& trace,
+                   bool simulate);
 
 struct SnapshotReport {
   std::string source;  // the file as named by the caller

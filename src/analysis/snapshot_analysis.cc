@@ -2,11 +2,13 @@
 // (snapshot_analysis.h). The CLI and Python print or convert its report.
 #include "memplan/snapshot_analysis.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <utility>
 
 #include "memplan/bounds.h"
+#include "memplan/validate.h"
 
 namespace memplan::snapshot {
 namespace {
@@ -24,8 +26,7 @@ StatusOr<PlanningResult> plan(const std::string& planner, const Problem& problem
   return result;
 }
 
-std::vector<ModelRun> run_models(const Snapshot& s, const DeviceAnalysis& d) {
-  const simulate::DeviceTrace trace = device_trace(d.window, *d.device);
+std::vector<ModelRun> run_models(const Snapshot& s, const simulate::DeviceTrace& trace) {
   const simulate::MemplanModelOptions memplan_options{.settings = s.settings};
   std::vector<ModelRun> runs;
   auto add = [&](std::string name, StatusOr<simulate::ModelResult> result) {
@@ -61,6 +62,33 @@ Status plan_iterations(DeviceAnalysis& d, const std::string& planner, const std:
   return Status::Ok();
 }
 
+// DeviceAnalysis::recorded_layout: the recorded addresses, compacted.
+std::optional<Plan> recorded_layout(const Window& w, const Problem& problem) {
+  std::vector<size_t> order(problem.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return w.blocks[a].address < w.blocks[b].address; });
+  Plan plan;
+  plan.offsets.assign(problem.size(), 0);
+  uint64_t run_start = 0, run_end = 0;  // the current run of overlapping address ranges
+  int64_t run_offset = 0;               // where it starts in the layout
+  for (size_t i : order) {
+    const uint64_t address = w.blocks[i].address;
+    const uint64_t end = address + static_cast<uint64_t>(problem.buffers[i].size);
+    if (address % static_cast<uint64_t>(kBlockAlignment) != 0 || end < address) return std::nullopt;
+    if (address >= run_end) {  // a new run, after the last one
+      run_offset += static_cast<int64_t>(run_end - run_start);
+      run_start = address;
+      run_end = address;
+    }
+    run_end = std::max(run_end, end);
+    plan.offsets[i] = run_offset + static_cast<int64_t>(address - run_start);
+  }
+  plan.arena = arena_of(problem, plan.offsets);
+  if (!validate(problem, plan).ok()) return std::nullopt;
+  return plan;
+}
+
 StatusOr<DeviceAnalysis> analyze_device(const Snapshot& s, const Device& device, const AnalysisOptions& options) {
   DeviceAnalysis d;
   d.device = &device;
@@ -71,9 +99,12 @@ StatusOr<DeviceAnalysis> analyze_device(const Snapshot& s, const Device& device,
   StatusOr<PlanningResult> planned = plan(options.planner, d.problem, "the window of " + name);
   if (!planned.ok()) return planned.status();
   d.planned = std::move(planned).value();
+  d.recorded_layout = recorded_layout(d.window, d.problem);
   d.iterations = find_iterations(s, device, d.window);
-  if (options.simulate) d.models = run_models(s, d);
+  const simulate::DeviceTrace trace = device_trace(d.window, device);
+  if (options.simulate) d.models = run_models(s, trace);
   if (Status status = plan_iterations(d, options.planner, name); !status.ok()) return status;
+  d.diagnosis = diagnose(s, d, trace, options.simulate);
   return d;
 }
 

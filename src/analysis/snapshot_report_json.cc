@@ -11,9 +11,16 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The heap map's tick at an event (-1: the start of the window, tick 0).
+int64_t tick_at(const Window& w, int64_t event) {
+  return event < 0 ? 0 : w.tick_of_event[static_cast<size_t>(event)];
+}
+
 Json recorded_json(const Window& w) {
   return {{"peak_reserved_bytes", w.peak_reserved.bytes},   {"peak_allocated_bytes", w.peak_allocated.bytes},
           {"peak_reserved_event", w.peak_reserved.event},   {"peak_allocated_event", w.peak_allocated.event},
+          {"peak_reserved_tick", tick_at(w, w.peak_reserved.event)},
+          {"peak_allocated_tick", tick_at(w, w.peak_allocated.event)},
           {"start_reserved_bytes", w.start_reserved},       {"start_allocated_bytes", w.start_allocated},
           {"end_reserved_bytes", w.end_reserved},           {"end_allocated_bytes", w.end_allocated}};
 }
@@ -74,12 +81,37 @@ Json ooms_json(const Window& w) {
   return ooms;
 }
 
+Json diagnosis_json(const Diagnosis& g, size_t rows) {
+  Json lines = Json::array();
+  for (size_t i = 0; i < g.live_by_line.size() && i < rows; ++i) {
+    const SourceLine& l = g.live_by_line[i];
+    lines.push_back({{"where", l.where}, {"bytes", l.bytes}, {"blocks", l.blocks}});
+  }
+  Json recommendations = Json::array();
+  for (const Recommendation& r : g.recommendations) {
+    recommendations.push_back({{"action", r.action},
+                               {"peak_reserved_bytes", r.peak_reserved_bytes},
+                               {"saving_bytes", r.saving_bytes},
+                               {"note", r.note}});
+  }
+  return {{"peak_reserved_bytes", g.peak_reserved_bytes},
+          {"live_at_peak_reserved_bytes", g.live_at_peak_reserved_bytes},
+          {"cached_at_peak_reserved_bytes", g.cached_at_peak_reserved_bytes},
+          {"peak_allocated_bytes", g.peak_allocated_bytes},
+          {"before_window_bytes", g.before_window_bytes},
+          {"live_by_line", lines},
+          {"caching_reserved_bytes", g.caching_reserved_bytes},
+          {"recommendations", recommendations},
+          {"hints", g.hints}};
+}
+
 Json device_json(const Snapshot& s, const DeviceAnalysis& d, const ReportJsonOptions& options) {
   const Window& w = d.window;
   Json j;
   j["device"] = d.device->device;
   j["events"] = d.device->events.size();
   j["blocks"] = w.blocks.size();
+  j["diagnosis"] = diagnosis_json(d.diagnosis, options.live_rows);
   j["recorded"] = recorded_json(w);
   j["load_bytes"] = d.load;
   j["planned"] = {{"arena_bytes", d.planned.plan->arena},

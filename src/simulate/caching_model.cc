@@ -18,6 +18,8 @@
 #include <string>
 #include <unordered_set>
 
+#include "simulate/trace_driver.h"
+
 namespace memplan::simulate {
 namespace {
 
@@ -760,6 +762,25 @@ Status CachingModel::check_invariants() const {
 
 namespace {
 
+// The caching model under the trace driver: a block's handle is its address.
+struct CachingDriven {
+  CachingModel& model;
+  ModelResult& r;
+
+  void begin_request(int64_t index) { model.set_request_index(index); }
+  StatusOr<uint64_t> allocate(int64_t, const Request& q) { return model.allocate(q.size, q.stream); }
+  bool free(uint64_t address) { return model.free(address); }
+  void empty_cache() { model.release_cached(); }
+  void end_request(int64_t index) {
+    if (model.reserved() > r.peak_reserved_bytes) {
+      r.peak_reserved_bytes = model.reserved();
+      r.peak_request_index = index;
+    }
+    r.peak_allocated_bytes = std::max(r.peak_allocated_bytes, model.allocated());
+    r.peak_requested_bytes = std::max(r.peak_requested_bytes, model.requested());
+  }
+};
+
 StatusOr<ModelResult> replay_caching(const DeviceTrace& trace, const AllocatorSettings& settings, bool expandable) {
   MEMPLAN_RETURN_IF_ERROR(CachingModel::check_settings(settings));
   AddressSpace space(address_base(trace));
@@ -772,43 +793,13 @@ StatusOr<ModelResult> replay_caching(const DeviceTrace& trace, const AllocatorSe
     }
   }
   ModelResult r;
+  CachingDriven driven{model, r};
   model.record_events(&r.segment_events);
   r.start_reserved_bytes = model.reserved();
   r.peak_reserved_bytes = model.reserved();
   r.peak_allocated_bytes = model.allocated();
   r.peak_requested_bytes = model.requested();
-  for (size_t i = 0; i < trace.requests.size(); ++i) {
-    const Request& q = trace.requests[i];
-    model.set_request_index(static_cast<int64_t>(i));
-    switch (q.kind) {
-      case Request::Kind::kAlloc: {
-        if (address_of.contains(q.id)) {
-          return InvalidArgument("request " + std::to_string(i) + ": alloc of id " + std::to_string(q.id) +
-                                 ", which is live");
-        }
-        address_of.emplace(q.id, model.allocate(q.size, q.stream));
-        break;
-      }
-      case Request::Kind::kFree: {
-        const auto found = address_of.find(q.id);
-        if (found == address_of.end() || !model.free(found->second)) {
-          return InvalidArgument("request " + std::to_string(i) + ": free of id " + std::to_string(q.id) +
-                                 ", which is not live");
-        }
-        address_of.erase(found);
-        break;
-      }
-      case Request::Kind::kEmptyCache:
-        model.release_cached();
-        break;
-    }
-    if (model.reserved() > r.peak_reserved_bytes) {
-      r.peak_reserved_bytes = model.reserved();
-      r.peak_request_index = static_cast<int64_t>(i);
-    }
-    r.peak_allocated_bytes = std::max(r.peak_allocated_bytes, model.allocated());
-    r.peak_requested_bytes = std::max(r.peak_requested_bytes, model.requested());
-  }
+  MEMPLAN_RETURN_IF_ERROR(drive_requests(trace, address_of, driven));
   r.final_reserved_bytes = model.reserved();
   r.device_allocations = model.device_allocations();
   r.device_frees = model.device_frees();

@@ -18,6 +18,7 @@
 #include "memplan/allocator_model.h"
 #include "runtime/device/device_replay.h"
 #include "simulate/caching_model.h"
+#include "simulate/trace_driver.h"
 
 namespace memplan::simulate {
 namespace {
@@ -182,42 +183,29 @@ class Replayer {
   }
 
   Status replay() {
-    for (size_t i = 0; i < trace_.requests.size(); ++i) {
-      const Request& q = trace_.requests[i];
-      device_.set_index(static_cast<int64_t>(i));
-      switch (q.kind) {
-        case Request::Kind::kAlloc: {
-          if (live_.contains(q.id)) {
-            return InvalidArgument("request " + std::to_string(i) + ": alloc of id " + std::to_string(q.id) +
-                                   ", which is live");
-          }
-          void* p = allocator_.allocate(q.size, trace_.device, handle_of(q.stream));
-          if (p == nullptr) return Internal("the simulated device refused request " + std::to_string(i));
-          live_.emplace(q.id, LiveBlock{.pointer = p, .size = q.size, .stream = q.stream});
-          requested_ += q.size;
-          allocated_ += rounded(q.size);
-          break;
-        }
-        case Request::Kind::kFree: {
-          const auto found = live_.find(q.id);
-          if (found == live_.end()) {
-            return InvalidArgument("request " + std::to_string(i) + ": free of id " + std::to_string(q.id) +
-                                   ", which is not live");
-          }
-          release(found->second);
-          live_.erase(found);
-          break;
-        }
-        case Request::Kind::kEmptyCache:
-          device_.trim();
-          break;
-      }
-      device_.note();
-      peak_requested_ = std::max(peak_requested_, requested_);
-      peak_allocated_ = std::max(peak_allocated_, allocated_);
-    }
+    MEMPLAN_RETURN_IF_ERROR(drive_requests(trace_, live_, *this));
     device_.set_index(-1);
     return Status::Ok();
+  }
+
+  // The model under the trace driver (trace_driver.h).
+  void begin_request(int64_t index) { device_.set_index(index); }
+  StatusOr<LiveBlock> allocate(int64_t index, const Request& q) {
+    void* p = allocator_.allocate(q.size, trace_.device, handle_of(q.stream));
+    if (p == nullptr) return Internal("the simulated device refused request " + std::to_string(index));
+    requested_ += q.size;
+    allocated_ += rounded(q.size);
+    return LiveBlock{.pointer = p, .size = q.size, .stream = q.stream};
+  }
+  bool free(const LiveBlock& block) {
+    release(block);
+    return true;
+  }
+  void empty_cache() { device_.trim(); }
+  void end_request(int64_t) {
+    device_.note();
+    peak_requested_ = std::max(peak_requested_, requested_);
+    peak_allocated_ = std::max(peak_allocated_, allocated_);
   }
 
   // The boundary between two replays: what this replay made and still holds

@@ -12,7 +12,7 @@ memplan_cli_test(snapshot_help EXIT 0 ARGS snapshot --help
 # The report: peaks and when, live at the peak with the user's frame, the plan,
 # the iterations found by repetition, the models.
 memplan_cli_test(snapshot_reports_peaks_live_blocks_and_plan EXIT 0 ARGS snapshot ${snapshot_training} --device 0
-  STDOUT "older format.*device 0.*start +allocated 4.00 MiB, reserved 20.00 MiB.*peak allocated +9437484 B \\(9.00 MiB\\) after event 6.*peak reserved +23068672 B \\(22.00 MiB\\) after event 0.*small \\(<= 1 MiB\\) +1 +2.00 MiB.*live at the peak allocated: 4 blocks.*4.00 MiB +large .*me/train.py:7 forward.*300 B +small .*me/train.py:22 forward.*out-of-memory events: none.*load +9437696 B.*arena +9437696 B \\(9.00 MiB\\), gap 0.00%.*saving +13.00 MiB.*iterations: 3, found by repetition \\(4 allocs each\\).*caching +22.00 MiB +1.000x")
+  STDOUT "older format.*device 0\n  peak reserved 22.00 MiB = .* of live tensors \\+ .* cached or fragmented\n  live at the peak allocated \\(9.00 MiB\\), by source line:.*4.00 MiB +44.4% +1 +me/train.py:7 forward.*no setting tried reserves less than the caching allocator as recorded \\(22.00 MiB\\).*start +allocated 4.00 MiB, reserved 20.00 MiB.*peak allocated +9437484 B \\(9.00 MiB\\) after event 6.*peak reserved +23068672 B \\(22.00 MiB\\) after event 0.*small \\(<= 1 MiB\\) +1 +2.00 MiB.*live at the peak allocated: 4 blocks.*4.00 MiB +large .*me/train.py:7 forward.*300 B +small .*me/train.py:22 forward.*out-of-memory events: none.*load +9437696 B.*arena +9437696 B \\(9.00 MiB\\), gap 0.00%.*below peak +13.00 MiB .*: a bound, not a setting.*iterations: 3, found by repetition \\(4 allocs each\\).*caching +22.00 MiB +1.000x")
 memplan_cli_test(snapshot_reports_every_device EXIT 0 ARGS snapshot ${snapshot_training} --no-simulate
   STDOUT "2 devices.*device 0.*device 1.*me/train.py:40 forward")
 memplan_cli_test(snapshot_lists_iterations EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --iterations --no-simulate
@@ -62,3 +62,11 @@ memplan_cli_test(snapshot_reads_standard_input EXIT 0 ARGS snapshot - --device 0
 # --top limits the JSON's live_at_peak too (device 0 has 4 blocks live at its peak).
 memplan_cli_test(snapshot_top_limits_json_rows EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --json --top 1
   STDOUT "\"live_at_peak\": \\[\n +{\n +\"size_bytes\": 4194304,[^{]*}\n +\\],")
+# The page draws the recorded layout beside the plan, on one time axis (ticks).
+memplan_cli_test(snapshot_html_shows_the_recorded_layout EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --html layout.html
+  FILE layout.html FILE_REGEX "recorded layout \\(addresses, untouched ranges left out\\).*memplan plan \\(portfolio\\).*<h2>Recorded usage</h2>.*the heap maps' time axis.*tick 0</text>.*tick 24</text>")
+# Text and JSON name the tick of each peak event: one time base with the page.
+memplan_cli_test(snapshot_peaks_name_their_tick EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate
+  STDOUT "peak allocated +9437484 B \\(9.00 MiB\\) after event 6 \\(tick 5, \\+0.000 s\\)")
+memplan_cli_test(snapshot_json_peak_ticks EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --json
+  STDOUT "\"peak_allocated_event\": 6,\n +\"peak_reserved_tick\": 0,\n +\"peak_allocated_tick\": 5,")

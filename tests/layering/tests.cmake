@@ -26,3 +26,16 @@ endfunction()
 memplan_layer_program(io_and_render_link_without_the_planners render_alone.cc memplan_model memplan_io memplan_render)
 memplan_layer_program(heuristics_link_alone heuristics_alone.cc memplan_model memplan_heuristics)
 memplan_layer_program(solvers_link_without_the_registry solvers_alone.cc memplan_model memplan_heuristics memplan_solvers)
+
+# Headers too: no source of the core's layers includes, directly or through
+# another header, a header of the runtime (core_headers.cmake lists them).
+set(_memplan_core_header_dirs ${PROJECT_BINARY_DIR}/src/generated)
+foreach(_dir ${LEMON_INCLUDE_DIR} ${CADICAL_INCLUDE_DIR})
+  if(_dir AND NOT _dir STREQUAL "/usr/include")
+    list(APPEND _memplan_core_header_dirs ${_dir})
+  endif()
+endforeach()
+add_test(NAME layering.core_headers_reach_no_runtime_header
+  COMMAND ${CMAKE_COMMAND} -DCXX=${CMAKE_CXX_COMPILER} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+    "-DINCLUDE_DIRS=${_memplan_core_header_dirs}" -P ${CMAKE_CURRENT_LIST_DIR}/core_headers.cmake)
+set_tests_properties(layering.core_headers_reach_no_runtime_header PROPERTIES LABELS unit TIMEOUT 120)

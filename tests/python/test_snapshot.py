@@ -114,3 +114,54 @@ def test_a_directory_is_named_as_one(tmp_path):
 def test_unknown_planner_is_named(training):
     with pytest.raises(memplan.UnknownPlannerError, match="unknown planner 'nope'"):
         memplan.analyze_snapshot(training, planner="nope")
+
+
+def two_segments_snapshot():
+    """12 MiB in a segment of its own, freed, then 14 MiB that does not fit
+    the cached 12: a second segment, 26 MiB reserved for at most 14 MiB live.
+    Expandable segments map 20 MiB pages (the large pool's) and reuse the
+    first: 20 MiB."""
+    frames = [{"name": "forward", "filename": "/home/me/train.py", "line": 5}]
+    s1, s2 = A, A + 64 * MiB
+
+    def event(action, addr, size):
+        return {"action": action, "addr": addr, "size": size, "stream": 0, "frames": frames}
+
+    return {
+        "segments": [{"device": 0, "address": s, "total_size": size, "stream": 0, "segment_type": "large",
+                      "blocks": [{"address": s, "size": size, "requested_size": 0, "state": "inactive",
+                                  "frames": []}]}
+                     for s, size in ((s1, 12 * MiB), (s2, 14 * MiB))],
+        "device_traces": [[event("segment_alloc", s1, 12 * MiB), event("alloc", s1, 12 * MiB),
+                           event("free_requested", s1, 12 * MiB), event("free_completed", s1, 12 * MiB),
+                           event("segment_alloc", s2, 14 * MiB), event("alloc", s2, 14 * MiB),
+                           event("free_requested", s2, 14 * MiB), event("free_completed", s2, 14 * MiB)]],
+    }
+
+
+def test_diagnosis_recommends_what_the_models_measure():
+    report = memplan._snapshot_from_pickle_bytes(pickle.dumps(two_segments_snapshot()), simulate=True)
+    d = report["devices"][0]
+    g, models = d["diagnosis"], d["simulated"]
+    assert d["recorded"]["peak_reserved_bytes"] == 26 * MiB
+    assert g["caching_reserved_bytes"] == models["caching"]["peak_reserved_bytes"] == 26 * MiB
+    assert g["live_by_line"] == [{"where": "me/train.py:5 forward", "bytes": 14 * MiB, "blocks": 1}]
+    by_action = {r["action"]: r for r in g["recommendations"]}
+    expandable = by_action["PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"]
+    assert expandable["peak_reserved_bytes"] == models["expandable_segments"]["peak_reserved_bytes"] == 20 * MiB
+    assert expandable["saving_bytes"] == 6 * MiB
+    steady = by_action["memplan's CUDA allocator (CUDAPluggableAllocator)"]
+    assert steady["peak_reserved_bytes"] == models["memplan"]["peak_reserved_bytes"]
+    assert "first window reserves 26.00 MiB" in steady["note"]
+    # Every recommendation reserves less than the caching model as recorded, most saving first.
+    savings = [r["saving_bytes"] for r in g["recommendations"]]
+    assert all(s > 0 for s in savings) and savings == sorted(savings, reverse=True)
+    assert g["hints"] == []
+
+
+def test_diagnosis_hints_at_recording_earlier():
+    """The live snapshot's 4 MiB block predates the window and is all of its peak."""
+    report = memplan._snapshot_from_pickle_bytes(pickle.dumps(live_snapshot()), simulate=True)
+    g = report["devices"][0]["diagnosis"]
+    assert g["before_window_bytes"] == 4 * MiB
+    assert len(g["hints"]) == 1 and "_record_memory_history" in g["hints"][0]

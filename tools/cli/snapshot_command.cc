@@ -43,16 +43,21 @@ std::string hex(uint64_t v) {
 }
 
 // "after event 759 (+0.171 s)" relative to the window's first event.
-std::string when(const snapshot::Device& device, const snapshot::Peak& peak) {
+// "after event 759 (tick 412, +0.171 s)": the event, the heap map's tick at
+// it (ticks count allocs and frees), and the time relative to the window's
+// first event.
+std::string when(const snapshot::DeviceAnalysis& r, const snapshot::Peak& peak) {
   if (peak.event < 0) return "at the start of the window";
-  std::string text = "after event " + std::to_string(peak.event);
+  const snapshot::Device& device = *r.device;
+  std::string text = "after event " + std::to_string(peak.event) + " (tick " +
+                     std::to_string(r.window.tick_of_event[static_cast<size_t>(peak.event)]);
   const int64_t first = device.events.empty() ? 0 : device.events.front().time_us;
   if (peak.time_us != 0 && first != 0) {
     char t[48];
-    std::snprintf(t, sizeof t, " (+%.3f s)", static_cast<double>(peak.time_us - first) / 1e6);
+    std::snprintf(t, sizeof t, ", +%.3f s", static_cast<double>(peak.time_us - first) / 1e6);
     text += t;
   }
-  return text;
+  return text + ")";
 }
 
 std::string saving(uint64_t recorded, int64_t arena) {
@@ -64,16 +69,61 @@ std::string saving(uint64_t recorded, int64_t arena) {
   return text;
 }
 
+// "12.3%" of a whole; "" when the whole is 0.
+std::string share(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return text;
+}
+
+// The first lines of a device's report: where the peak went and what would
+// lower it (snapshot::Diagnosis).
+void print_diagnosis(const snapshot::DeviceAnalysis& r, const SnapshotArguments& args) {
+  const snapshot::Diagnosis& g = r.diagnosis;
+  std::printf("  peak reserved %s = %s of live tensors + %s cached or fragmented\n",
+              format_bytes(static_cast<int64_t>(g.peak_reserved_bytes)).c_str(),
+              format_bytes(static_cast<int64_t>(g.live_at_peak_reserved_bytes)).c_str(),
+              format_bytes(static_cast<int64_t>(g.cached_at_peak_reserved_bytes)).c_str());
+  std::printf("  live at the peak allocated (%s), by source line:\n",
+              format_bytes(static_cast<int64_t>(g.peak_allocated_bytes)).c_str());
+  TextTable lines({{"bytes", true}, {"share", true}, {"blocks", true}, {"allocated by", false}});
+  for (size_t i = 0; i < g.live_by_line.size() && i < static_cast<size_t>(args.top); ++i) {
+    const snapshot::SourceLine& l = g.live_by_line[i];
+    lines.add_row({format_bytes(static_cast<int64_t>(l.bytes)), share(l.bytes, g.peak_allocated_bytes),
+                   std::to_string(l.blocks), l.where});
+  }
+  lines.print(stdout);
+  if (g.caching_reserved_bytes > 0) {
+    if (g.recommendations.empty()) {
+      std::printf("  no setting tried reserves less than the caching allocator as recorded (%s) on this window\n",
+                  format_bytes(static_cast<int64_t>(g.caching_reserved_bytes)).c_str());
+    } else {
+      std::printf("  would reserve less on this window (replayed; the caching allocator as recorded: %s):\n",
+                  format_bytes(static_cast<int64_t>(g.caching_reserved_bytes)).c_str());
+      for (const snapshot::Recommendation& rec : g.recommendations) {
+        std::printf("    %-50s %11s, saves %s (%s)\n      %s\n", rec.action.c_str(),
+                    format_bytes(static_cast<int64_t>(rec.peak_reserved_bytes)).c_str(),
+                    format_bytes(rec.saving_bytes).c_str(),
+                    share(static_cast<uint64_t>(rec.saving_bytes), g.caching_reserved_bytes).c_str(), rec.note.c_str());
+      }
+    }
+  }
+  for (const std::string& hint : g.hints) std::printf("  hint: %s\n", hint.c_str());
+}
+
 void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, const SnapshotArguments& args) {
   const snapshot::Window& w = r.window;
   const snapshot::Device& d = *r.device;
   std::printf("\ndevice %d\n", d.device);
+  print_diagnosis(r, args);
+  std::printf("\n");
   std::printf("  events          %zu (%zu alloc, %zu free, %zu segment), %zu blocks\n", d.events.size(), w.alloc_events,
               w.free_events, w.segment_events, w.blocks.size());
   std::printf("  start           allocated %s, reserved %s\n", format_bytes(static_cast<int64_t>(w.start_allocated)).c_str(),
               format_bytes(static_cast<int64_t>(w.start_reserved)).c_str());
-  std::printf("  peak allocated  %s %s\n", bytes_text(w.peak_allocated.bytes).c_str(), when(d, w.peak_allocated).c_str());
-  std::printf("  peak reserved   %s %s\n", bytes_text(w.peak_reserved.bytes).c_str(), when(d, w.peak_reserved).c_str());
+  std::printf("  peak allocated  %s %s\n", bytes_text(w.peak_allocated.bytes).c_str(), when(r, w.peak_allocated).c_str());
+  std::printf("  peak reserved   %s %s\n", bytes_text(w.peak_reserved.bytes).c_str(), when(r, w.peak_reserved).c_str());
   std::printf("  end             allocated %s, reserved %s\n", format_bytes(static_cast<int64_t>(w.end_allocated)).c_str(),
               format_bytes(static_cast<int64_t>(w.end_reserved)).c_str());
 
@@ -139,7 +189,8 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
   std::printf("    load          %s\n", bytes_text(static_cast<uint64_t>(r.load)).c_str());
   std::printf("    arena         %s, gap %s\n", bytes_text(static_cast<uint64_t>(r.planned.plan->arena)).c_str(),
               percent_gap(r.planned.plan->arena, r.load).c_str());
-  std::printf("    saving        %s\n", saving(w.peak_reserved.bytes, r.planned.plan->arena).c_str());
+  std::printf("    below peak    %s: a bound, not a setting (the plan knows the whole window in advance)\n",
+              saving(w.peak_reserved.bytes, r.planned.plan->arena).c_str());
   if (r.iterations.spans.empty()) {
     std::printf("  iterations: none found (no snapshot markers, ProfilerStep annotations or repeating allocs)\n");
   } else {
@@ -191,19 +242,23 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
 std::string recorded_usage_section(const snapshot::DeviceAnalysis& r) {
   const snapshot::Window& w = r.window;
   const double width = 1000, height = 240, left = 70, top = 10, bottom = 30;
-  const double events = std::max<double>(1, static_cast<double>(r.device->events.size()));
+  // The heap map's time axis: ticks (one per alloc and free), [0, ticks + 1).
+  const double ticks = static_cast<double>(w.ticks + 1);
+  auto tick_before = [&](size_t event) {
+    return event == 0 ? 0.0 : static_cast<double>(w.tick_of_event[event - 1]);
+  };
   const double top_bytes = static_cast<double>(std::max<uint64_t>(
       {w.peak_reserved.bytes, w.peak_allocated.bytes, static_cast<uint64_t>(r.planned.plan->arena), 1}));
-  auto x = [&](double event) { return left + (width - left - 10) * event / events; };
+  auto x = [&](double tick) { return left + (width - left - 10) * tick / ticks; };
   auto y = [&](double bytes) { return top + (height - top - bottom) * (1 - bytes / top_bytes); };
   auto polyline = [&](bool reserved) {
     std::string points;
     char p[64];
     for (size_t k = 0; k < w.usage.size(); ++k) {
       const snapshot::UsageSample& u = w.usage[k];
-      const double end = k + 1 < w.usage.size() ? static_cast<double>(w.usage[k + 1].first_event) : events;
+      const double end = k + 1 < w.usage.size() ? tick_before(w.usage[k + 1].first_event) : ticks;
       const double bytes = static_cast<double>(reserved ? u.reserved : u.allocated);
-      std::snprintf(p, sizeof p, "%.1f,%.1f %.1f,%.1f ", x(static_cast<double>(u.first_event)), y(bytes), x(end), y(bytes));
+      std::snprintf(p, sizeof p, "%.1f,%.1f %.1f,%.1f ", x(tick_before(u.first_event)), y(bytes), x(end), y(bytes));
       points += p;
     }
     return points;
@@ -221,7 +276,8 @@ std::string recorded_usage_section(const snapshot::DeviceAnalysis& r) {
   };
   std::string svg = "<section style=\"margin:16px;font-family:sans-serif\"><h2>Recorded usage</h2>\n<p>Bytes the program had "
                     "allocated (blue) and the caching allocator had reserved (orange) over the window's " +
-                    std::to_string(r.device->events.size()) + " events (each step the most of its run of events): "
+                    std::to_string(w.ticks) + " ticks, the heap maps' time axis (a tick is an alloc or a free; " +
+                    std::to_string(r.device->events.size()) + " events in all; each step is the most of its run): "
                     "peak reserved " + format_bytes(static_cast<int64_t>(w.peak_reserved.bytes)) + ", peak allocated " +
                     format_bytes(static_cast<int64_t>(w.peak_allocated.bytes)) +
                     "; the plan's arena and the load as dashed lines.</p>\n";
@@ -235,10 +291,10 @@ std::string recorded_usage_section(const snapshot::DeviceAnalysis& r) {
   char axis[400];
   std::snprintf(axis, sizeof axis,
                 "<text x=\"4\" y=\"%.1f\" font-size=\"11\">%s</text><text x=\"4\" y=\"%.1f\" font-size=\"11\">0</text>"
-                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">event 0</text>"
-                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">event %zu</text>\n",
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">tick 0</text>"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">tick %lld</text>\n",
                 top + 10, format_bytes(static_cast<int64_t>(top_bytes)).c_str(), height - bottom, left,
-                height - 10, width - 10, height - 10, r.device->events.size());
+                height - 10, width - 10, height - 10, static_cast<long long>(w.ticks));
   svg += axis;
   svg += "</svg></section>\n";
   return svg;
@@ -254,7 +310,10 @@ void write_html(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
     std::string by = s.describe_stack(b.stack);
     options.operators.push_back(by.empty() && b.alloc_event < 0 ? "(before the window)" : by);
   }
-  const std::vector<NamedPlan> plans = {{.name = r.planned.planner, .plan = *r.planned.plan}};
+  // The recorded layout first (what happened), then memplan's plan of the window.
+  std::vector<NamedPlan> plans;
+  if (r.recorded_layout) plans.push_back({.name = "recorded layout (addresses, untouched ranges left out)", .plan = *r.recorded_layout});
+  plans.push_back({.name = "memplan plan (" + r.planned.planner + ")", .plan = *r.planned.plan});
   std::string html = render_html_report(r.problem, plans, options);
   if (const size_t body = html.rfind("</body>"); body != std::string::npos) {
     html.insert(body, recorded_usage_section(r));

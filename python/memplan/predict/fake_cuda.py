@@ -19,6 +19,7 @@ What the program sees (everything is restored on exit):
   real copy is); no copy when it is already there.
 - Reads of values (`.item()`, `float(t)`, `bool(t)`, `.tolist()`,
   `.numpy()`) return placeholders (0, 0.0, False, zeros) and are counted.
+- DataLoaders load in the program's process (num_workers is 0).
 - Mixed precision enabled for CUDA (`torch.autocast("cuda")`,
   `torch.cuda.amp.autocast`, `GradScaler`) is a PredictionError naming the
   line: not predicted yet.
@@ -93,8 +94,7 @@ class FakeCuda(TorchFunctionMode):
     def copy_to(self, tensor, logical, dtype=None, memory_format=torch.preserve_format):
         """`tensor` on the logical device `logical`: itself when it is there
         already (and of `dtype`), else a new storage there."""
-        here = self.recorder.logical_device(tensor)
-        if here == logical and tensor.device.type == "meta":
+        if self.recorder.logical_device(tensor) == logical:  # a real host tensor stays one on the host
             return tensor if dtype is None else tensor.to(dtype=dtype)
         with self.on(logical):
             if tensor.device.type != "meta":
@@ -216,12 +216,12 @@ class _Event:
 
 class FakeCudaModule:
     """The replacements for torch.cuda's functions, answering from
-    `recorder`; `device_count` devices, the first current."""
+    `recorder`; `device_count` devices, the last (the one predicted for) current."""
 
     def __init__(self, recorder, device_count=1, capacity_bytes=80 << 30, gpu=None):
         self.recorder = recorder
         self.count = device_count
-        self.current = 0
+        self.current = device_count - 1  # the device predicted for, the last one there is
         self.capacity = capacity_bytes
         self.name = gpu["name"] + " (memplan prediction, meta)" if gpu else "memplan predicted GPU (meta)"
         self.capability = gpu["capability"] if gpu else (9, 0)
@@ -341,6 +341,19 @@ def _mixed_precision_replacements(recorder):
             (torch.cuda.amp, {"autocast": cuda_autocast, "GradScaler": grad_scaler})]
 
 
+def _single_process_data_loader():
+    """DataLoader.__init__ that loads in the program's own process: worker
+    processes would put meta batches in shared memory, which meta storages
+    cannot be, and would run outside the recording."""
+    from torch.utils.data import DataLoader
+    real_init = DataLoader.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self.num_workers = 0
+    return DataLoader, {"__init__": init}
+
+
 @contextlib.contextmanager
 def fake_cuda(recorder, **options):
     """The whole fake: torch.cuda's functions, mixed precision refused, and
@@ -348,7 +361,7 @@ def fake_cuda(recorder, **options):
     module = FakeCudaModule(recorder, **options)
     with contextlib.ExitStack() as stack:
         stack.enter_context(patched(torch.cuda, module.replacements()))
-        for target, replacements in _mixed_precision_replacements(recorder):
+        for target, replacements in _mixed_precision_replacements(recorder) + [_single_process_data_loader()]:
             stack.enter_context(patched(target, replacements))
         stack.enter_context(FakeCuda(recorder))
         yield module

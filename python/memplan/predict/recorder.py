@@ -98,19 +98,18 @@ class Event:
 
 
 class Recorder(TorchDispatchMode):
-    """The dispatch mode that records. `default_device`: the logical device
-    of storages with no explicit device and no input ("cpu"), and of meta
-    storages that existed before the recording ("cuda")."""
+    """The dispatch mode that records: `events` in order, `stacks` of frames
+    they refer to, the bytes live now and at the peak per logical device.
+    Thread-safe: the autograd engine could call it from its own threads."""
 
     def __init__(self):
         super().__init__()
         self.events = []
         self.stacks = [()]          # stacks[0]: no frames
         self._stack_ids = {(): 0}
-        self.live = {}              # key -> (StorageWeakRef, nbytes, device)
+        self.live = {}              # key -> [StorageWeakRef, nbytes, device, the key its events use]
         self.current = {"cuda": 0, "cpu": 0}
         self.peak = {"cuda": 0, "cpu": 0}
-        self.before_window = {"cuda": 0, "cpu": 0}
         self.operators = 0
         self.threads = set()
         self.placeholder_reads = 0  # values read from tensors that have none
@@ -152,13 +151,11 @@ class Recorder(TorchDispatchMode):
     def _allocate(self, storage, device, stack, before_window=False):
         key = storage._cdata
         nbytes = storage.nbytes()
-        self.live[key] = (StorageWeakRef(storage), nbytes, device)
+        self.live[key] = [StorageWeakRef(storage), nbytes, device, key]
         if nbytes == 0:
             return  # a zero-byte storage allocates nothing
         self.events.append(Event("alloc", key, nbytes, device, stack, before_window))
         self.current[device] += nbytes
-        if before_window:
-            self.before_window[device] += nbytes
         self.peak[device] = max(self.peak[device], self.current[device])
 
     def allocate_extra(self, key, nbytes, device="cuda"):
@@ -174,12 +171,25 @@ class Recorder(TorchDispatchMode):
             self._check_frees()
 
     def _check_frees(self):
-        expired = [key for key, (ref, _, _) in self.live.items() if ref.expired()]
+        expired = [key for key, entry in self.live.items() if entry[0].expired()]
         for key in expired:
-            _, nbytes, device = self.live.pop(key)
+            _, nbytes, device, event_key = self.live.pop(key)
             if nbytes:
-                self.events.append(Event("free", key, nbytes, device, 0))
+                self.events.append(Event("free", event_key, nbytes, device, 0))
                 self.current[device] -= nbytes
+
+    def _resized(self, entry, nbytes, stack):
+        """A live storage grown or shrunk in place (resize_, an out= argument):
+        on CUDA a new block is allocated, the bytes copied, the old one freed."""
+        _, old, device, old_key = entry
+        entry[1], entry[3] = nbytes, (old_key, len(self.events))
+        if nbytes:
+            self.events.append(Event("alloc", entry[3], nbytes, device, stack))
+            self.current[device] += nbytes
+            self.peak[device] = max(self.peak[device], self.current[device])
+        if old:
+            self.events.append(Event("free", old_key, old, device, 0))
+            self.current[device] -= old
 
     def _register_inputs(self, args, kwargs):
         for tensor in _tensors((args, kwargs)):
@@ -199,6 +209,9 @@ class Recorder(TorchDispatchMode):
             key = storage._cdata
             entry = self.live.get(key)
             if entry is not None and not entry[0].expired():
+                if storage.nbytes() != entry[1]:
+                    self._resized(entry, storage.nbytes(), stack if stack is not None else
+                                  self._stack_id(user_frames()))
                 continue
             if entry is not None:  # the key was reused after a free not yet seen
                 self.check_frees()
@@ -214,9 +227,12 @@ class Recorder(TorchDispatchMode):
             self.threads.add(threading.get_ident())
             self.check_frees()
             self._register_inputs(args, kwargs)
-            first = next((t for t in _tensors(args) if t.device.type == "meta"), None)
+            inputs = list(_tensors((args, kwargs)))
+            first = next((t for t in inputs if t.device.type == "meta"), None)
             input_device = self.logical_device(first) if first is not None else None
-        if name == "_local_scalar_dense" and first is not None:
+        if inputs and first is None:  # real tensors only (a real host scalar): run as is, nothing to record
+            return func(*args, **kwargs)
+        if name == "_local_scalar_dense":
             # .item(), float(t), bool(t), int(t): a meta tensor has no value.
             self.placeholder_reads += 1
             return _placeholder(first.dtype)
@@ -225,7 +241,7 @@ class Recorder(TorchDispatchMode):
             raise PredictionError(f"{what}: its output size depends on the input's values, which a meta-device "
                                   f"recording does not compute (at {_where()})")
         try:
-            fallback = _META_FALLBACKS.get(name) if first is not None else None
+            fallback = _META_FALLBACKS.get(name)
             out = fallback(*args, **kwargs) if fallback is not None else func(*args, **kwargs)
         except NotImplementedError:
             raise PredictionError(f"{func}: the installed torch {torch.__version__} has no meta kernel for it, "

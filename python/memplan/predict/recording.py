@@ -22,6 +22,7 @@ from .fake_cuda import fake_cuda, patched
 from .recorder import Recorder
 from .units import parse_bytes
 
+
 class Recording:
     """What a recording saw. `device_index`: the CUDA device number the
     requests are written for; `markers`: device-event counts at the end of
@@ -80,8 +81,10 @@ class Recording:
         return self.recorder.placeholder_reads
 
     def mark(self):
-        """Ends an iteration (the runner calls this after each optimizer.step())."""
-        count = sum(1 for e in self.recorder.events if e.device == "cuda")
+        """Ends an iteration (called after each optimizer.step()). A marker
+        counts the device events recorded so far, those from before the
+        window apart: they go first in the file (device_events)."""
+        count = sum(1 for e in self.recorder.events if e.device == "cuda" and not e.before_window)
         if not self.markers or self.markers[-1] != count:
             self.markers.append(count)
             if self.on_step is not None:
@@ -92,7 +95,9 @@ class Recording:
         """Writes the recording as a PyTorch CUDA memory snapshot pickle;
         `alloc_conf`: PYTORCH_CUDA_ALLOC_CONF for allocator_settings (default:
         the environment's). Returns the path."""
-        data = snapshot_writer.snapshot_dict(self.device_events(), self.recorder.stacks, self.markers,
+        events = self.device_events()
+        before = sum(1 for e in self.recorder.events if e.device == "cuda" and e.before_window)
+        data = snapshot_writer.snapshot_dict(events, self.recorder.stacks, [before + m for m in self.markers],
                                              self.device_index, alloc_conf)
         snapshot_writer.write_snapshot(os.fspath(path), data)
         return path
