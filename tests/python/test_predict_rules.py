@@ -4,10 +4,13 @@ the device's requests when a storage address is reused. Skipped without
 torch."""
 import pytest
 
-import memplan  # noqa: F401  (the package memplan.predict belongs to)
+import memplan
 from memplan.predict import snapshot_writer
 from memplan.predict.recorder import Event, Recorder
-from memplan.predict.recording import Recording, recording
+
+# memplan.predict.recording is the function (the package's lazy name); importing
+# the submodule of the same name here would replace it for every later test.
+recording, Recording = memplan.predict.recording, memplan.predict.Recording
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -97,3 +100,37 @@ def test_a_reused_storage_address_first_seen_as_an_input_keeps_its_frees_matched
     trace = snapshot_writer.snapshot_dict(events, [()])["device_traces"][0]
     freed = [e["size"] for e in trace if e["action"] == "free_completed"]
     assert freed == [512, 1024]
+
+
+def index_step():
+    """A 1,000 x 64 float32 table (256,000 bytes), 32 int64 indices (256),
+    the gathered rows (8,192, freed once summed: the sum's backward does not
+    need them), their sum (4) and its gradient (4); the backward's gradient
+    of the table is zeros of the table's size into which the rows'
+    gradients are accumulated."""
+    w = torch.nn.Parameter(torch.zeros(1000, 64, device="cuda"))
+    idx = torch.zeros(32, dtype=torch.long, device="cuda")
+    w[idx].sum().backward()
+    return w
+
+
+def test_the_index_backward_accumulates_in_place_as_on_cuda():
+    with recording(device="cuda", gpu="h100") as rec:
+        w = index_step()
+        assert w.grad.shape == (1000, 64)
+    # the backward's peak: the table, the indices, the sum, its gradient and the table's gradient
+    assert rec.peak_allocated_bytes == 256000 + 256 + 4 + 4 + 256000
+    # without the rule (no gpu) the meta path's out-of-place index_put adds a second table-sized storage
+    with recording(device="cuda") as plain:
+        index_step()
+    assert plain.peak_allocated_bytes == 256000 + 256 + 4 + 4 + 2 * 256000
+
+
+def test_an_index_put_outside_the_backward_stays_out_of_place():
+    with recording(device="cuda", gpu="h100") as rec:
+        x = torch.zeros(1000, 64, device="cuda")
+        idx = torch.zeros(32, dtype=torch.long, device="cuda")
+        y = x.index_put((idx,), torch.ones(32, 64, device="cuda"), accumulate=True)
+    # x, the indices, the values and y: a second table-sized storage, as on CUDA
+    assert y.shape == x.shape
+    assert rec.peak_allocated_bytes == 2 * 256000 + 256 + 8192

@@ -153,6 +153,7 @@ def recording(device="cuda", fake=True, capacity=None, gpu=None):
     if spec is not None:
         recorder.rules.append(cuda_rules.CublasWorkspaces.from_environment(gpu))
         recorder.autocast = cuda_ops.Autocast(recorder)
+        recorder.rules.append(cuda_ops.IndexBackwardInPlace())
     rec = Recording(recorder, target.index or 0)
     with contextlib.ExitStack() as stack:
         if fake:
