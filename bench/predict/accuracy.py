@@ -14,7 +14,9 @@ device, and compared with the snapshot's recorded window:
 A2: a directory holding memory_files/*.pickle of
 github.com/kkaitlyn111/cs336-a2-systems (the snapshots); A1: a checkout of
 github.com/kkaitlyn111/cs336-assignment1 (the cs336_basics package the
-snapshots' benchmark imports). einops and jaxtyping come from shims/ (ours).
+snapshots' benchmark imports). einops and jaxtyping come from shims/ (ours),
+as does the cs336_basics-1.0.dist-info that the package's __init__ asks
+importlib.metadata for (its version only).
 Each pair is predicted in a child process (`--worker`), so one pair's
 recording does not weigh on the next one's.
 """
