@@ -311,17 +311,23 @@ def _refuse_mixed_precision(what):
                           f"GradScaler's unscale has no meta kernel), at {_where()}; predict with it disabled")
 
 
-def _mixed_precision_replacements():
+def _mixed_precision_replacements(recorder):
     """autocast and GradScaler, refused clearly when enabled for CUDA (a meta
-    recording would silently predict the weights' dtype); disabled, the real ones."""
+    recording would silently predict the weights' dtype); disabled, the real
+    ones. With `recorder.autocast` (cuda_ops.Autocast, under --gpu), CUDA
+    autocast regions are its regions."""
     real_autocast, real_cuda_autocast, real_scaler = torch.autocast, torch.cuda.amp.autocast, torch.cuda.amp.GradScaler
 
     def autocast(device_type="cuda", *args, enabled=True, **kwargs):
+        if device_type == "cuda" and recorder.autocast is not None:
+            return recorder.autocast.region(kwargs.get("dtype", args[0] if args else None), enabled)
         if enabled and device_type == "cuda":
             _refuse_mixed_precision("torch.autocast('cuda')")
         return real_autocast(device_type, *args, enabled=enabled, **kwargs)
 
     def cuda_autocast(enabled=True, *args, **kwargs):
+        if recorder.autocast is not None:
+            return recorder.autocast.region(kwargs.get("dtype", args[0] if args else None), enabled)
         if enabled:
             _refuse_mixed_precision("torch.cuda.amp.autocast")
         return real_cuda_autocast(enabled, *args, **kwargs)
@@ -355,7 +361,7 @@ def fake_cuda(recorder, **options):
     module = FakeCudaModule(recorder, **options)
     with contextlib.ExitStack() as stack:
         stack.enter_context(patched(torch.cuda, module.replacements()))
-        for target, replacements in _mixed_precision_replacements() + [_single_process_data_loader()]:
+        for target, replacements in _mixed_precision_replacements(recorder) + [_single_process_data_loader()]:
             stack.enter_context(patched(target, replacements))
         stack.enter_context(FakeCuda(recorder))
         yield module

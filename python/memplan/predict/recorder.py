@@ -117,6 +117,7 @@ class Recorder(TorchDispatchMode):
         self._lock = threading.RLock()
         self.in_backward = 0        # > 0 while the autograd engine runs (cuda_rules.AutogradEngine)
         self.rules = []             # after_operator(recorder, name, logical device): cuda_rules
+        self.autocast = None        # cuda_ops.Autocast: CUDA autocast regions (with a gpu)
 
     # ---- logical devices -------------------------------------------------------------------
     def push_device(self, device):
@@ -241,6 +242,8 @@ class Recorder(TorchDispatchMode):
                                   f"recording does not compute (at {_where()})")
         try:
             fallback = _META_FALLBACKS.get(name)
+            for rule in self.rules:  # a CUDA rule may run the operator as CUDA does (cuda_ops)
+                fallback = getattr(rule, "kernel", _no_kernel)(self, name, args, kwargs) or fallback
             out = fallback(*args, **kwargs) if fallback is not None else func(*args, **kwargs)
         except NotImplementedError:
             raise PredictionError(f"{func}: the installed torch {torch.__version__} has no meta kernel for it, "
@@ -252,6 +255,10 @@ class Recorder(TorchDispatchMode):
             for rule in self.rules:
                 rule.after_operator(self, name, self._explicit_device() or input_device or "cpu")
         return out
+
+
+def _no_kernel(recorder, name, args, kwargs):
+    return None
 
 
 def _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,

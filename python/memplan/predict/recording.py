@@ -17,7 +17,7 @@ import warnings
 
 import torch
 
-from . import analysis, cuda_rules, snapshot_writer
+from . import analysis, cuda_ops, cuda_rules, snapshot_writer
 from .fake_cuda import fake_cuda, patched
 from .recorder import Recorder
 from .units import parse_bytes
@@ -40,11 +40,22 @@ class Recording:
         """The device's requests in order as (action, key, nbytes, stack):
         storages that existed before the recording first (allocated before
         the window, no frames), then the recorded ones."""
-        before, during = [], []
+        # A storage key (the StorageImpl's address) can be reused: a storage
+        # first seen as an input after an earlier one at its address was
+        # freed is moved to the front under a key of its own, so the frees
+        # that follow match their allocations.
+        before, during, alias = [], [], {}
         for e in self.recorder.events:
             if e.device != "cuda":
                 continue
-            (before if e.before_window else during).append((e.action, e.key, e.nbytes, e.stack))
+            if e.before_window:
+                alias[e.key] = ("before the window", len(before))
+                before.append((e.action, alias[e.key], e.nbytes, e.stack))
+            elif e.action == "free" and e.key in alias:
+                during.append((e.action, alias.pop(e.key), e.nbytes, e.stack))
+            else:
+                alias.pop(e.key, None)
+                during.append((e.action, e.key, e.nbytes, e.stack))
         return before + during
 
     def _curve_peak(self, device):
@@ -141,6 +152,8 @@ def recording(device="cuda", fake=True, capacity=None, gpu=None):
     recorder = Recorder()
     if spec is not None:
         recorder.rules.append(cuda_rules.CublasWorkspaces.from_environment(gpu))
+        recorder.autocast = cuda_ops.Autocast(recorder)
+        recorder.rules.append(cuda_ops.IndexBackwardInPlace())
     rec = Recording(recorder, target.index or 0)
     with contextlib.ExitStack() as stack:
         if fake:
