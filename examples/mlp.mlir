@@ -46,7 +46,7 @@ func.func @mlp(%x: memref<32x64xf32>, %w1: memref<64x256xf32>, %w2: memref<256x2
   %flat = memref.collapse_shape %h3 [[0, 1]] : memref<32x10xf32> into memref<320xf32>
   %t = memref.alloc() : memref<320xf32>
   memref.copy %flat, %t : memref<320xf32> to memref<320xf32>
-  %t2 = memref.expand_shape %t [[0, 1]] : memref<320xf32> into memref<32x10xf32>
+  %t2 = memref.expand_shape %t [[0, 1]] output_shape [32, 10] : memref<320xf32> into memref<32x10xf32>
   memref.copy %t2, %out : memref<32x10xf32> to memref<32x10xf32>
   memref.dealloc %h3 : memref<32x10xf32>
   memref.dealloc %t : memref<320xf32>

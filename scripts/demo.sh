@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-# Only the tool (and memplan-opt where MLIR 15 is installed) is built; the
+# Only the tool (and memplan-opt where MLIR 19 is installed) is built; the
 # build folder's test and benchmark options are left as they are, so that
 # scripts/test.sh, which shares build/, finds its configuration unchanged.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -265,7 +265,12 @@ Problem iteration_problem(const Window& window, const Iteration& iteration);
 // The device's start state and requests for the allocator models: the
 // reconstructed start segments, then alloc / free (at free_completed) in
 // order, ids = recorded addresses; a run of recorded segment_free or
-// segment_unmap events becomes one kEmptyCache before it.
-simulate::DeviceTrace device_trace(const Window& window, const Device& device);
+// segment_unmap events becomes one kEmptyCache before it. With
+// `failed_requests`, each recorded out-of-memory event also becomes the
+// request that failed there, allocated and freed at once (ids above every
+// address: kFailedRequestIds + k), so that a model given the device's
+// capacity can say whether it too would fail it.
+inline constexpr uint64_t kFailedRequestIds = 0xFFFF000000000000ull;
+simulate::DeviceTrace device_trace(const Window& window, const Device& device, bool failed_requests = false);
 
 }  // namespace memplan::snapshot

@@ -59,6 +59,17 @@ struct IterationLoad {
   int64_t arena = 0;  // 0 unless this is the worst iteration
 };
 
+// An out-of-memory question put to a model: with the device's memory as it
+// was at the window's first recorded out-of-memory event (reserved then +
+// the free bytes PyTorch recorded), replaying the window with each request
+// that failed put back in (device_trace's failed_requests), how many
+// requests would it fail after freeing its cache?
+struct OomReplay {
+  std::string model;  // "caching", "expandable_segments", "memplan"
+  uint64_t capacity_bytes = 0;
+  uint64_t out_of_memory = 0;  // requests that did not fit even after freeing the cache
+};
+
 // Live bytes that one source line allocated.
 struct SourceLine {
   std::string where;  // Snapshot::describe_stack, or "(before the window)" / "(no Python frame)"
@@ -80,7 +91,8 @@ struct Recommendation {
 // left out; memplan's device allocator (steady state, said plainly that its
 // first window reserves what the cold model says). Only settings that reserve
 // less than the caching model with the recorded settings are recommended,
-// most saving first.
+// most saving first. What the window cannot show (blocks from before it, no
+// trace events) is in Window::cautions.
 struct Diagnosis {
   uint64_t peak_reserved_bytes = 0;
   uint64_t live_at_peak_reserved_bytes = 0;    // allocated in the segments held then
@@ -90,7 +102,6 @@ struct Diagnosis {
   std::vector<SourceLine> live_by_line;   // live at the peak allocated, by source line, largest first
   uint64_t caching_reserved_bytes = 0;    // the caching model with the recorded settings (0: models off)
   std::vector<Recommendation> recommendations;
-  std::vector<std::string> hints;  // how to see more (record before building the model, ...)
 };
 
 struct DeviceAnalysis {
@@ -110,6 +121,7 @@ struct DeviceAnalysis {
   std::optional<IterationLoad> worst;          // the largest load, with its arena
   std::vector<ModelRun> models;                // empty without AnalysisOptions::simulate
   Diagnosis diagnosis;                         // recommendations only with AnalysisOptions::simulate
+  std::vector<OomReplay> oom_replays;          // with simulate, when the window recorded an out-of-memory event
 
   // The named model's result; nullptr if it did not run or failed.
   const simulate::ModelResult* model(std::string_view name) const;

@@ -42,6 +42,23 @@ std::vector<ModelRun> run_models(const Snapshot& s, const simulate::DeviceTrace&
   return runs;
 }
 
+// The models again with the device's memory as at the first recorded
+// out-of-memory event (DeviceAnalysis::oom_replays).
+std::vector<OomReplay> replay_ooms(const Snapshot& s, const Window& w, const Device& device) {
+  if (w.ooms.empty()) return {};
+  const simulate::DeviceTrace trace = device_trace(w, device, /*failed_requests=*/true);
+  simulate::AllocatorSettings settings = s.settings;
+  settings.capacity_bytes = w.ooms.front().reserved + w.ooms.front().device_free;
+  std::vector<OomReplay> replays;
+  auto add = [&](std::string model, const StatusOr<simulate::ModelResult>& result) {
+    if (result.ok()) replays.push_back({std::move(model), settings.capacity_bytes, result->out_of_memory});
+  };
+  add("caching", simulate::simulate_caching(trace, settings));
+  add("expandable_segments", simulate::simulate_expandable_segments(trace, settings));
+  add("memplan", simulate::simulate_memplan(trace, {.settings = settings}));
+  return replays;
+}
+
 // Every iteration's load; the worst (largest load) is planned.
 Status plan_iterations(DeviceAnalysis& d, const std::string& planner, const std::string& name) {
   std::optional<Problem> worst_problem;
@@ -102,7 +119,10 @@ StatusOr<DeviceAnalysis> analyze_device(const Snapshot& s, const Device& device,
   d.recorded_layout = recorded_layout(d.window, d.problem);
   d.iterations = find_iterations(s, device, d.window);
   const simulate::DeviceTrace trace = device_trace(d.window, device);
-  if (options.simulate) d.models = run_models(s, trace);
+  if (options.simulate) {
+    d.models = run_models(s, trace);
+    d.oom_replays = replay_ooms(s, d.window, device);
+  }
   if (Status status = plan_iterations(d, options.planner, name); !status.ok()) return status;
   d.diagnosis = diagnose(s, d, trace, options.simulate);
   return d;

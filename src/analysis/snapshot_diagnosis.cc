@@ -12,10 +12,6 @@
 namespace memplan::snapshot {
 namespace {
 
-// Blocks from before the window holding more than this share of the peak
-// allocated: the window cannot say who allocated most of it.
-constexpr double kBeforeWindowHint = 0.5;
-
 std::vector<SourceLine> live_by_line(const Snapshot& s, const Window& w, uint64_t& before_window) {
   std::map<std::string, SourceLine> lines;
   before_window = 0;
@@ -128,14 +124,6 @@ Diagnosis diagnose(const Snapshot& s, const DeviceAnalysis& d, const simulate::D
   g.cached_at_peak_reserved_bytes = g.peak_reserved_bytes - std::min(g.peak_reserved_bytes, g.live_at_peak_reserved_bytes);
   g.peak_allocated_bytes = w.peak_allocated.bytes;
   g.live_by_line = live_by_line(s, w, g.before_window_bytes);
-  if (g.peak_allocated_bytes > 0 &&
-      static_cast<double>(g.before_window_bytes) > kBeforeWindowHint * static_cast<double>(g.peak_allocated_bytes)) {
-    g.hints.push_back(format_bytes(static_cast<int64_t>(g.before_window_bytes)) + " of the peak allocated (" +
-                      std::to_string(100 * g.before_window_bytes / g.peak_allocated_bytes) +
-                      "%) was allocated before the window began: call "
-                      "torch.cuda.memory._record_memory_history(max_entries=1000000) before building the model to "
-                      "see who allocated it");
-  }
   if (!simulate) return g;
   const simulate::ModelResult* caching = d.model("caching");
   if (!caching) return g;

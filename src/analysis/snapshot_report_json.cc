@@ -21,6 +21,7 @@ Json recorded_json(const Window& w) {
           {"peak_reserved_event", w.peak_reserved.event},   {"peak_allocated_event", w.peak_allocated.event},
           {"peak_reserved_tick", tick_at(w, w.peak_reserved.event)},
           {"peak_allocated_tick", tick_at(w, w.peak_allocated.event)},
+          {"fragmentation_event", w.segments_at_peak_event},
           {"start_reserved_bytes", w.start_reserved},       {"start_allocated_bytes", w.start_allocated},
           {"end_reserved_bytes", w.end_reserved},           {"end_allocated_bytes", w.end_allocated}};
 }
@@ -69,14 +70,16 @@ Json live_json(const Snapshot& s, const Window& w, size_t rows) {
   return live;
 }
 
-Json ooms_json(const Window& w) {
+Json ooms_json(const Snapshot& s, const Window& w) {
   Json ooms = Json::array();
   for (const OomEvent& o : w.ooms) {
     ooms.push_back({{"event", o.event},
                     {"requested_bytes", o.requested},
                     {"device_free_bytes", o.device_free},
                     {"allocated_bytes", o.allocated},
-                    {"reserved_bytes", o.reserved}});
+                    {"reserved_bytes", o.reserved},
+                    {"largest_free_block_bytes", o.largest_free_block},
+                    {"requested_by", s.describe_stack(o.stack)}});
   }
   return ooms;
 }
@@ -101,8 +104,7 @@ Json diagnosis_json(const Diagnosis& g, size_t rows) {
           {"before_window_bytes", g.before_window_bytes},
           {"live_by_line", lines},
           {"caching_reserved_bytes", g.caching_reserved_bytes},
-          {"recommendations", recommendations},
-          {"hints", g.hints}};
+          {"recommendations", recommendations}};
 }
 
 Json device_json(const Snapshot& s, const DeviceAnalysis& d, const ReportJsonOptions& options) {
@@ -125,8 +127,16 @@ Json device_json(const Snapshot& s, const DeviceAnalysis& d, const ReportJsonOpt
     j["simulated"] = simulated;
   }
   j["live_at_peak"] = live_json(s, w, options.live_rows);
-  j["ooms"] = ooms_json(w);
+  j["ooms"] = ooms_json(s, w);
+  if (!d.oom_replays.empty()) {
+    Json replays = Json::array();
+    for (const OomReplay& r : d.oom_replays) {
+      replays.push_back({{"model", r.model}, {"capacity_bytes", r.capacity_bytes}, {"out_of_memory", r.out_of_memory}});
+    }
+    j["oom_models"] = replays;
+  }
   j["warnings"] = w.warnings;
+  j["cautions"] = w.cautions;
   return j;
 }
 

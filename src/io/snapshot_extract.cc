@@ -162,7 +162,7 @@ Iterations find_iterations(const Snapshot& snapshot, const Device& device, const
   return result;
 }
 
-simulate::DeviceTrace device_trace(const Window& window, const Device& device) {
+simulate::DeviceTrace device_trace(const Window& window, const Device& device, bool failed_requests) {
   simulate::DeviceTrace trace;
   trace.device = window.device;
   trace.start = window.start_segments;
@@ -174,6 +174,7 @@ simulate::DeviceTrace device_trace(const Window& window, const Device& device) {
   }
   using Kind = simulate::Request::Kind;
   bool in_release = false;
+  uint64_t failed = 0;  // out-of-memory requests added
   trace.requests.reserve(window.alloc_events + window.free_events);
   for (const Event& e : device.events) {
     const bool release = e.action == Action::kSegmentFree || e.action == Action::kSegmentUnmap;
@@ -185,6 +186,10 @@ simulate::DeviceTrace device_trace(const Window& window, const Device& device) {
       trace.requests.push_back({.kind = Kind::kAlloc, .id = e.address, .size = e.size, .stream = e.stream});
     } else if (e.action == Action::kFreeCompleted) {
       if (live.erase(e.address) != 0) trace.requests.push_back({.kind = Kind::kFree, .id = e.address, .stream = e.stream});
+    } else if (e.action == Action::kOom && failed_requests && e.size > 0) {
+      const uint64_t id = kFailedRequestIds + failed++;
+      trace.requests.push_back({.kind = Kind::kAlloc, .id = id, .size = e.size, .stream = e.stream});
+      trace.requests.push_back({.kind = Kind::kFree, .id = id, .stream = e.stream});
     }
   }
   return trace;

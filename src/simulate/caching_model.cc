@@ -381,8 +381,12 @@ CachingModel::Block* CachingModel::find_expandable_block(Params& p) {
   seg->self = std::prev(segments_.end());
   seg->expandable = true;
   seg->page = pool.small ? kSmallBuffer : kLargeBuffer;
+  // The capacity bounds the address space, but never below the request: past
+  // the capacity (an out-of-memory request served so that the replay goes
+  // on) the segment must still hold it.
   seg->size = settings_.capacity_bytes != 0
-                  ? round_up(settings_.capacity_bytes + settings_.capacity_bytes / 8, seg->page)
+                  ? std::max(round_up(settings_.capacity_bytes + settings_.capacity_bytes / 8, seg->page),
+                             round_up(p.size, seg->page))
                   : kUnboundedExpandableSpace;
   seg->base = space_.take(seg->size, seg->page);
   Block* b = new_block();
@@ -439,6 +443,7 @@ bool CachingModel::try_allocate_expandable_block(Params& p) {
   while (candidate->size < p.size) {
     // free -> unmapped: map what is missing; the mapped range absorbs candidate.
     Block* next = candidate->next;
+    if (next == nullptr) return false;  // the segment's address space ends here
     if (!map_block(next, std::min(p.size - candidate->size, next->size))) return false;
     candidate = next;
   }

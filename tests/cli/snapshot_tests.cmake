@@ -70,3 +70,7 @@ memplan_cli_test(snapshot_peaks_name_their_tick EXIT 0 ARGS snapshot ${snapshot_
   STDOUT "peak allocated +9437484 B \\(9.00 MiB\\) after event 6 \\(tick 5, \\+0.000 s\\)")
 memplan_cli_test(snapshot_json_peak_ticks EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --json
   STDOUT "\"peak_allocated_event\": 6,\n +\"peak_reserved_tick\": 0,\n +\"peak_allocated_tick\": 5,")
+# An out-of-memory event: the failing request's frame, the largest free block, and whether each
+# model, given the device's memory then and the failed request, runs out too (64 MiB in 21 MiB: all do).
+memplan_cli_test(snapshot_oom_names_request_and_models EXIT 0 ARGS snapshot ${snapshot_oom}
+  STDOUT "event 1: request 64.00 MiB.*requested by [^\n]*; largest free block then [0-9.]+ [KM]iB.*replayed with the device's memory then \\(21.00 MiB = reserved \\+ free at the first\\): caching 1 out of memory; expandable_segments 1 out of memory; memplan [0-9]+ out of memory;")

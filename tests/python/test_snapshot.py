@@ -156,12 +156,14 @@ def test_diagnosis_recommends_what_the_models_measure():
     # Every recommendation reserves less than the caching model as recorded, most saving first.
     savings = [r["saving_bytes"] for r in g["recommendations"]]
     assert all(s > 0 for s in savings) and savings == sorted(savings, reverse=True)
-    assert g["hints"] == []
+    assert report["devices"][0]["cautions"] == []
 
 
-def test_diagnosis_hints_at_recording_earlier():
-    """The live snapshot's 4 MiB block predates the window and is all of its peak."""
+def test_diagnosis_says_what_predates_the_window():
+    """The live snapshot's 4 MiB block predates the window: two thirds of its 6 MiB peak.
+    The dump kept its frames, so its line is the 2 MiB block's."""
     report = memplan._snapshot_from_pickle_bytes(pickle.dumps(live_snapshot()), simulate=True)
-    g = report["devices"][0]["diagnosis"]
-    assert g["before_window_bytes"] == 4 * MiB
-    assert len(g["hints"]) == 1 and "_record_memory_history" in g["hints"][0]
+    d = report["devices"][0]
+    assert d["diagnosis"]["before_window_bytes"] == 4 * MiB
+    assert d["diagnosis"]["live_by_line"] == [{"where": "me/train.py:12 forward", "bytes": 6 * MiB, "blocks": 2}]
+    assert len(d["cautions"]) == 1 and "_record_memory_history" in d["cautions"][0]

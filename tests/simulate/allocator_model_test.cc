@@ -187,6 +187,17 @@ TEST(CachingModel, CapacityFreesCachedSegmentsBeforeFailing) {
   EXPECT_EQ(r.peak_request_index, 4);
 }
 
+TEST(ExpandableSegmentsModel, RequestLargerThanTheCapacityIsAnOutOfMemoryNotACrash) {
+  // 21 MiB of device and one 64 MiB request: the segment's address space,
+  // sized from the capacity, must still hold the request that is served past it.
+  const AllocatorSettings settings{.expandable_segments = true, .capacity_bytes = 21 * MiB};
+  const DeviceTrace trace = trace_of({alloc(1, 4 * MiB), alloc(2, 64 * MiB), free_of(2), alloc(3, 4 * MiB)});
+  StatusOr<ModelResult> r = simulate_expandable_segments(trace, settings);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->out_of_memory, 1u);
+  EXPECT_GE(r->peak_reserved_bytes, 64 * MiB + 4 * MiB);
+}
+
 TEST(CachingModel, StartStateIsHonoured) {
   const uint64_t base = uint64_t{1} << 45;
   const std::vector<StartSegment> start = {

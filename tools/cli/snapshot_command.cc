@@ -109,13 +109,13 @@ void print_diagnosis(const snapshot::DeviceAnalysis& r, const SnapshotArguments&
       }
     }
   }
-  for (const std::string& hint : g.hints) std::printf("  hint: %s\n", hint.c_str());
 }
 
 void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, const SnapshotArguments& args) {
   const snapshot::Window& w = r.window;
   const snapshot::Device& d = *r.device;
   std::printf("\ndevice %d\n", d.device);
+  for (const std::string& caution : w.cautions) std::printf("  caution: %s\n", caution.c_str());
   print_diagnosis(r, args);
   std::printf("\n");
   std::printf("  events          %zu (%zu alloc, %zu free, %zu segment), %zu blocks\n", d.events.size(), w.alloc_events,
@@ -135,7 +135,8 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
     allocated[u.small_pool] += std::min(u.allocated, u.size);
     ++count[u.small_pool];
   }
-  std::printf("\n  at the peak reserved: reserved - allocated (free in segments) by pool\n");
+  std::printf("\n  at the peak reserved (after event %lld): reserved - allocated (free in segments) by pool\n",
+              static_cast<long long>(w.segments_at_peak_event));
   TextTable pools({{"pool", false}, {"segments", true}, {"reserved", true}, {"allocated", true}, {"free", true}});
   for (int small = 1; small >= 0; --small) {
     pools.add_row({small ? "small (<= 1 MiB)" : "large", std::to_string(count[small]),
@@ -178,11 +179,24 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
       std::printf("    event %lld: request %s; device free %s; allocated %s, reserved %s\n", static_cast<long long>(o.event),
                   format_bytes(static_cast<int64_t>(o.requested)).c_str(), format_bytes(static_cast<int64_t>(o.device_free)).c_str(),
                   format_bytes(static_cast<int64_t>(o.allocated)).c_str(), format_bytes(static_cast<int64_t>(o.reserved)).c_str());
+      const std::string by = s.describe_stack(o.stack);
+      std::printf("      requested by %s; largest free block then %s\n", by.empty() ? "(no frame recorded)" : by.c_str(),
+                  format_bytes(static_cast<int64_t>(o.largest_free_block)).c_str());
       for (size_t k = 0; k < o.largest_live.size() && k < 3; ++k) {
         const snapshot::WindowBlock& b = w.blocks[o.largest_live[k]];
         std::printf("      live %s %s\n", format_bytes(static_cast<int64_t>(b.size)).c_str(), s.describe_stack(b.stack).c_str());
       }
     }
+  }
+
+  if (!r.oom_replays.empty()) {
+    std::printf("    replayed with the device's memory then (%s = reserved + free at the first):",
+                format_bytes(static_cast<int64_t>(r.oom_replays.front().capacity_bytes)).c_str());
+    for (const snapshot::OomReplay& o : r.oom_replays) {
+      std::printf(" %s %s;", o.model.c_str(),
+                  o.out_of_memory ? (std::to_string(o.out_of_memory) + " out of memory").c_str() : "fits");
+    }
+    std::printf("\n");
   }
 
   std::printf("\n  plan of the window (%zu buffers, %s)\n", r.problem.size(), r.planned.planner.c_str());
