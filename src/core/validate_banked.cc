@@ -1,6 +1,7 @@
 // validate_banked.cc — the independent check of a banked plan (banks.h),
 // beside the single-arena validator it delegates each bank to: bank indices,
 // pins and arenas are judged here, each bank's buffers by validate().
+#include <array>
 #include <string>
 #include <utility>
 
@@ -13,12 +14,18 @@ namespace {
 
 BankViolation bank_violation_of(Violation v) {
   switch (v) {
-    case Violation::kNegativeOffset: return BankViolation::kNegativeOffset;
-    case Violation::kMisaligned: return BankViolation::kMisaligned;
-    case Violation::kFixedOffsetMoved: return BankViolation::kFixedOffsetMoved;
-    case Violation::kExceedsCapacity: return BankViolation::kExceedsCapacity;
-    case Violation::kOverlap: return BankViolation::kOverlap;
-    default: return BankViolation::kWrongBufferCount;  // cannot happen: bank_arena builds the plan
+    case Violation::kNegativeOffset:
+      return BankViolation::kNegativeOffset;
+    case Violation::kMisaligned:
+      return BankViolation::kMisaligned;
+    case Violation::kFixedOffsetMoved:
+      return BankViolation::kFixedOffsetMoved;
+    case Violation::kExceedsCapacity:
+      return BankViolation::kExceedsCapacity;
+    case Violation::kOverlap:
+      return BankViolation::kOverlap;
+    default:
+      return BankViolation::kWrongBufferCount;  // cannot happen: bank_arena builds the plan
   }
 }
 
@@ -40,19 +47,13 @@ std::string with_problem_indices(const ValidationResult& v, const BankArena& are
 }  // namespace
 
 std::string_view bank_violation_name(BankViolation v) {
-  switch (v) {
-    case BankViolation::kNone: return "none";
-    case BankViolation::kWrongBufferCount: return "wrong buffer count";
-    case BankViolation::kNoSuchBank: return "no such bank";
-    case BankViolation::kPinIgnored: return "pin ignored";
-    case BankViolation::kNegativeOffset: return "negative offset";
-    case BankViolation::kMisaligned: return "misaligned";
-    case BankViolation::kFixedOffsetMoved: return "fixed offset moved";
-    case BankViolation::kExceedsCapacity: return "exceeds capacity";
-    case BankViolation::kOverlap: return "overlap";
-    case BankViolation::kWrongArena: return "wrong arena";
-  }
-  return "unknown";
+  // Indexed by BankViolation, in the order of its declaration.
+  static constexpr std::array<std::string_view, 10> kNames{
+      "none",       "wrong buffer count", "no such bank",     "pin ignored", "negative offset",
+      "misaligned", "fixed offset moved", "exceeds capacity", "overlap",     "wrong arena"};
+  static_assert(static_cast<size_t>(BankViolation::kWrongArena) + 1 == kNames.size());
+  const size_t i = static_cast<size_t>(v);
+  return i < kNames.size() ? kNames[i] : "unknown";
 }
 
 BankValidationResult validate_banked(const Problem& problem, std::span<const Bank> banks, const BankedPlan& plan) {

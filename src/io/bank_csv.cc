@@ -1,7 +1,10 @@
 // bank_csv.cc — the memory-bank files (banks.h): the bank file (one bank a
 // row) and the banked plan (the problem's rows with bank and offset columns).
 // Readers of data only; every judgment of a plan is validate_banked's.
+#include <algorithm>
 #include <charconv>
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -26,60 +29,100 @@ std::string field_text(std::string_view field) {
   return out + (field.size() > 40 ? "...'" : "'");
 }
 
+// A header column a reader looks for, and where its index goes (SIZE_MAX
+// while absent).
+struct Column {
+  std::string_view name;
+  size_t* index;
+  bool required = false;
+};
+
+// How a file of the two formats reads: its comments, its columns, whether
+// other columns are refused, and what a file without a header should have.
+struct Table {
+  csv_fields::HashComments comments;
+  std::vector<Column> columns;
+  bool others_allowed = false;
+  std::string_view expected;  // for "no header row (expected ...)"
+};
+
+// Finds the table's columns in a header row: kInvalidArgument for a column
+// named twice, a required one missing, or, unless others are allowed, one
+// not among them.
+Status read_header(const std::vector<std::string_view>& fields, const Table& table, const std::string& where) {
+  for (size_t c = 0; c < fields.size(); ++c) {
+    const auto found =
+        std::find_if(table.columns.begin(), table.columns.end(), [&](const Column& k) { return k.name == fields[c]; });
+    if (found == table.columns.end()) {
+      if (table.others_allowed) continue;
+      std::string expected;
+      for (const Column& k : table.columns) expected += (expected.empty() ? "" : ", ") + std::string(k.name);
+      return InvalidArgument(where + "unknown column '" + std::string(fields[c]) + "' (expected " + expected + ")");
+    }
+    if (*found->index != SIZE_MAX)
+      return InvalidArgument(where + "column '" + std::string(fields[c]) + "' given twice");
+    *found->index = c;
+  }
+  for (const Column& k : table.columns) {
+    if (k.required && *k.index == SIZE_MAX) {
+      return InvalidArgument(where + "header lacks column '" + std::string(k.name) + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+// Reads the header, then calls `row` for each record, which has as many
+// fields as the header. Errors name `source` and the line.
+using RowFn = std::function<Status(size_t line, const std::vector<std::string_view>& fields, const std::string& where)>;
+Status for_each_row(std::string_view text, std::string_view source, const Table& table, const RowFn& row) {
+  auto where = [&](size_t line) { return std::string(source) + ":" + std::to_string(line) + ": "; };
+  std::optional<size_t> columns;
+  MEMPLAN_RETURN_IF_ERROR(csv_fields::for_each_record(
+      text, table.comments, [&](size_t line, const std::vector<std::string_view>& fields) -> Status {
+        if (!columns) {
+          columns = fields.size();
+          return read_header(fields, table, where(line));
+        }
+        if (fields.size() != *columns) {
+          return InvalidArgument(where(line) + "expected " + std::to_string(*columns) +
+                                 " fields as in the header, found " + std::to_string(fields.size()));
+        }
+        return row(line, fields, where(line));
+      }));
+  if (!columns)
+    return InvalidArgument(std::string(source) + ": no header row (expected " + std::string(table.expected) + ")");
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::vector<Bank>> parse_banks_csv(std::string_view text, std::string_view source) {
-  auto where = [&](size_t line) { return std::string(source) + ":" + std::to_string(line) + ": "; };
   std::vector<Bank> banks;
-  size_t name_col = SIZE_MAX, capacity_col = SIZE_MAX, alignment_col = SIZE_MAX, columns = 0;
-  bool header = false;
-  const Status read = csv_fields::for_each_record(
-      text, csv_fields::HashComments::kSkipped,
-      [&](size_t line_number, const std::vector<std::string_view>& fields) -> Status {
-        if (!header) {
-          header = true;
-          columns = fields.size();
-          for (size_t c = 0; c < fields.size(); ++c) {
-            size_t* slot = fields[c] == "name"        ? &name_col
-                           : fields[c] == "capacity"  ? &capacity_col
-                           : fields[c] == "alignment" ? &alignment_col
-                                                      : nullptr;
-            if (!slot)
-              return InvalidArgument(where(line_number) + "unknown column '" + std::string(fields[c]) +
-                                     "' (expected name, capacity, alignment)");
-            if (*slot != SIZE_MAX)
-              return InvalidArgument(where(line_number) + "column '" + std::string(fields[c]) + "' given twice");
-            *slot = c;
-          }
-          if (name_col == SIZE_MAX) return InvalidArgument(where(line_number) + "header lacks column 'name'");
-          return Status::Ok();
-        }
-        if (fields.size() != columns) {
-          return InvalidArgument(where(line_number) + "expected " + std::to_string(columns) +
-                                 " fields as in the header, found " + std::to_string(fields.size()));
-        }
+  size_t name_col = SIZE_MAX, capacity_col = SIZE_MAX, alignment_col = SIZE_MAX;
+  const Table table{.comments = csv_fields::HashComments::kSkipped,
+                    .columns = {{"name", &name_col, true}, {"capacity", &capacity_col}, {"alignment", &alignment_col}},
+                    .expected = "e.g. \"name,capacity,alignment\""};
+  MEMPLAN_RETURN_IF_ERROR(for_each_row(
+      text, source, table,
+      [&](size_t, const std::vector<std::string_view>& fields, const std::string& where) -> Status {
         Bank bank{.name = std::string(fields[name_col])};
-        if (bank.name.empty()) return InvalidArgument(where(line_number) + "field 'name' is empty");
+        if (bank.name.empty()) return InvalidArgument(where + "field 'name' is empty");
         if (capacity_col != SIZE_MAX && !fields[capacity_col].empty()) {
           StatusOr<int64_t> bytes = parse_bytes(fields[capacity_col]);
-          if (!bytes.ok()) return InvalidArgument(where(line_number) + "field 'capacity': " + bytes.status().message());
+          if (!bytes.ok()) return InvalidArgument(where + "field 'capacity': " + bytes.status().message());
           bank.capacity = *bytes;
         }
         if (alignment_col != SIZE_MAX && !fields[alignment_col].empty()) {
           StatusOr<int64_t> bytes = parse_bytes(fields[alignment_col]);
-          if (!bytes.ok())
-            return InvalidArgument(where(line_number) + "field 'alignment': " + bytes.status().message());
+          if (!bytes.ok()) return InvalidArgument(where + "field 'alignment': " + bytes.status().message());
           if (!is_power_of_two(*bytes)) {
-            return InvalidArgument(where(line_number) + "field 'alignment': " + std::to_string(*bytes) +
-                                   " is not a power of two");
+            return InvalidArgument(where + "field 'alignment': " + std::to_string(*bytes) + " is not a power of two");
           }
           bank.alignment = *bytes;
         }
         banks.push_back(std::move(bank));
         return Status::Ok();
-      });
-  if (!read.ok()) return read;
-  if (!header) return InvalidArgument(std::string(source) + ": no header row (expected e.g. \"name,capacity,alignment\")");
+      }));
   if (Status checked = check_banks(banks); !checked.ok()) {
     return InvalidArgument(std::string(source) + ": " + checked.message());
   }
@@ -101,72 +144,47 @@ std::string format_banked_plan_csv(const Problem& problem, std::span<const Bank>
 
 StatusOr<BankedPlan> parse_banked_plan_csv(const Problem& problem, std::span<const Bank> banks, std::string_view text,
                                            std::string_view source) {
-  auto where = [&](size_t line) { return std::string(source) + ":" + std::to_string(line) + ": "; };
   std::unordered_map<std::string_view, size_t> index_of;
   index_of.reserve(problem.size());
   for (size_t i = 0; i < problem.size(); ++i) index_of.emplace(problem.buffers[i].id, i);
   std::vector<int32_t> bank_of(problem.size(), -1);
   std::vector<int64_t> offsets(problem.size(), 0);
   std::vector<size_t> line_of(problem.size(), 0);
-  size_t id_col = SIZE_MAX, bank_col = SIZE_MAX, offset_col = SIZE_MAX, columns = 0;
-  bool header = false;
-  const Status read = csv_fields::for_each_record(
-      text, csv_fields::HashComments::kRecords,
-      [&](size_t line_number, const std::vector<std::string_view>& fields) -> Status {
-        if (!header) {
-          header = true;
-          columns = fields.size();
-          for (size_t c = 0; c < fields.size(); ++c) {
-            size_t* slot = fields[c] == "id"       ? &id_col
-                           : fields[c] == "bank"   ? &bank_col
-                           : fields[c] == "offset" ? &offset_col
-                                                   : nullptr;
-            if (slot == nullptr) continue;
-            if (*slot != SIZE_MAX)
-              return InvalidArgument(where(line_number) + "column '" + std::string(fields[c]) + "' given twice");
-            *slot = c;
-          }
-          for (const auto& [col, name] : {std::pair{id_col, "id"}, {bank_col, "bank"}, {offset_col, "offset"}}) {
-            if (col == SIZE_MAX) return InvalidArgument(where(line_number) + "header lacks column '" + name + "'");
-          }
-          return Status::Ok();
-        }
-        if (fields.size() != columns) {
-          return InvalidArgument(where(line_number) + "expected " + std::to_string(columns) +
-                                 " fields as in the header, found " + std::to_string(fields.size()));
-        }
+  size_t id_col = SIZE_MAX, bank_col = SIZE_MAX, offset_col = SIZE_MAX;
+  const Table table{.comments = csv_fields::HashComments::kRecords,
+                    .columns = {{"id", &id_col, true}, {"bank", &bank_col, true}, {"offset", &offset_col, true}},
+                    .others_allowed = true,
+                    .expected = "id, bank and offset columns"};
+  MEMPLAN_RETURN_IF_ERROR(for_each_row(
+      text, source, table,
+      [&](size_t line, const std::vector<std::string_view>& fields, const std::string& where) -> Status {
         const auto found = index_of.find(fields[id_col]);
         if (found == index_of.end()) {
-          return InvalidArgument(where(line_number) + "field 'id': " + field_text(fields[id_col]) +
+          return InvalidArgument(where + "field 'id': " + field_text(fields[id_col]) +
                                  " is not a buffer of the problem");
         }
         const size_t i = found->second;
         if (line_of[i] != 0) {
-          return InvalidArgument(where(line_number) + "field 'id': " + field_text(fields[id_col]) +
+          return InvalidArgument(where + "field 'id': " + field_text(fields[id_col]) +
                                  " is given twice (first on line " + std::to_string(line_of[i]) + ")");
         }
-        line_of[i] = line_number;
+        line_of[i] = line;
         const std::optional<size_t> k = find_bank(banks, fields[bank_col]);
         if (!k) {
-          return InvalidArgument(where(line_number) + "field 'bank': " + field_text(fields[bank_col]) +
-                                 " is not one of the banks");
+          return InvalidArgument(where + "field 'bank': " + field_text(fields[bank_col]) + " is not one of the banks");
         }
         bank_of[i] = static_cast<int32_t>(*k);
         const std::string_view o = fields[offset_col];
         int64_t offset = 0;
         const auto [ptr, ec] = std::from_chars(o.data(), o.data() + o.size(), offset);
         if (o.empty() || ec != std::errc() || ptr != o.data() + o.size()) {
-          return InvalidArgument(where(line_number) + "field 'offset': " + field_text(o) + " is not a 64-bit integer");
+          return InvalidArgument(where + "field 'offset': " + field_text(o) + " is not a 64-bit integer");
         }
         offsets[i] = offset;
         return Status::Ok();
-      });
-  if (!read.ok()) return read;
-  if (!header) return InvalidArgument(std::string(source) + ": no header row (expected id, bank and offset columns)");
+      }));
   for (size_t i = 0; i < problem.size(); ++i) {
-    if (line_of[i] == 0) {
-      return InvalidArgument(std::string(source) + ": " + buffer_name(problem, i) + " has no row");
-    }
+    if (line_of[i] == 0) return InvalidArgument(std::string(source) + ": " + buffer_name(problem, i) + " has no row");
   }
   return make_banked_plan(problem, banks.size(), std::move(bank_of), std::move(offsets));
 }

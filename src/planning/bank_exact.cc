@@ -17,9 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // What every bank's improvement reads: the problem, the banks and pins, the
 // buffers' priority densities, the time slots and the options.
@@ -152,9 +150,8 @@ class BankImprover {
       OccupancyIndex there = occupancy_of_bank(problem_, c_.slots, moved->bank_of, moved->offsets, j);
       std::vector<size_t> still;
       for (const size_t i : left_out) {
-        const std::optional<int64_t> o = may_fit(problem_, i, slower)
-                                             ? first_fit_in(problem_, i, slower, c_.slots, there, &ranges)
-                                             : std::nullopt;
+        const std::optional<int64_t> o =
+            may_fit(problem_, i, slower) ? first_fit_in(problem_, i, slower, c_.slots, there, &ranges) : std::nullopt;
         if (!o) {
           still.push_back(i);
           continue;
@@ -230,7 +227,8 @@ class BankImprover {
       return members;
     };
     // 0 fits: S's own plan.
-    if (const std::optional<Fit> fit = longest_prefix_that_fits(added.size(), [] { return size_t{0}; }, prefix)) {
+    if (const std::optional<Fit> fit = longest_prefix_that_fits(
+            added.size(), [] { return size_t{0}; }, prefix)) {
       accept(prefix(fit->count), fit->offsets);
     }
   }

@@ -8,9 +8,12 @@ namespace memplan {
 
 std::string_view spill_reason_name(SpillReason reason) {
   switch (reason) {
-    case SpillReason::kPinned: return "pinned elsewhere";
-    case SpillReason::kTooLarge: return "larger than the bank";
-    case SpillReason::kNoRoom: return "no room";
+    case SpillReason::kPinned:
+      return "pinned elsewhere";
+    case SpillReason::kTooLarge:
+      return "larger than the bank";
+    case SpillReason::kNoRoom:
+      return "no room";
   }
   return "unknown";
 }

@@ -3,6 +3,8 @@
 // strategies' plans, and the validation of the plan it returns. The
 // strategies are bank_greedy_spill.cc, bank_by_priority.cc and
 // bank_exact.cc; the report bank_report.cc.
+#include "memplan/banks.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -12,7 +14,6 @@
 #include <utility>
 
 #include "core/buffer_name.h"
-#include "memplan/banks.h"
 #include "memplan/bounds.h"
 #include "memplan/units.h"
 #include "planning/bank_strategies.h"
@@ -147,8 +148,8 @@ BankedPlanningResult described(const Problem& problem, std::span<const Bank> ban
 }
 
 // Strategies (a) and (b), as options.strategy says (kBest: the better).
-StatusOr<BankedPlanningResult> plan_heuristically(const Problem& problem, std::span<const Bank> banks,
-                                                  const Pins& pins, const BankOptions& options) {
+StatusOr<BankedPlanningResult> plan_heuristically(const Problem& problem, std::span<const Bank> banks, const Pins& pins,
+                                                  const BankOptions& options) {
   std::optional<BankedPlanningResult> greedy;
   Status greedy_status;
   if (options.strategy != BankStrategy::kByPriority) {
@@ -219,10 +220,9 @@ StatusOr<BankedPlanningResult> plan_banks(const Problem& problem, std::span<cons
     effective.plan.time_limit_seconds = *options.time_limit_seconds;
   }
   const auto start = std::chrono::steady_clock::now();
-  MEMPLAN_ASSIGN_OR_RETURN(BankedPlanningResult result,
-                           options.strategy == BankStrategy::kExact
-                               ? plan_exactly(problem, banks, pins, effective)
-                               : plan_heuristically(problem, banks, pins, effective));
+  MEMPLAN_ASSIGN_OR_RETURN(BankedPlanningResult result, options.strategy == BankStrategy::kExact
+                                                            ? plan_exactly(problem, banks, pins, effective)
+                                                            : plan_heuristically(problem, banks, pins, effective));
   result.planning_seconds = seconds_since(start);
   const auto validation_start = std::chrono::steady_clock::now();
   const BankValidationResult check = validate_banked(problem, banks, result.plan);
