@@ -131,7 +131,9 @@ void bind_banks(py::module_& m) {
         "'exceeds capacity', 'pin ignored', ...), reason (names buffers and banks), arenas (per bank).");
   m.def("plan_banks", &plan_banks_py, py::arg("problem"), py::arg("banks"), py::kw_only(),
         py::arg("pins") = py::none(), py::arg("priorities") = py::none(),
-        py::arg("planner") = std::string(kDefaultPlanner), py::arg("strategy") = std::string(bank_strategy_option(BankStrategy::kBest)), py::arg("time_limit") = py::none(),
+        py::arg("planner") = std::string(kDefaultPlanner),
+        py::arg("strategy") = std::string(bank_strategy_option(BankStrategy::kBest)),
+        py::arg("time_limit") = py::none(),
         py::arg("node_limit") = 0,
         "Plans the problem into memory banks, fastest first, as `memplan plan --bank` (docs/planners.md, Memory "
         "banks). banks: names or tuples (name, capacity bytes or None, [alignment]); pins: {buffer id: bank name}; "
