@@ -38,7 +38,7 @@
 //
 // Exact mode (BankStrategy::kExact) starts from the better of (a) and (b) and
 // asks the exact decision solver (exact.h, solve_decision) for more, bank by
-// bank, fastest first, within a budget (exact_seconds, exact_node_limit):
+// bank, fastest first, within a budget (resolve_exact_budget):
 //   1. the bank's buffers in that plan are the set S, planned and within the
 //      capacity; the candidates are the buffers in slower banks that may go
 //      to this one, densest priority first;
@@ -66,6 +66,11 @@
 // bytes; an unpinned fixed buffer goes to a bank where it clashes with no
 // other fixed buffer there.
 //
+// plan_banks is the one call of the job: it checks its input, plans, judges
+// the plan with validate_banked (an invalid plan is a kInternal error, never
+// a result) and describes it; `memplan plan --bank`, `memplan validate
+// --bank` and Python's plan_banks/validate_banked only convert and print.
+//
 // Errors: a pin that names no bank (kNotFound); buffers pinned to a bank that
 // cannot hold them (kInfeasible when their load alone exceeds its capacity,
 // kCapacityExceeded when no plan of them was found that fits), naming the
@@ -74,6 +79,7 @@
 // (kCapacityExceeded).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -187,8 +193,26 @@ enum class BankStrategy {
   kExact,        // both, then the exact decision solver per bank within a budget (above)
 };
 
+// The one table of the strategies' names, for every front end: `option` is
+// how the CLI's --bank-strategy and Python's strategy= spell it, `name` how a
+// report says which strategy made a plan, `summary` a phrase for help texts.
+struct BankStrategyInfo {
+  BankStrategy strategy;
+  std::string_view option;   // "best", "greedy", "priority", "exact"
+  std::string_view name;     // "best", "greedy spill", "by priority", "exact"
+  std::string_view summary;
+};
+std::span<const BankStrategyInfo> bank_strategies();
+// The strategy an option names, or nullopt.
+std::optional<BankStrategy> bank_strategy_from_option(std::string_view option);
+// "best, greedy, priority, exact": the options, for error messages.
+std::string bank_strategy_options();
+std::string_view bank_strategy_option(BankStrategy strategy);
 // "best", "greedy spill", "by priority", "exact".
 std::string_view bank_strategy_name(BankStrategy strategy);
+
+// Exact mode's wall-clock budget when no time limit is given (seconds).
+inline constexpr double kDefaultBankExactSeconds = 1.0;
 
 struct BankOptions {
   // The single-arena planner for each bank's set in strategy (b).
@@ -202,16 +226,32 @@ struct BankOptions {
   // Strategy (b): after a bank's set is planned, the buffers left out go,
   // densest first, to the first gap of its plan that keeps it within capacity.
   bool fill = true;
-  // Exact mode: wall-clock budget in seconds for all its decisions (shared
-  // among the bounded banks but the last); 0 = none (then exact_node_limit
-  // bounds each decision, 100,000 nodes when it is 0 too).
-  double exact_seconds = 1.0;
-  // Exact mode: node budget of each decision (0 = unlimited). Tests use it
-  // instead of time, so that their answers repeat.
+  // The time limit in seconds (>= 0; unset: none given). In exact mode it is
+  // the decisions' budget (resolve_exact_budget: unset is 1 s, 0 no search
+  // to speak of) and each bank's set is planned by `plan` as it is; in the
+  // other strategies it bounds each run of `planner` (plan.time_limit_seconds).
+  std::optional<double> time_limit_seconds;
+  // Exact mode: node budget of each decision (>= 0; 0 = unlimited). Tests
+  // use it instead of time, so that their answers repeat.
   int64_t exact_node_limit = 0;
   // Exact mode: most decisions per bank.
   int32_t exact_max_decisions = 256;
 };
+
+// Exact mode's budget as BankOptions asks for it:
+//   time limit unset, no node limit: kDefaultBankExactSeconds of wall clock
+//       for all decisions, each unlimited in nodes;
+//   time limit unset, node limit N:  no wall clock, N nodes per decision
+//       (answers repeat);
+//   time limit 0:                    no wall clock, the node limit per
+//       decision, 1 node when it is 0 (no search to speak of);
+//   time limit T > 0:                T seconds for all decisions (shared
+//       among the bounded banks but the last), the node limit per decision.
+struct ExactBankBudget {
+  double seconds = 0;      // infinity: no wall-clock budget
+  int64_t node_limit = 0;  // per decision; 0 = unlimited
+};
+ExactBankBudget resolve_exact_budget(const BankOptions& options);
 
 // Why a buffer that could have gone to bank k went to a slower one.
 enum class SpillReason {
@@ -232,11 +272,15 @@ struct BankStats {
   int64_t bytes = 0;     // their total size
   int64_t arena = 0;     // the bank's arena
   double priority = 0;   // their total priority
+  // The buffers that could have gone to this bank and went to a slower one,
+  // indexed by SpillReason (the entries of BankedPlanningResult::spills).
+  std::array<size_t, 3> spilled{};
+  size_t spilled_total() const { return spilled[0] + spilled[1] + spilled[2]; }
 };
 
 struct BankedPlanningResult {
   BankedPlan plan;
-  std::string strategy;            // "greedy spill", "by priority" or "exact": which one made the plan
+  BankStrategy strategy = BankStrategy::kBest;  // which one made the plan: greedy spill, by priority or exact
   std::vector<BankStats> banks;    // per bank
   double total_priority = 0;       // over all buffers
   // Buffers in a bank slower than k that were not pinned to a bank slower
@@ -249,9 +293,13 @@ struct BankedPlanningResult {
   std::optional<double> heuristic_priority;
   int64_t exact_decisions = 0;
   int64_t exact_fits = 0;
+  double planning_seconds = 0;    // wall clock of the strategies
+  double validation_seconds = 0;  // wall clock of validate_banked
 };
 
-// Plans `problem` into `banks` (fastest first). See the top of this file.
+// Plans `problem` into `banks` (fastest first) and validates the plan. See
+// the top of this file. Bad options (a negative time or node limit) are
+// kInvalidArgument.
 StatusOr<BankedPlanningResult> plan_banks(const Problem& problem, std::span<const Bank> banks,
                                           const BankOptions& options = {});
 

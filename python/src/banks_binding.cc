@@ -35,7 +35,7 @@ std::vector<Bank> banks_from(py::handle banks_arg) {
 }
 
 py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object pins, py::object priorities,
-                       const std::string& planner, const std::string& strategy, double time_limit,
+                       const std::string& planner, const std::string& strategy, std::optional<double> time_limit,
                        int64_t node_limit) {
   const std::vector<Bank> banks = banks_from(banks_arg);
   Problem problem = original;
@@ -57,26 +57,12 @@ py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object
       }
     }
   }
-  BankOptions options{.planner = planner};
-  if (strategy == "greedy") {
-    options.strategy = BankStrategy::kGreedySpill;
-  } else if (strategy == "priority") {
-    options.strategy = BankStrategy::kByPriority;
-  } else if (strategy == "exact") {
-    options.strategy = BankStrategy::kExact;
-  } else if (strategy != "best") {
-    raise_input_error("strategy: '" + strategy + "' is not one of best, greedy, priority, exact");
-  }
-  if (time_limit < 0) raise_input_error("time_limit: " + std::to_string(time_limit) + " is negative");
-  if (node_limit < 0) raise_input_error("node_limit: " + std::to_string(node_limit) + " is negative");
-  if (options.strategy == BankStrategy::kExact) {
-    // The time limit is the decisions' budget (1 s when neither limit is
-    // given); the heuristics plan each bank's set without search.
-    options.exact_seconds = time_limit > 0 || node_limit > 0 ? time_limit : 1.0;
-    options.exact_node_limit = node_limit;
-  } else {
-    options.plan.time_limit_seconds = time_limit;
-  }
+  // plan_banks (banks.h) decides what the limits mean, checks them and
+  // validates the plan, as for `memplan plan --bank`; this converts.
+  const std::optional<BankStrategy> chosen = bank_strategy_from_option(strategy);
+  if (!chosen) raise_input_error("strategy: '" + strategy + "' is not one of " + bank_strategy_options());
+  const BankOptions options{
+      .planner = planner, .strategy = *chosen, .time_limit_seconds = time_limit, .exact_node_limit = node_limit};
   if (find_planner(planner) == nullptr) raise_status(NotFound(unknown_planner_message(planner)), ErrorSource::kPlanner);
   StatusOr<BankedPlanningResult> planned = [&] {
     py::gil_scoped_release release;
@@ -85,7 +71,7 @@ py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object
   if (!planned.ok()) raise_status(planned.status());  // a pin to no bank: InputError; the rest PlanningError
   const BankedPlanningResult& r = *planned;
   py::dict out;
-  out["strategy"] = r.strategy;
+  out["strategy"] = std::string(bank_strategy_name(r.strategy));
   out["total_priority"] = r.total_priority;
   out["greedy_priority"] = r.greedy_priority ? py::cast(*r.greedy_priority) : py::none();
   out["heuristic_priority"] = r.heuristic_priority ? py::cast(*r.heuristic_priority) : py::none();
@@ -145,14 +131,17 @@ void bind_banks(py::module_& m) {
         "'exceeds capacity', 'pin ignored', ...), reason (names buffers and banks), arenas (per bank).");
   m.def("plan_banks", &plan_banks_py, py::arg("problem"), py::arg("banks"), py::kw_only(),
         py::arg("pins") = py::none(), py::arg("priorities") = py::none(),
-        py::arg("planner") = std::string(kDefaultPlanner), py::arg("strategy") = "best", py::arg("time_limit") = 0.0,
+        py::arg("planner") = std::string(kDefaultPlanner),
+        py::arg("strategy") = std::string(bank_strategy_option(BankStrategy::kBest)),
+        py::arg("time_limit") = py::none(),
         py::arg("node_limit") = 0,
         "Plans the problem into memory banks, fastest first, as `memplan plan --bank` (docs/planners.md, Memory "
         "banks). banks: names or tuples (name, capacity bytes or None, [alignment]); pins: {buffer id: bank name}; "
         "priorities: {buffer id: int} (default size x lifetime, or the CSV's bank and priority columns); "
         "strategy: 'best', 'greedy', 'priority' or 'exact' (best, then the exact decision solver per bounded bank "
-        "within time_limit seconds, 1 s when neither limit is given, and node_limit nodes per decision: set it, "
-        "not the time, for answers that repeat).\n"
+        "within time_limit seconds: 1 s when neither limit is given, no search to speak of at 0, as the CLI's "
+        "--time-limit; and node_limit nodes per decision: set it, not the time, for answers that repeat); "
+        "outside exact mode time_limit bounds each run of the planner.\n"
         "Returns a dict: strategy, total_priority, greedy_priority, heuristic_priority and exact_decisions (exact: "
         "bank 0's priority in the heuristics' plan it started from, the decisions run), bank_of and offsets (NumPy "
         "arrays), banks (per "

@@ -1,5 +1,6 @@
 """memplan.plan_banks(): memory banks as `memplan plan --bank` plans them
 (include/memplan/banks.h)."""
+import json
 import os
 
 import pytest
@@ -121,3 +122,26 @@ def test_validate_banked_names_the_rule():
     assert r["rule"] == "pin ignored" and "pinned to bank 'dram'" in r["reason"]
     r = memplan.validate_banked(problem, [("sram", 16, 16), "dram"], [0, 1, 0], [0, 0, 8])
     assert r["rule"] == "misaligned"
+
+
+def test_time_limit_zero_means_what_the_cli_means(cli, tmp_path):
+    # The library decides exact mode's budget for both front ends: at time
+    # limit 0 no search to speak of (one node per decision), so Python and
+    # `memplan plan --time-limit 0` give the same plan and priorities. On
+    # this problem a second of search (what Python's 0 once meant) keeps
+    # more priority in the fast bank at a quarter of the load.
+    problem = memplan.generate("dnn", buffers=60, seed=4, max_size=4096)
+    path = tmp_path / "problem.csv"
+    memplan.write_problem(str(path), problem)
+    load = problem.load()
+    for share in (8, 4, 2):
+        banks = [("fast", load // share), "slow"]
+        mine = memplan.plan_banks(problem, banks, strategy="exact", time_limit=0)
+        theirs = json.loads(cli("plan", path, "--bank", f"fast={load // share}", "--bank", "slow",
+                                "--bank-strategy", "exact", "--time-limit", "0", "--json", expect=0).stdout)
+        assert mine["strategy"] == theirs["strategy"]
+        assert mine["exact_decisions"] == theirs["exact_decisions"]
+        assert [b["priority"] for b in mine["banks"]] == [b["priority"] for b in theirs["banks"]]
+        names = [b["name"] for b in theirs["banks"]]
+        assert [names[k] for k in mine["bank_of"]] == [b["bank"] for b in theirs["buffers"]]
+        assert list(mine["offsets"]) == [b["offset"] for b in theirs["buffers"]]

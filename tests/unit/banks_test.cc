@@ -8,6 +8,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "memplan/bounds.h"
@@ -249,7 +252,7 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
 TEST(PlanBanks, PropertyExactModeValidAndNeverBehindTheHeuristics) {
   const ProblemShape shapes[] = {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals, ProblemShape::kHeavyTailed,
                                  ProblemShape::kNested};
-  const BankOptions exact{.strategy = BankStrategy::kExact, .exact_seconds = 0, .exact_node_limit = 2000,
+  const BankOptions exact{.strategy = BankStrategy::kExact, .time_limit_seconds = 0, .exact_node_limit = 2000,
                           .exact_max_decisions = 24};
   int checked = 0;
   int ahead = 0;  // cases where exact mode kept more priority in bank 0
@@ -299,7 +302,7 @@ TEST(PlanBanks, PropertyExactModeValidAndNeverBehindTheHeuristics) {
 TEST(PlanBanks, ExactModeWithoutABoundedFastBankRunsNoDecision) {
   const std::vector<Bank> one = {{.name = "mem"}};
   const StatusOr<BankedPlanningResult> r =
-      plan_banks(three(), one, {.strategy = BankStrategy::kExact, .exact_seconds = 0, .exact_node_limit = 100});
+      plan_banks(three(), one, {.strategy = BankStrategy::kExact, .time_limit_seconds = 0, .exact_node_limit = 100});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   EXPECT_EQ(r->exact_decisions, 0);
   EXPECT_TRUE(validate_banked(three(), one, r->plan).ok());
@@ -321,7 +324,7 @@ TEST(PlanBanks, FixedOffsetsAreCheckedPerBank) {
   for (const BankStrategy strategy :
        {BankStrategy::kBest, BankStrategy::kGreedySpill, BankStrategy::kByPriority, BankStrategy::kExact}) {
     const StatusOr<BankedPlanningResult> r =
-        plan_banks(p, banks, {.strategy = strategy, .exact_seconds = 0, .exact_node_limit = 1000});
+        plan_banks(p, banks, {.strategy = strategy, .time_limit_seconds = 0, .exact_node_limit = 1000});
     ASSERT_TRUE(r.ok()) << bank_strategy_name(strategy) << ": " << r.status().to_string();
     EXPECT_EQ(r->plan.bank_of[0], 0);
     EXPECT_EQ(r->plan.bank_of[1], 1);
@@ -336,7 +339,7 @@ TEST(PlanBanks, AnUnpinnedFixedBufferAvoidsTheBankWhereItClashes) {
   for (const BankStrategy strategy :
        {BankStrategy::kBest, BankStrategy::kGreedySpill, BankStrategy::kByPriority, BankStrategy::kExact}) {
     const StatusOr<BankedPlanningResult> r =
-        plan_banks(p, banks, {.strategy = strategy, .exact_seconds = 0, .exact_node_limit = 1000});
+        plan_banks(p, banks, {.strategy = strategy, .time_limit_seconds = 0, .exact_node_limit = 1000});
     ASSERT_TRUE(r.ok()) << bank_strategy_name(strategy) << ": " << r.status().to_string();
     EXPECT_EQ(r->plan.bank_of[1], 1) << bank_strategy_name(strategy);
     EXPECT_TRUE(validate_banked(p, banks, r->plan).ok());
@@ -460,6 +463,49 @@ TEST(BanksCsv, FilesWithoutTheColumnsWriteAsBefore) {
   const StatusOr<Problem> p = parse_problem_csv("id,lower,upper,size\na,0,2,16\n");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(format_problem_csv(*p), "id,lower,upper,size\na,0,2,16\n");
+}
+
+// The library decides what a time limit means in exact mode, for the CLI
+// and Python alike (their budgets once disagreed at 0).
+TEST(PlanBanks, ResolvesTheExactBudgetForEveryFrontEnd) {
+  const double none = std::numeric_limits<double>::infinity();
+  auto budget = [](std::optional<double> seconds, int64_t nodes) {
+    const ExactBankBudget b = resolve_exact_budget({.time_limit_seconds = seconds, .exact_node_limit = nodes});
+    return std::pair{b.seconds, b.node_limit};
+  };
+  EXPECT_EQ(budget(std::nullopt, 0), std::pair(kDefaultBankExactSeconds, int64_t{0}));
+  EXPECT_EQ(budget(std::nullopt, 500), std::pair(none, int64_t{500}));
+  EXPECT_EQ(budget(0.0, 0), std::pair(none, int64_t{1}));
+  EXPECT_EQ(budget(0.0, 500), std::pair(none, int64_t{500}));
+  EXPECT_EQ(budget(2.5, 0), std::pair(2.5, int64_t{0}));
+  const std::vector<Bank> one{{.name = "dram"}};
+  EXPECT_EQ(plan_banks(three(), one, {.time_limit_seconds = -1.0}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(plan_banks(three(), one, {.exact_node_limit = -1}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(PlanBanks, SpellsEachStrategyInOneTable) {
+  for (const BankStrategyInfo& info : bank_strategies()) {
+    EXPECT_EQ(bank_strategy_from_option(info.option), info.strategy);
+    EXPECT_EQ(bank_strategy_option(info.strategy), info.option);
+    EXPECT_EQ(bank_strategy_name(info.strategy), info.name);
+  }
+  EXPECT_EQ(bank_strategy_options(), "best, greedy, priority, exact");
+  EXPECT_EQ(bank_strategy_name(BankStrategy::kGreedySpill), "greedy spill");
+  EXPECT_FALSE(bank_strategy_from_option("greedy spill").has_value());
+}
+
+// Every result plan_banks returns has passed validate_banked, and its report
+// counts each spill once, under its bank and reason.
+TEST(PlanBanks, ReturnsAValidatedPlanAndCountsItsSpills) {
+  const std::vector<Bank> banks{{.name = "sram", .capacity = 16}, {.name = "dram"}};
+  const StatusOr<BankedPlanningResult> r = plan_banks(three(), banks);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(validate_banked(three(), banks, r->plan).ok());
+  size_t counted = 0;
+  for (const BankStats& s : r->banks) counted += s.spilled_total();
+  EXPECT_EQ(counted, r->spills.size());
+  EXPECT_EQ(r->banks[0].spilled[static_cast<size_t>(SpillReason::kNoRoom)], 1u);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ struct PlanArguments {
   std::optional<double> good_enough;  // the tolerance; unset: the named planner alone
   std::string good_enough_unit;       // bytes; empty: 1
   std::vector<std::string> banks;     // NAME[=CAPACITY][@ALIGNMENT], fastest first; empty: one arena
-  std::string bank_strategy = "best";  // best | greedy | priority | exact
+  std::string bank_strategy{bank_strategy_option(BankStrategy::kBest)};  // an option of bank_strategies()
   std::string bank_file;               // banks.h's bank file; empty: --bank only
   std::string bank_svg;                // with banks: PREFIX of one heap map per bank (PREFIX<name>.svg)
 };
@@ -50,19 +50,14 @@ std::string share(double part, double whole) {
   return text;
 }
 
-// Exact bank mode's budget without --time-limit (seconds).
-constexpr double kDefaultBankExactSeconds = 1.0;
-
 // The report of a banked plan as JSON (--json, --output PLAN.json): per bank
 // and per buffer.
 nlohmann::json banked_plan_json(const PlanArguments& args, const PlannerInfo& planner, const Problem& problem,
                                 const std::vector<Bank>& banks, const BankedPlanningResult& result) {
-  std::vector<std::array<size_t, 3>> spilled(banks.size(), {0, 0, 0});
-  for (const Spill& s : result.spills) ++spilled[s.from_bank][static_cast<size_t>(s.reason)];
   nlohmann::json out;
   out["problem"] = args.problem_path;
   out["planner"] = std::string(planner.name);
-  out["strategy"] = result.strategy;
+  out["strategy"] = std::string(bank_strategy_name(result.strategy));
   out["total_priority"] = result.total_priority;
   if (result.greedy_priority) out["greedy_spill_priority"] = *result.greedy_priority;
   if (result.heuristic_priority) {
@@ -74,9 +69,9 @@ nlohmann::json banked_plan_json(const PlanArguments& args, const PlannerInfo& pl
     const BankStats& st = result.banks[k];
     nlohmann::json b{{"name", banks[k].name}, {"buffers", st.buffers}, {"bytes", st.bytes},
                      {"arena", st.arena},     {"priority", st.priority},
-                     {"spilled", {{"no_room", spilled[k][static_cast<size_t>(SpillReason::kNoRoom)]},
-                                  {"too_large", spilled[k][static_cast<size_t>(SpillReason::kTooLarge)]},
-                                  {"pinned", spilled[k][static_cast<size_t>(SpillReason::kPinned)]}}}};
+                     {"spilled", {{"no_room", st.spilled[static_cast<size_t>(SpillReason::kNoRoom)]},
+                                  {"too_large", st.spilled[static_cast<size_t>(SpillReason::kTooLarge)]},
+                                  {"pinned", st.spilled[static_cast<size_t>(SpillReason::kPinned)]}}}};
     b["capacity"] = banks[k].capacity ? nlohmann::json(*banks[k].capacity) : nlohmann::json(nullptr);
     b["alignment"] = banks[k].alignment;
     out["banks"].push_back(std::move(b));
@@ -98,35 +93,25 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
   Problem problem = read_problem_or_throw(args.problem_path);
   if (!args.alignment.empty()) problem.alignment = power_of_two_byte_size(args.alignment, "--alignment");
   const std::vector<Bank> banks = read_banks_or_throw(args.bank_file, args.banks);
-  BankOptions options{.planner = std::string(planner.name)};
+  // plan_banks (banks.h) decides what the time limit means and validates
+  // the plan; this prints it.
+  BankOptions options{.planner = std::string(planner.name),
+                      .strategy = *bank_strategy_from_option(args.bank_strategy),
+                      .time_limit_seconds = args.time_limit_seconds};
   options.plan.seed = args.seed;
   options.plan.threads = args.threads;
-  options.strategy = args.bank_strategy == "greedy"     ? BankStrategy::kGreedySpill
-                     : args.bank_strategy == "priority" ? BankStrategy::kByPriority
-                     : args.bank_strategy == "exact"    ? BankStrategy::kExact
-                                                        : BankStrategy::kBest;
-  if (options.strategy == BankStrategy::kExact) {
-    // The time limit is the decisions' budget; each bank's set is planned by
-    // the heuristics alone.
-    options.exact_seconds = args.time_limit_seconds.value_or(kDefaultBankExactSeconds);
-    if (options.exact_seconds <= 0) options.exact_node_limit = 1;  // --time-limit 0: no search to speak of
-  } else {
-    options.plan.time_limit_seconds = args.time_limit_seconds.value_or(0);
-  }
-  const auto start = std::chrono::steady_clock::now();
   StatusOr<BankedPlanningResult> planned = plan_banks(problem, banks, options);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   throw_if_error(planned.status(), "banked planning failed on " + args.problem_path);
   const BankedPlanningResult& result = *planned;
-  const BankValidationResult check = validate_banked(problem, banks, result.plan);
-  if (!check.ok()) throw CommandError("the banked plan is invalid (a bug): " + check.message, kExitInternal);
+  const double seconds = result.planning_seconds + result.validation_seconds;
 
   if (!args.bank_svg.empty()) {
     for (size_t k = 0; k < banks.size(); ++k) {
       const BankArena arena = bank_arena(problem, banks, result.plan, k);
       const std::string path = args.bank_svg + banks[k].name + ".svg";
       write_file_or_throw(path, render_svg(arena.problem, arena.plan,
-                                           {.planner = result.strategy, .title = "bank " + banks[k].name}));
+                                           {.planner = std::string(bank_strategy_name(result.strategy)),
+                                            .title = "bank " + banks[k].name}));
     }
   }
   const bool to_stdout = args.output_path == "-";
@@ -136,9 +121,6 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
                                               : format_banked_plan_csv(problem, banks, result.plan));
     if (to_stdout) return;
   }
-  // Per bank: how many of the buffers that could have gone there spilled, by reason.
-  std::vector<std::array<size_t, 3>> spilled(banks.size(), {0, 0, 0});
-  for (const Spill& s : result.spills) ++spilled[s.from_bank][static_cast<size_t>(s.reason)];
   if (args.json) {
     std::fputs(banked_plan_json(args, planner, problem, banks, result).dump().c_str(), stdout);
     std::fputc('\n', stdout);
@@ -147,7 +129,7 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
   std::printf("problem   %s\n", args.problem_path.c_str());
   std::printf("planner   %s, per bank\n", std::string(planner.name).c_str());
   std::printf("buffers   %zu\n", problem.size());
-  std::printf("strategy  %s", result.strategy.c_str());
+  std::printf("strategy  %s", std::string(bank_strategy_name(result.strategy)).c_str());
   if (result.greedy_priority) {
     std::printf(" (greedy spill would keep %s of the priority in %s)", share(*result.greedy_priority, result.total_priority).c_str(),
                 banks[0].name.c_str());
@@ -164,9 +146,9 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
                 format_bytes(st.bytes).c_str(), format_bytes(st.arena).c_str(),
                 banks[k].capacity ? format_bytes(*banks[k].capacity).c_str() : "unbounded",
                 share(st.priority, result.total_priority).c_str());
-    const std::array<size_t, 3>& s = spilled[k];
-    if (s[0] + s[1] + s[2] > 0) {
-      std::printf("  spilled %zu: %zu no room, %zu larger than the bank, %zu pinned elsewhere\n", s[0] + s[1] + s[2],
+    const std::array<size_t, 3>& s = st.spilled;
+    if (st.spilled_total() > 0) {
+      std::printf("  spilled %zu: %zu no room, %zu larger than the bank, %zu pinned elsewhere\n", st.spilled_total(),
                   s[static_cast<size_t>(SpillReason::kNoRoom)], s[static_cast<size_t>(SpillReason::kTooLarge)],
                   s[static_cast<size_t>(SpillReason::kPinned)]);
     }
@@ -391,15 +373,16 @@ void register_plan_command(CLI::App& app) {
                       "With --bank: write one heap map per bank, PREFIX<bank name>.svg (e.g. --bank-svg out/ writes\n"
                       "out/sram.svg and out/dram.svg)")
       ->type_name("PREFIX");
-  command->add_option("--bank-strategy", args->bank_strategy,
-                      "With --bank: best (the default: the better of the two), greedy (ExecuTorch's spill:\n"
-                      "largest first, each into the first bank where first fit keeps it within capacity),\n"
-                      "priority (the densest priority first, each bank planned with --planner) or exact (best,\n"
-                      "then the exact decision solver moves more priority into each bounded bank, fastest\n"
-                      "first, within --time-limit: 1 s when unset; never behind best)")
+  std::string strategy_help = "With --bank, one of:";
+  std::vector<std::string> strategy_options;
+  for (const BankStrategyInfo& info : bank_strategies()) {
+    strategy_help += "\n  " + std::string(info.option) + ": " + std::string(info.summary);
+    strategy_options.emplace_back(info.option);
+  }
+  command->add_option("--bank-strategy", args->bank_strategy, strategy_help)
       ->type_name("S")
       ->capture_default_str()
-      ->check(CLI::IsMember({"best", "greedy", "priority", "exact"}));
+      ->check(CLI::IsMember(strategy_options));
   command->add_flag("--json", args->json, "Print the plan as JSON on stdout instead of the summary");
   command->footer(
       "Byte sizes take a unit: 4096, 64K, 64KiB, 1.5M, 2GiB (binary), 2KB, 3MB, 1GB (decimal).\n"
