@@ -95,9 +95,9 @@ struct Options {
   bool full = false;
   double ip_seconds = -1;
   bool quiet = false;
-  int32_t window = 0;          // > 0: decide windows of this many consecutive sections
-  int32_t max_windows = -1;    // < 0: all
-  double lp_seconds = -1;      // Clp time limit per LP solve (< 0: none)
+  int32_t window = 0;        // > 0: decide windows of this many consecutive sections
+  int32_t max_windows = -1;  // < 0: all
+  double lp_seconds = -1;    // Clp time limit per LP solve (< 0: none)
 };
 
 double g_lp_seconds = -1;
@@ -106,9 +106,9 @@ bool g_progress = true;  // one line per round of added rows on stderr
 struct Instance {
   int32_t n = 0;
   int64_t unit = 1;
-  std::vector<int32_t> size;  // units
+  std::vector<int32_t> size;                   // units
   std::vector<std::vector<int32_t>> sections;  // members, in time order
-  std::vector<int64_t> section_total;         // units
+  std::vector<int64_t> section_total;          // units
   int64_t load_units = 0;
   int64_t total_units = 0;
 
@@ -263,9 +263,12 @@ enum class Verdict { kFeasible, kInfeasible, kUnknown };
 
 const char* name(Verdict v) {
   switch (v) {
-    case Verdict::kFeasible: return "feasible";
-    case Verdict::kInfeasible: return "infeasible";
-    default: return "unknown";
+    case Verdict::kFeasible:
+      return "feasible";
+    case Verdict::kInfeasible:
+      return "infeasible";
+    default:
+      return "unknown";
   }
 }
 
@@ -306,8 +309,9 @@ LpResult solve_lp(const Instance& inst, int32_t capacity, bool full, Model** kee
   solver.initialSolve();
   for (;;) {
     ++r.rounds;
-    if (g_progress) std::fprintf(stderr, "  round %d: %d rows, %.2f s\n", r.rounds, model->rows(),
-                 std::chrono::duration<double>(Clock::now() - t0).count());
+    if (g_progress)
+      std::fprintf(stderr, "  round %d: %d rows, %.2f s\n", r.rounds, model->rows(),
+                   std::chrono::duration<double>(Clock::now() - t0).count());
     if (solver.isProvenPrimalInfeasible()) {
       r.verdict = Verdict::kInfeasible;
       break;
@@ -398,9 +402,8 @@ Verdict solve_ip(const Instance& inst, int32_t capacity, Model& model, double se
   }
   std::printf("capacity %" PRId64 " B (%d units): IP %s  CBC runs %d  rows %d  cols %d  nnz %" PRId64
               "  %.2f s (limit %.0f s)\n",
-              static_cast<int64_t>(capacity) * inst.unit, capacity, name(verdict), runs, model.rows(),
-              model.columns(), model.nonzeros(), std::chrono::duration<double>(Clock::now() - t0).count(),
-              seconds);
+              static_cast<int64_t>(capacity) * inst.unit, capacity, name(verdict), runs, model.rows(), model.columns(),
+              model.nonzeros(), std::chrono::duration<double>(Clock::now() - t0).count(), seconds);
   return verdict;
 }
 
@@ -479,12 +482,14 @@ int main(int argc, char** argv) {
   std::vector<int64_t> lower, upper;
   for (const auto& b : buffers) {
     if (b.size % inst.unit != 0) {
-      std::fprintf(stderr, "bench_cbp_bound: %s: buffer %s: size %" PRId64 " B is not a multiple of the unit %" PRId64 " B\n",
+      std::fprintf(stderr,
+                   "bench_cbp_bound: %s: buffer %s: size %" PRId64 " B is not a multiple of the unit %" PRId64 " B\n",
                    opt.path.c_str(), b.id.c_str(), b.size, inst.unit);
       return 1;
     }
     if (inst.unit % b.alignment != 0 || b.offset.has_value()) {
-      std::fprintf(stderr, "bench_cbp_bound: %s: buffer %s: alignment %" PRId64
+      std::fprintf(stderr,
+                   "bench_cbp_bound: %s: buffer %s: alignment %" PRId64
                    " B does not divide the unit, or a fixed offset: not supported\n",
                    opt.path.c_str(), b.id.c_str(), b.alignment);
       return 1;
@@ -508,9 +513,10 @@ int main(int argc, char** argv) {
   }
   inst.finish();
   const int64_t load = memplan::load(*problem);
-  std::printf("problem %s: %d buffers, %d sections (%" PRId64 " memberships), unit %" PRId64
-              " B, load %" PRId64 " B (%" PRId64 " units)\n",
-              opt.path.c_str(), inst.n, static_cast<int32_t>(inst.sections.size()), memberships, inst.unit, load, inst.load_units);
+  std::printf("problem %s: %d buffers, %d sections (%" PRId64 " memberships), unit %" PRId64 " B, load %" PRId64
+              " B (%" PRId64 " units)\n",
+              opt.path.c_str(), inst.n, static_cast<int32_t>(inst.sections.size()), memberships, inst.unit, load,
+              inst.load_units);
   std::fflush(stdout);
   if (inst.n == 0) {
     std::printf("lp bound: 0 B\n");
@@ -553,7 +559,8 @@ int main(int argc, char** argv) {
         print_lp(w, static_cast<int32_t>(cap_units), r);
       }
     }
-    std::printf("windows of %d sections at %" PRId64 " B: %zu decided, %d LP feasible, %d infeasible, %d unknown; "
+    std::printf("windows of %d sections at %" PRId64
+                " B: %zu decided, %d LP feasible, %d infeasible, %d unknown; "
                 "largest model %d cols, %" PRId64 " nnz; %.2f s in all\n",
                 k, cap_units * inst.unit, starts.size(), counts[0], counts[1], counts[2], max_cols, max_nnz, seconds);
     return counts[2] > 0 ? 3 : 0;
@@ -568,7 +575,8 @@ int main(int argc, char** argv) {
     print_full_size(inst, static_cast<int32_t>(cap_units));
     std::fflush(stdout);
     Model* model = nullptr;
-    const LpResult r = solve_lp(inst, static_cast<int32_t>(cap_units), opt.full, opt.ip_seconds >= 0 ? &model : nullptr);
+    const LpResult r =
+        solve_lp(inst, static_cast<int32_t>(cap_units), opt.full, opt.ip_seconds >= 0 ? &model : nullptr);
     print_lp(inst, static_cast<int32_t>(cap_units), r);
     if (opt.ip_seconds >= 0 && model != nullptr) {
       if (r.verdict == Verdict::kFeasible) {
@@ -617,7 +625,7 @@ int main(int argc, char** argv) {
   } else {
     hi = lo;
   }
-  std::printf("lp bound: %" PRId64 " B (%" PRId64 " units; load %" PRId64 " B; %s)  %.2f s in all\n",
-              hi * inst.unit, hi, load, hi > inst.load_units ? "above the load" : "= the load", seconds);
+  std::printf("lp bound: %" PRId64 " B (%" PRId64 " units; load %" PRId64 " B; %s)  %.2f s in all\n", hi * inst.unit,
+              hi, load, hi > inst.load_units ? "above the load" : "= the load", seconds);
   return 0;
 }

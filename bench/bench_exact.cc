@@ -32,7 +32,8 @@
 //                    [--no-canonical] [--no-sections] [--no-overload] [--overload-after N]
 //                    [--no-dominance] [--no-twins] [--no-decomposition] [--no-restarts]
 //                    [--no-subproblems] [--nodes N] [--count N] [--height BYTES]
-//                    [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N] [--threads N]
+//                    [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds
+//                    N] [--threads N]
 //                    [--no-sat-helper]
 #include <algorithm>
 #include <chrono>
@@ -79,15 +80,18 @@ double median(std::vector<double> v) {
 }
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|scan|all]\n                   [--instances A,B,...] [--capacities FROM:TO:STEP]\n"
-               "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--shape SHAPE]\n"
-               "                   [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N] [--no-canonical]\n"
-               "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
-               "                   [--no-decomposition] [--no-restarts]\n"
-               "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n"
-               "                   [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] [--seeds N] [--threads N]\n"
-               "                   [--no-sat-helper]\n");
+  std::fprintf(
+      stderr,
+      "usage: bench_exact [--runs N] [--mode decision|minimize|both|scale|files|relax|puzzles|scan|all]\n              "
+      "     [--instances A,B,...] [--capacities FROM:TO:STEP]\n"
+      "                   [--time-limit SECONDS] [--dir PATH] [--scale N,N,...] [--shape SHAPE]\n"
+      "                   [--files PATH,PATH,...] [--window-threshold N] [--window-buffers N] [--no-canonical]\n"
+      "                   [--no-sections] [--no-overload] [--overload-after N] [--no-dominance]\n"
+      "                   [--no-decomposition] [--no-restarts]\n"
+      "                   [--no-subproblems] [--nodes N] [--count N] [--height BYTES]\n"
+      "                   [--repair-share FRACTION] [--repair-band-buffers N] [--seeded-share FRACTION] [--seed N] "
+      "[--seeds N] [--threads N]\n"
+      "                   [--no-sat-helper]\n");
 }
 
 double peak_resident_mib() {
@@ -111,8 +115,12 @@ int run_relax(const std::string& dir, const std::string& only, int64_t nodes, co
     std::vector<memplan::solver::CanonicalSearch::Item> items;
     for (size_t i = 0; i < problem->size(); ++i) {
       const memplan::Buffer& b = problem->buffers[i];
-      if (b.size > 0) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size,
-                                       .alignment = problem->alignment_of(i), .fixed_offset = b.offset ? *b.offset : -1});
+      if (b.size > 0)
+        items.push_back({.lower = b.lower,
+                         .upper = b.upper,
+                         .size = b.size,
+                         .alignment = problem->alignment_of(i),
+                         .fixed_offset = b.offset ? *b.offset : -1});
     }
     const int64_t load = memplan::load(*problem);
     for (const auto& sub : memplan::solver::relaxed_subproblems(items)) {
@@ -125,10 +133,11 @@ int run_relax(const std::string& dir, const std::string& only, int64_t nodes, co
       const char* name = verdict == memplan::solver::SearchVerdict::kFound       ? "fits"
                          : verdict == memplan::solver::SearchVerdict::kExhausted ? "REFUTED"
                                                                                  : "undecided";
-      std::printf("%-4s %7zu %8lld %9zu %-10s %8lld %10lld %9.3f\n", instance.name, problem->size(),
-                  static_cast<long long>(load), sub.size(), name,
-                  static_cast<long long>(verdict == memplan::solver::SearchVerdict::kExhausted ? search.next_capacity() : -1),
-                  static_cast<long long>(stats.nodes), seconds);
+      std::printf(
+          "%-4s %7zu %8lld %9zu %-10s %8lld %10lld %9.3f\n", instance.name, problem->size(),
+          static_cast<long long>(load), sub.size(), name,
+          static_cast<long long>(verdict == memplan::solver::SearchVerdict::kExhausted ? search.next_capacity() : -1),
+          static_cast<long long>(stats.nodes), seconds);
       std::fflush(stdout);
     }
   }
@@ -145,8 +154,7 @@ int run_scale(const std::string& sizes, memplan::ProblemShape shape, const mempl
   std::stringstream list(sizes);
   for (std::string item; std::getline(list, item, ',');) {
     const size_t n = static_cast<size_t>(std::atoll(item.c_str()));
-    const memplan::Problem problem =
-        memplan::generate_problem({.shape = shape, .buffers = n, .seed = 1});
+    const memplan::Problem problem = memplan::generate_problem({.shape = shape, .buffers = n, .seed = 1});
     const int64_t load = memplan::load(problem);
     auto result = memplan::solve_minimize(problem, options);
     const double peak = peak_resident_mib();  // before the reference portfolio run below
@@ -157,13 +165,12 @@ int run_scale(const std::string& sizes, memplan::ProblemShape shape, const mempl
       continue;
     }
     if (portfolio.ok() && result->plan->arena > portfolio->arena) ++failures;  // worse than the start
-    std::printf("%8zu %12lld %12lld %12lld %12lld %8.3f %-10s %10lld %8lld %9.3f %9.1f\n", n,
-                static_cast<long long>(load), static_cast<long long>(portfolio.ok() ? portfolio->arena : -1),
-                static_cast<long long>(result->plan->arena), static_cast<long long>(result->lower_bound),
-                100.0 * memplan::gap(result->plan->arena, load),
-                std::string(memplan::exact_outcome_name(result->outcome)).c_str(),
-                static_cast<long long>(result->stats.nodes), static_cast<long long>(result->stats.windows),
-                result->stats.seconds, peak);
+    std::printf(
+        "%8zu %12lld %12lld %12lld %12lld %8.3f %-10s %10lld %8lld %9.3f %9.1f\n", n, static_cast<long long>(load),
+        static_cast<long long>(portfolio.ok() ? portfolio->arena : -1), static_cast<long long>(result->plan->arena),
+        static_cast<long long>(result->lower_bound), 100.0 * memplan::gap(result->plan->arena, load),
+        std::string(memplan::exact_outcome_name(result->outcome)).c_str(), static_cast<long long>(result->stats.nodes),
+        static_cast<long long>(result->stats.windows), result->stats.seconds, peak);
     std::fflush(stdout);
   }
   return failures;
@@ -180,8 +187,10 @@ int run_puzzles(int count, size_t buffers, int64_t height, const memplan::ExactO
   int64_t nodes = 0;
   std::vector<double> seconds;
   for (int seed = 1; seed <= count; ++seed) {
-    const memplan::Problem problem = memplan::generate_problem(
-        {.shape = memplan::ProblemShape::kPuzzle, .buffers = buffers, .seed = static_cast<uint64_t>(seed), .max_size = height});
+    const memplan::Problem problem = memplan::generate_problem({.shape = memplan::ProblemShape::kPuzzle,
+                                                                .buffers = buffers,
+                                                                .seed = static_cast<uint64_t>(seed),
+                                                                .max_size = height});
     const int64_t load = memplan::load(problem);
     auto result = memplan::solve_minimize(problem, options);
     if (!result.ok() || !result->plan || !memplan::validate(problem, *result->plan).ok()) {
@@ -189,9 +198,12 @@ int run_puzzles(int count, size_t buffers, int64_t height, const memplan::ExactO
       ++failures;
       continue;
     }
-    if (result->outcome != memplan::ExactOutcome::kOptimal) ++open;
-    else if (result->plan->arena == load) ++at_load;
-    else ++above_load;
+    if (result->outcome != memplan::ExactOutcome::kOptimal)
+      ++open;
+    else if (result->plan->arena == load)
+      ++at_load;
+    else
+      ++above_load;
     nodes += result->stats.nodes;
     seconds.push_back(result->stats.seconds);
     std::printf("%6d %8lld %8lld %8lld %-10s %12lld %9.3f\n", seed, static_cast<long long>(load),
@@ -217,8 +229,8 @@ int run_puzzles(int count, size_t buffers, int64_t height, const memplan::ExactO
 // plan` does (with restarts). Prints the verdict and the nodes each decision
 // used, and per instance the smallest arena any decision found: the reference
 // that minimisation within the same budget should reach.
-int run_scan(const std::string& dir, const std::string& only, const std::string& range, int64_t nodes,
-             double seconds, const memplan::ExactOptions& options, int seeds) {
+int run_scan(const std::string& dir, const std::string& only, const std::string& range, int64_t nodes, double seconds,
+             const memplan::ExactOptions& options, int seeds) {
   char budget[96];
   if (nodes > 0 && seconds > 0) {
     std::snprintf(budget, sizeof budget, "%lld nodes and %g s", static_cast<long long>(nodes), seconds);
@@ -344,43 +356,69 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--runs") runs = std::max(1, std::atoi(value().c_str()));
-    else if (arg == "--mode") mode = value();
-    else if (arg == "--instances") only = value();
-    else if (arg == "--time-limit") options.time_limit_seconds = std::atof(value().c_str()), time_given = true;
-    else if (arg == "--dir") dir = value();
-    else if (arg == "--scale") scale_sizes = value();
-    else if (arg == "--files") files = value();
-    else if (arg == "--capacities") capacities = value();
-    else if (arg == "--window-threshold") options.window_threshold = std::atoll(value().c_str());
-    else if (arg == "--window-buffers") options.window_buffers = std::atoll(value().c_str());
+    if (arg == "--runs")
+      runs = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--mode")
+      mode = value();
+    else if (arg == "--instances")
+      only = value();
+    else if (arg == "--time-limit")
+      options.time_limit_seconds = std::atof(value().c_str()), time_given = true;
+    else if (arg == "--dir")
+      dir = value();
+    else if (arg == "--scale")
+      scale_sizes = value();
+    else if (arg == "--files")
+      files = value();
+    else if (arg == "--capacities")
+      capacities = value();
+    else if (arg == "--window-threshold")
+      options.window_threshold = std::atoll(value().c_str());
+    else if (arg == "--window-buffers")
+      options.window_buffers = std::atoll(value().c_str());
     else if (arg == "--shape") {
       if (!memplan::parse_problem_shape(value(), &shape)) {
         usage();
         return 2;
       }
-    }
-    else if (arg == "--no-canonical") options.canonical_only = false;
-    else if (arg == "--no-sections") options.section_inference = false;
-    else if (arg == "--no-overload") options.section_overload = false;
-    else if (arg == "--overload-after") options.overload_after_nodes = std::max<int64_t>(0, std::atoll(value().c_str()));
-    else if (arg == "--no-dominance") options.dominance = false;
-    else if (arg == "--no-twins") options.twins = false;
-    else if (arg == "--no-decomposition") options.decomposition = false;
-    else if (arg == "--no-restarts") options.restarts = false;
-    else if (arg == "--no-subproblems") options.subproblem_bounds = false;
-    else if (arg == "--repair-share") options.repair_share = std::atof(value().c_str());
-    else if (arg == "--seeded-share") options.seeded_share = std::atof(value().c_str());
-    else if (arg == "--seed") options.seed = std::strtoull(value().c_str(), nullptr, 10);
-    else if (arg == "--threads") options.threads = std::max(1, std::atoi(value().c_str()));
-    else if (arg == "--no-sat-helper") options.sat_helper = false;
+    } else if (arg == "--no-canonical")
+      options.canonical_only = false;
+    else if (arg == "--no-sections")
+      options.section_inference = false;
+    else if (arg == "--no-overload")
+      options.section_overload = false;
+    else if (arg == "--overload-after")
+      options.overload_after_nodes = std::max<int64_t>(0, std::atoll(value().c_str()));
+    else if (arg == "--no-dominance")
+      options.dominance = false;
+    else if (arg == "--no-twins")
+      options.twins = false;
+    else if (arg == "--no-decomposition")
+      options.decomposition = false;
+    else if (arg == "--no-restarts")
+      options.restarts = false;
+    else if (arg == "--no-subproblems")
+      options.subproblem_bounds = false;
+    else if (arg == "--repair-share")
+      options.repair_share = std::atof(value().c_str());
+    else if (arg == "--seeded-share")
+      options.seeded_share = std::atof(value().c_str());
+    else if (arg == "--seed")
+      options.seed = std::strtoull(value().c_str(), nullptr, 10);
+    else if (arg == "--threads")
+      options.threads = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--no-sat-helper")
+      options.sat_helper = false;
     else if (arg == "--repair-band-buffers") {
       options.repair_band_buffers = std::max<int64_t>(1, std::atoll(value().c_str()));
-    }
-    else if (arg == "--count") puzzle_count = std::max(1, std::atoi(value().c_str()));
-    else if (arg == "--seeds") seeds = std::max(0, std::atoi(value().c_str()));
-    else if (arg == "--height") puzzle_height = std::max<int64_t>(1, std::atoll(value().c_str()));
-    else if (arg == "--nodes") relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str())), nodes_given = true;
+    } else if (arg == "--count")
+      puzzle_count = std::max(1, std::atoi(value().c_str()));
+    else if (arg == "--seeds")
+      seeds = std::max(0, std::atoi(value().c_str()));
+    else if (arg == "--height")
+      puzzle_height = std::max<int64_t>(1, std::atoll(value().c_str()));
+    else if (arg == "--nodes")
+      relax_nodes = std::max<int64_t>(1, std::atoll(value().c_str())), nodes_given = true;
     else {
       usage();
       return 2;
@@ -404,13 +442,17 @@ int main(int argc, char** argv) {
   }
   if (mode == "puzzles") {
     return run_puzzles(puzzle_count, static_cast<size_t>(std::max<long long>(1, std::atoll(scale_sizes.c_str()))),
-                       puzzle_height, options) == 0 ? 0 : 3;
+                       puzzle_height, options) == 0
+               ? 0
+               : 3;
   }
   const bool with_scale = mode == "all";
   if (with_scale) mode = "both";
 
-  std::printf("exact planner on MiniMalloc's challenging suite (capacity %lld bytes for decisions), median of %d run(s), time limit %.0f s\n",
-              static_cast<long long>(kCapacity), runs, options.time_limit_seconds);
+  std::printf(
+      "exact planner on MiniMalloc's challenging suite (capacity %lld bytes for decisions), median of %d run(s), time "
+      "limit %.0f s\n",
+      static_cast<long long>(kCapacity), runs, options.time_limit_seconds);
   std::printf("%-4s %7s %8s %-9s %-10s %8s %8s %10s %10s %9s %9s %9s %8s %7s\n", "inst", "buffers", "load", "mode",
               "outcome", "arena", "lower", "nodes", "backtrack", "wall s", "cpu s", "best at s", "mm cpu s", "ratio");
   double total_ours = 0, total_theirs = 0;
@@ -466,22 +508,22 @@ int main(int argc, char** argv) {
                   problem->size(), static_cast<long long>(load), m.c_str(),
                   std::string(memplan::exact_outcome_name(first.result.outcome)).c_str(),
                   static_cast<long long>(first.result.plan ? first.result.plan->arena : -1),
-                  static_cast<long long>(first.result.lower_bound),
-                  static_cast<long long>(first.result.stats.nodes),
+                  static_cast<long long>(first.result.lower_bound), static_cast<long long>(first.result.stats.nodes),
                   static_cast<long long>(first.result.stats.backtracks), median(wall), cpu_median,
-                  first.result.stats.seconds_to_best, theirs, ratio,
-                  first.valid ? "" : "  INVALID PLAN");
+                  first.result.stats.seconds_to_best, theirs, ratio, first.valid ? "" : "  INVALID PLAN");
       if (m == "minimize" && options.repair_share > 0) {
         std::printf("     repair: %lld bands decided, %lld improved the plan\n",
                     static_cast<long long>(first.result.stats.windows),
                     static_cast<long long>(first.result.stats.windows_improved));
       }
       if (m == "minimize" && first.result.stats.seeded_probes > 0) {
-        std::printf("     seeded restarts: %lld run (%lld on helper threads), %lld lowered the plan (%lld capacity probes in all)\n",
-                    static_cast<long long>(first.result.stats.seeded_probes),
-                    static_cast<long long>(first.result.stats.helper_probes),
-                    static_cast<long long>(first.result.stats.seeded_plans),
-                    static_cast<long long>(first.result.stats.capacity_probes));
+        std::printf(
+            "     seeded restarts: %lld run (%lld on helper threads), %lld lowered the plan (%lld capacity probes in "
+            "all)\n",
+            static_cast<long long>(first.result.stats.seeded_probes),
+            static_cast<long long>(first.result.stats.helper_probes),
+            static_cast<long long>(first.result.stats.seeded_plans),
+            static_cast<long long>(first.result.stats.capacity_probes));
       }
       if (m == "minimize" && first.result.stats.sat_decisions > 0) {
         std::printf("     SAT helper: %lld solves, %lld refutations\n",
@@ -494,7 +536,8 @@ int main(int argc, char** argv) {
         for (const memplan::Improvement& step : first.result.stats.improvements) {
           char entry[96];
           std::snprintf(entry, sizeof entry, "%s%.2f s %lld %s", path.empty() ? "" : "; ", step.seconds,
-                        static_cast<long long>(step.arena), std::string(memplan::plan_source_name(step.source)).c_str());
+                        static_cast<long long>(step.arena),
+                        std::string(memplan::plan_source_name(step.source)).c_str());
           path += entry;
         }
         std::printf("     improvements: %s\n", path.c_str());

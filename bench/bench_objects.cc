@@ -47,8 +47,10 @@ void run(const memplan::PlannerInfo& planner, const Instance& instance) {
   }
   const memplan::ValidationResult v = memplan::validate(instance.problem, *plan);
   char gap[32];
-  if (v.ok()) std::snprintf(gap, sizeof gap, "%.2f", 100.0 * memplan::gap(plan->arena, instance.bounds.load));
-  else std::snprintf(gap, sizeof gap, "INVALID");
+  if (v.ok())
+    std::snprintf(gap, sizeof gap, "%.2f", 100.0 * memplan::gap(plan->arena, instance.bounds.load));
+  else
+    std::snprintf(gap, sizeof gap, "INVALID");
   std::printf("%-24s %-22s %8zu %16lld %16lld %16lld %9s %10.1f%s%s\n", name.c_str(), instance.name.c_str(),
               instance.problem.size(), static_cast<long long>(instance.bounds.positional_maximums),
               static_cast<long long>(instance.bounds.load), static_cast<long long>(plan->arena), gap, ms,
@@ -63,9 +65,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> only, filters;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--data" && i + 1 < argc) data = argv[++i];
-    else if (arg == "--planner" && i + 1 < argc) only.push_back(argv[++i]);
-    else if (arg == "--instance" && i + 1 < argc) filters.push_back(argv[++i]);
+    if (arg == "--data" && i + 1 < argc)
+      data = argv[++i];
+    else if (arg == "--planner" && i + 1 < argc)
+      only.push_back(argv[++i]);
+    else if (arg == "--instance" && i + 1 < argc)
+      filters.push_back(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--data DIR] [--planner NAME]... [--instance SUBSTRING]...\n", argv[0]);
       return 2;

@@ -45,8 +45,10 @@ void run(const memplan::PlannerInfo& planner, const Instance& instance) {
   }
   const memplan::ValidationResult v = memplan::validate(instance.problem, *plan);
   char gap[32];
-  if (v.ok()) std::snprintf(gap, sizeof gap, "%.2f", 100.0 * memplan::gap(plan->arena, instance.load));
-  else std::snprintf(gap, sizeof gap, "INVALID");
+  if (v.ok())
+    std::snprintf(gap, sizeof gap, "%.2f", 100.0 * memplan::gap(plan->arena, instance.load));
+  else
+    std::snprintf(gap, sizeof gap, "INVALID");
   std::printf("%-26s %-14s %9zu %16lld %16lld %9s %10.1f%s%s\n", std::string(planner.name).c_str(),
               instance.name.c_str(), instance.problem.size(), static_cast<long long>(instance.load),
               static_cast<long long>(plan->arena), gap, ms, v.ok() ? "" : "  ", v.ok() ? "" : v.message.c_str());
@@ -61,15 +63,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--data" && i + 1 < argc) data = argv[++i];
-    else if (arg == "--buffers" && i + 1 < argc) generated = std::strtoull(argv[++i], nullptr, 10);
-    else if (arg == "--planner" && i + 1 < argc) only.push_back(argv[++i]);
+    if (arg == "--data" && i + 1 < argc)
+      data = argv[++i];
+    else if (arg == "--buffers" && i + 1 < argc)
+      generated = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--planner" && i + 1 < argc)
+      only.push_back(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--data DIR] [--buffers N] [--planner NAME]...\n", argv[0]);
       return 2;
     }
   }
-  if (only.empty()) only = {"greedy_by_size", "greedy_by_size_first_fit", "best_fit_spatial", "best_fit_temporal", "gergov"};
+  if (only.empty())
+    only = {"greedy_by_size", "greedy_by_size_first_fit", "best_fit_spatial", "best_fit_temporal", "gergov"};
   std::vector<const memplan::PlannerInfo*> planners;
   for (const std::string& name : only) {
     const memplan::PlannerInfo* p = memplan::find_planner(name);
@@ -99,8 +105,8 @@ int main(int argc, char** argv) {
     instances.push_back({name, std::move(*problem), 0});
   }
   if (generated > 0) {
-    memplan::Problem problem = memplan::generate_problem(
-        {.shape = memplan::ProblemShape::kDnnLike, .buffers = generated, .seed = 1});
+    memplan::Problem problem =
+        memplan::generate_problem({.shape = memplan::ProblemShape::kDnnLike, .buffers = generated, .seed = 1});
     instances.push_back({"dnn-" + std::to_string(generated), std::move(problem), 0});
   }
   for (Instance& instance : instances) instance.load = memplan::load(instance.problem);

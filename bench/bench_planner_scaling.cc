@@ -105,11 +105,16 @@ int main(int argc, char** argv) {
   double time_limit = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--planner" && i + 1 < argc) planner_names.push_back(argv[++i]);
-    else if (arg == "--shape" && i + 1 < argc) shape_names.push_back(argv[++i]);
-    else if (arg == "--sizes" && i + 1 < argc) sizes = parse_size_list(argv[++i]);
-    else if (arg == "--cap" && i + 1 < argc) cap = std::atof(argv[++i]);
-    else if (arg == "--time-limit" && i + 1 < argc) time_limit = std::atof(argv[++i]);
+    if (arg == "--planner" && i + 1 < argc)
+      planner_names.push_back(argv[++i]);
+    else if (arg == "--shape" && i + 1 < argc)
+      shape_names.push_back(argv[++i]);
+    else if (arg == "--sizes" && i + 1 < argc)
+      sizes = parse_size_list(argv[++i]);
+    else if (arg == "--cap" && i + 1 < argc)
+      cap = std::atof(argv[++i]);
+    else if (arg == "--time-limit" && i + 1 < argc)
+      time_limit = std::atof(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: %s [--planner NAME]... [--shape NAME]... [--sizes N,N,...] [--cap S] [--time-limit L]\n",

@@ -75,7 +75,8 @@ Iteration builtin_pattern() {
     b.id = std::to_string(i);
     b.lower = i;
     b.upper = i + 1 + static_cast<int64_t>(next() % 20);
-    b.size = next() % 10 == 0 ? 65536 + static_cast<int64_t>(next() % (4 << 20)) : 16 + static_cast<int64_t>(next() % 2032);
+    b.size =
+        next() % 10 == 0 ? 65536 + static_cast<int64_t>(next() % (4 << 20)) : 16 + static_cast<int64_t>(next() % 2032);
     problem.buffers.push_back(b);
   }
   return from_problem(problem);
@@ -223,7 +224,8 @@ Measured measure(const Subject& s, const Iteration& it, int threads, int iterati
   m.warmup_ms = warmup_ms;
   m.ns_per_pair = median(all) / static_cast<double>(it.sizes.size());
   m.faults_per_iteration = static_cast<double>(faults_after - faults_before) / kTouched;
-  m.ms_per_touched_iteration = std::chrono::duration<double, std::milli>(touched_end - touched_start).count() / kTouched;
+  m.ms_per_touched_iteration =
+      std::chrono::duration<double, std::milli>(touched_end - touched_start).count() / kTouched;
   return m;
 }
 
@@ -264,8 +266,9 @@ int main(int argc, char** argv) {
     }
   }
   if (header) {
-    std::printf("| iteration | threads | allocator | ns per alloc+free (median) | minor faults per iteration "
-                "(touched) | ms per touched iteration | peak RSS MiB | served from slab |\n");
+    std::printf(
+        "| iteration | threads | allocator | ns per alloc+free (median) | minor faults per iteration "
+        "(touched) | ms per touched iteration | peak RSS MiB | served from slab |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     return 0;
   }
@@ -316,10 +319,11 @@ int main(int argc, char** argv) {
   if (replay) {
     const memplan::ReplayStats st = replay->stats();
     char text[160];
-    std::snprintf(text, sizeof text, "%llu of %llu; slab %.1f MiB; warm-up %.0f ms; plan stall %.1f ms",
-                  static_cast<unsigned long long>(st.served),
-                  static_cast<unsigned long long>(static_cast<uint64_t>(4 + iterations + 5) * threads * it.sizes.size()),
-                  st.slab_bytes / 1048576.0, m.warmup_ms, st.max_plan_stall_ns / 1e6);
+    std::snprintf(
+        text, sizeof text, "%llu of %llu; slab %.1f MiB; warm-up %.0f ms; plan stall %.1f ms",
+        static_cast<unsigned long long>(st.served),
+        static_cast<unsigned long long>(static_cast<uint64_t>(4 + iterations + 5) * threads * it.sizes.size()),
+        st.slab_bytes / 1048576.0, m.warmup_ms, st.max_plan_stall_ns / 1e6);
     served = text;
   } else if (s.mark) {
     using Served = unsigned long long (*)();

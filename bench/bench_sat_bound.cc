@@ -180,8 +180,9 @@ int main(int argc, char** argv) {
   for (int32_t i = 0; i < n; ++i) {
     const auto& b = buffers[i];
     if (g % problem->alignment_of(i) != 0 || b.offset.has_value()) {
-      std::fprintf(stderr, "bench_sat_bound: %s: buffer %s: alignment %" PRId64
-                   " B does not divide the unit %" PRId64 " B, or a fixed offset: not supported\n",
+      std::fprintf(stderr,
+                   "bench_sat_bound: %s: buffer %s: alignment %" PRId64 " B does not divide the unit %" PRId64
+                   " B, or a fixed offset: not supported\n",
                    opt.path.c_str(), b.id.c_str(), problem->alignment_of(i), g);
       return 1;
     }
@@ -248,7 +249,8 @@ int main(int argc, char** argv) {
     enc.set_phases(solver, off);
   }
   std::printf("encoding: capacities %d..%d units, %d variables, %" PRId64 " clauses, %" PRId64
-              " pairs live together (%" PRId64 " twins ordered), mirror %s, %" PRId64 " tight (section, capacity)s, %.1f s\n",
+              " pairs live together (%" PRId64 " twins ordered), mirror %s, %" PRId64
+              " tight (section, capacity)s, %.1f s\n",
               floor, cmax, enc.variables(), enc.clauses(), enc.pairs(), enc.twin_pairs(),
               enc.mirror_buffer() >= 0 ? buffers[enc.mirror_buffer()].id.c_str() : "off", enc.tight_sections(),
               seconds_since(t_encode));
@@ -310,8 +312,8 @@ int main(int argc, char** argv) {
       if (decide(c) != 10) break;
     }
   } else {
-    int32_t lo = floor;                                      // smallest capacity not refuted
-    int32_t hi = static_cast<int32_t>(best->arena / g);     // a plan fits here
+    int32_t lo = floor;                                  // smallest capacity not refuted
+    int32_t hi = static_cast<int32_t>(best->arena / g);  // a plan fits here
     while (lo < hi) {
       const int32_t mid = lo + (hi - lo) / 2;
       const int r = decide(mid);

@@ -94,7 +94,8 @@ int run_child(size_t allocations, int threads) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { events[t] = replay(workloads[t]); });
   for (auto& th : pool) th.join();
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   uint64_t total = 0;
   for (uint64_t e : events) total += e;
   std::printf("%lld %llu\n", static_cast<long long>(ns), static_cast<unsigned long long>(total));
@@ -140,7 +141,8 @@ bool measure(const std::string& self, size_t allocations, int threads, const std
   waitpid(child, &status, 0);
   long long ns = 0;
   unsigned long long events = 0;
-  if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || std::sscanf(buffer, "%lld %llu", &ns, &events) != 2) {
+  if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+      std::sscanf(buffer, "%lld %llu", &ns, &events) != 2) {
     return false;
   }
   out->seconds = static_cast<double>(ns) * 1e-9;
@@ -170,7 +172,8 @@ int main(int argc, char** argv) {
   std::string library_arg;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--child" && i + 2 < argc) return run_child(std::strtoull(argv[i + 1], nullptr, 10), std::atoi(argv[i + 2]));
+    if (a == "--child" && i + 2 < argc)
+      return run_child(std::strtoull(argv[i + 1], nullptr, 10), std::atoi(argv[i + 2]));
     if (a == "--allocations" && i + 1 < argc) {
       allocations = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--repeats" && i + 1 < argc) {
@@ -194,8 +197,8 @@ int main(int argc, char** argv) {
   std::printf("tracer cost: %zu allocations and their frees, replayed; median (min) of %d runs each\n", allocations,
               repeats);
   std::printf("library: %s\n\n", library.c_str());
-  std::printf("%7s  %9s  %13s  %13s  %13s  %13s  %13s  %11s  %9s\n", "threads", "events", "plain ns/ev",
-              "traced ns/ev", "cost ns/ev", "cost, clock 1", "cost, no clock", "bytes/event", "recorded");
+  std::printf("%7s  %9s  %13s  %13s  %13s  %13s  %13s  %11s  %9s\n", "threads", "events", "plain ns/ev", "traced ns/ev",
+              "cost ns/ev", "cost, clock 1", "cost, no clock", "bytes/event", "recorded");
   for (int threads : {1, 2}) {
     std::vector<double> plain, traced, every, untimed;
     uint64_t events = 0;

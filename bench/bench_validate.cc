@@ -55,9 +55,12 @@ bool make_case(const std::string& shape, size_t n, Case* out) {
     return true;
   }
   memplan::ProblemShape s;
-  if (shape == "dnn") s = memplan::ProblemShape::kDnnLike;
-  else if (shape == "random") s = memplan::ProblemShape::kRandomIntervals;
-  else return false;
+  if (shape == "dnn")
+    s = memplan::ProblemShape::kDnnLike;
+  else if (shape == "random")
+    s = memplan::ProblemShape::kRandomIntervals;
+  else
+    return false;
   out->problem = memplan::generate_problem({.shape = s, .buffers = n, .seed = 1});
   memplan::StatusOr<memplan::Plan> plan = memplan::plan_with("greedy_by_size", out->problem);
   if (!plan.ok()) {
@@ -76,9 +79,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> shapes;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--sizes" && i + 1 < argc) sizes = parse_size_list(argv[++i]);
-    else if (arg == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
-    else if (arg == "--shape" && i + 1 < argc) shapes.push_back(argv[++i]);
+    if (arg == "--sizes" && i + 1 < argc)
+      sizes = parse_size_list(argv[++i]);
+    else if (arg == "--repeat" && i + 1 < argc)
+      repeat = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--shape" && i + 1 < argc)
+      shapes.push_back(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--sizes N,N,...] [--repeat K] [--shape all-live|dnn|random]...\n", argv[0]);
       return 2;

@@ -37,9 +37,7 @@
 
 namespace {
 
-std::string mref(int64_t a, int64_t b) {
-  return "memref<" + std::to_string(a) + "x" + std::to_string(b) + "xf32>";
-}
+std::string mref(int64_t a, int64_t b) { return "memref<" + std::to_string(a) + "x" + std::to_string(b) + "xf32>"; }
 
 // L layers -> 2L allocs.
 std::string generate_mlp(int layers) {
@@ -67,8 +65,8 @@ std::string generate_mlp(int layers) {
             mref(prev_width, width) + ") outs(" + h + " : " + mref(batch, width) + ")\n";
     if (prev_owned) body += "  memref.dealloc " + prev + " : " + mref(batch, prev_width) + "\n";
     body += "  " + a + " = memref.alloc() : " + mref(batch, width) + "\n";
-    body += "  linalg.generic {indexing_maps = [#id, #id], iterator_types = [\"parallel\", \"parallel\"]} ins(" +
-            h + " : " + mref(batch, width) + ") outs(" + a + " : " + mref(batch, width) +
+    body += "  linalg.generic {indexing_maps = [#id, #id], iterator_types = [\"parallel\", \"parallel\"]} ins(" + h +
+            " : " + mref(batch, width) + ") outs(" + a + " : " + mref(batch, width) +
             ") {\n  ^bb0(%i: f32, %o: f32):\n    %p = arith.cmpf ogt, %i, %zero : f32\n"
             "    %r = arith.select %p, %i, %zero : f32\n    linalg.yield %r : f32\n  }\n";
     body += "  memref.dealloc " + h + " : " + mref(batch, width) + "\n";
@@ -78,9 +76,11 @@ std::string generate_mlp(int layers) {
   }
   body += "  memref.copy " + prev + ", %out : " + mref(batch, prev_width) + " to " + mref(batch, prev_width) + "\n";
   body += "  memref.dealloc " + prev + " : " + mref(batch, prev_width) + "\n";
-  for (size_t i = 0; i < pairs.size(); ++i) args += ", %w" + std::to_string(i) + ": " + mref(pairs[i].first, pairs[i].second);
-  return "#id = affine_map<(d0, d1) -> (d0, d1)>\nfunc.func @mlp(%x: " + mref(batch, widths[0]) + ", %out: " +
-         mref(batch, prev_width) + args + ") {\n  %zero = arith.constant 0.0 : f32\n" + body + "  return\n}\n";
+  for (size_t i = 0; i < pairs.size(); ++i)
+    args += ", %w" + std::to_string(i) + ": " + mref(pairs[i].first, pairs[i].second);
+  return "#id = affine_map<(d0, d1) -> (d0, d1)>\nfunc.func @mlp(%x: " + mref(batch, widths[0]) +
+         ", %out: " + mref(batch, prev_width) + args + ") {\n  %zero = arith.constant 0.0 : f32\n" + body +
+         "  return\n}\n";
 }
 
 std::string img(int64_t c) { return "memref<1x16x16x" + std::to_string(c) + "xf32>"; }
@@ -105,24 +105,29 @@ std::string generate_resnet(int blocks) {
     const std::string out = fresh("c");
     body += "  " + out + " = memref.alloc() : " + img(cout) + "\n";
     body += "  linalg.fill ins(%zero : f32) outs(" + out + " : " + img(cout) + ")\n";
-    body += "  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(" +
-            in + ", " + filter(cin, cout) + " : " + img(cin) + ", " + ftype(cin, cout) + ") outs(" + out + " : " +
-            img(cout) + ")\n";
+    body +=
+        "  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(" +
+        in + ", " + filter(cin, cout) + " : " + img(cin) + ", " + ftype(cin, cout) + ") outs(" + out + " : " +
+        img(cout) + ")\n";
     return out;
   };
   auto binary = [&](const std::string& a, const std::string& b, int64_t c, bool relu_only) {
     const std::string out = fresh(relu_only ? "r" : "s");
     body += "  " + out + " = memref.alloc() : " + img(c) + "\n";
     if (relu_only) {
-      body += "  linalg.generic {indexing_maps = [#id, #id], iterator_types = [\"parallel\", \"parallel\", "
-              "\"parallel\", \"parallel\"]} ins(" + a + " : " + img(c) + ") outs(" + out + " : " + img(c) +
-              ") {\n  ^bb0(%i: f32, %o: f32):\n    %p = arith.cmpf ogt, %i, %zero : f32\n"
-              "    %r = arith.select %p, %i, %zero : f32\n    linalg.yield %r : f32\n  }\n";
+      body +=
+          "  linalg.generic {indexing_maps = [#id, #id], iterator_types = [\"parallel\", \"parallel\", "
+          "\"parallel\", \"parallel\"]} ins(" +
+          a + " : " + img(c) + ") outs(" + out + " : " + img(c) +
+          ") {\n  ^bb0(%i: f32, %o: f32):\n    %p = arith.cmpf ogt, %i, %zero : f32\n"
+          "    %r = arith.select %p, %i, %zero : f32\n    linalg.yield %r : f32\n  }\n";
     } else {
-      body += "  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = [\"parallel\", \"parallel\", "
-              "\"parallel\", \"parallel\"]} ins(" + a + ", " + b + " : " + img(c) + ", " + img(c) + ") outs(" + out +
-              " : " + img(c) + ") {\n  ^bb0(%i: f32, %j: f32, %o: f32):\n    %r = arith.addf %i, %j : f32\n"
-              "    linalg.yield %r : f32\n  }\n";
+      body +=
+          "  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = [\"parallel\", \"parallel\", "
+          "\"parallel\", \"parallel\"]} ins(" +
+          a + ", " + b + " : " + img(c) + ", " + img(c) + ") outs(" + out + " : " + img(c) +
+          ") {\n  ^bb0(%i: f32, %j: f32, %o: f32):\n    %r = arith.addf %i, %j : f32\n"
+          "    linalg.yield %r : f32\n  }\n";
     }
     return out;
   };
@@ -162,7 +167,8 @@ std::string generate_resnet(int blocks) {
   body += "  memref.copy " + x + ", %out : " + img(c) + " to " + img(c) + "\n";
   if (owned) dealloc(x, c);
   if (stage_input_owned && stage_input != x) dealloc(stage_input, c);
-  for (size_t i = 0; i < pairs.size(); ++i) args += ", %f" + std::to_string(i) + ": " + ftype(pairs[i].first, pairs[i].second);
+  for (size_t i = 0; i < pairs.size(); ++i)
+    args += ", %f" + std::to_string(i) + ": " + ftype(pairs[i].first, pairs[i].second);
   return "#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>\nfunc.func @resnet(%x: " + img(channels[0]) +
          ", %out: " + img(c) + args + ") {\n  %zero = arith.constant 0.0 : f32\n" + body + "  return\n}\n";
 }
@@ -175,8 +181,8 @@ struct Row {
   double median_verified_ms = 0;  // the pass and the IR verifier after it
 };
 
-bool measure(mlir::MLIRContext& context, const std::string& name, const std::string& text,
-             const std::string& planner, int reps, Row* row) {
+bool measure(mlir::MLIRContext& context, const std::string& name, const std::string& text, const std::string& planner,
+             int reps, Row* row) {
   using namespace memplan::merge_alloc;
   row->name = name;
   std::vector<double> pass_times, verified_times;
@@ -264,8 +270,10 @@ int main(int argc, char** argv) {
     std::string text;
   };
   std::vector<Program> programs;
-  for (int layers : {5, 10, 50, 500, 5000}) programs.push_back({"mlp-" + std::to_string(layers), 2u * layers, generate_mlp(layers)});
-  for (int blocks : {3, 12, 120, 1200, 2222}) programs.push_back({"resnet-" + std::to_string(blocks), 9u * blocks / 2, generate_resnet(blocks)});
+  for (int layers : {5, 10, 50, 500, 5000})
+    programs.push_back({"mlp-" + std::to_string(layers), 2u * layers, generate_mlp(layers)});
+  for (int blocks : {3, 12, 120, 1200, 2222})
+    programs.push_back({"resnet-" + std::to_string(blocks), 9u * blocks / 2, generate_resnet(blocks)});
 
   if (!emit.empty()) {
     for (const Program& p : programs)
@@ -284,9 +292,9 @@ int main(int argc, char** argv) {
     Row row;
     if (!measure(context, p.name, p.text, planner, reps, &row)) return 1;
     const double gap = row.load > 0 ? 100.0 * (static_cast<double>(row.after) / row.load - 1) : 0.0;
-    std::printf("%-13s %7zu %7zu %14lld %14lld %14lld %8.2f %10.2f %12.2f\n", row.name.c_str(), row.allocs,
-                row.merged, static_cast<long long>(row.before), static_cast<long long>(row.after),
-                static_cast<long long>(row.load), gap, row.median_ms, row.median_verified_ms);
+    std::printf("%-13s %7zu %7zu %14lld %14lld %14lld %8.2f %10.2f %12.2f\n", row.name.c_str(), row.allocs, row.merged,
+                static_cast<long long>(row.before), static_cast<long long>(row.after), static_cast<long long>(row.load),
+                gap, row.median_ms, row.median_verified_ms);
   }
   return 0;
 }

@@ -88,9 +88,7 @@ struct HalfOpenLifetime {
   int64_t lower = 0;
   int64_t upper = 0;
 };
-inline HalfOpenLifetime to_half_open(int64_t first_use, int64_t last_use) {
-  return {first_use, last_use + 1};
-}
+inline HalfOpenLifetime to_half_open(int64_t first_use, int64_t last_use) { return {first_use, last_use + 1}; }
 
 // One allocation that the scope's merged buffer will hold.
 struct MergeableAlloc {
@@ -102,7 +100,7 @@ struct MergeableAlloc {
   // preferred alignment (Note [Element alignment] in merge_alloc_analysis.cc);
   // the `alignment` option is applied on top.
   int64_t alignment = 1;
-  mlir::Attribute memory_space;  // the alloc's memory space; null for the default one
+  mlir::Attribute memory_space;            // the alloc's memory space; null for the default one
   std::vector<mlir::Operation*> deallocs;  // memref.dealloc of the alloc or an alias; removed by the pass
 };
 
@@ -144,7 +142,7 @@ bool is_understood_region_op(mlir::Operation* op);
 // catches one (merge_alloc_test.cc). Never set outside tests.
 enum class AnalysisMutation {
   kNone,
-  kSelectIsPlainUse,        // arith.select's result is not followed
+  kSelectIsPlainUse,             // arith.select's result is not followed
   kAffineParallelIsTransparent,  // affine.parallel allocs hoisted into the enclosing scope
   kElementAlignmentIgnored,      // a buffer's alignment ignores its element type
 };

@@ -41,6 +41,13 @@
 #include <algorithm>
 #include <optional>
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 #include "merge_alloc.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -57,13 +64,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Target/LLVMIR/TypeToLLVM.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/IR/DataLayout.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/Support/Error.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace memplan::merge_alloc {
 namespace {
@@ -233,13 +233,10 @@ std::optional<std::string> type_reason(mlir::MemRefType type, int64_t* bytes) {
 bool is_alias_producer(Operation* user, Value value) {
   if (auto view = mlir::dyn_cast<mlir::ViewLikeOpInterface>(user)) return view.getViewSource() == value;
   return mlir::isa<mlir::memref::CastOp, mlir::memref::ExpandShapeOp, mlir::memref::CollapseShapeOp,
-                   mlir::memref::TransposeOp, mlir::memref::ReshapeOp,
-                   mlir::memref::ReinterpretCastOp>(user);
+                   mlir::memref::TransposeOp, mlir::memref::ReshapeOp, mlir::memref::ReinterpretCastOp>(user);
 }
 
-bool holds_reference(mlir::Type type) {
-  return mlir::isa<mlir::BaseMemRefType, mlir::TensorType>(type);
-}
+bool holds_reference(mlir::Type type) { return mlir::isa<mlir::BaseMemRefType, mlir::TensorType>(type); }
 
 // Whether `user` returns one of its memref operands, chosen at run time, so
 // that its results may alias `value` or another buffer (a join): arith.select
@@ -283,13 +280,11 @@ std::optional<std::string> escape_reason(mlir::OpOperand& use) {
   for (mlir::Region& region : user->getRegions())
     for (mlir::Block& block : region)
       for (mlir::BlockArgument arg : block.getArguments())
-        if (holds_reference(arg.getType()))
-          return "captured by '" + user->getName().getStringRef().str() + "'";
+        if (holds_reference(arg.getType())) return "captured by '" + user->getName().getStringRef().str() + "'";
   // An op that declares its memory effects only reads or writes through the
   // memref (linalg, load/store, copy, vector transfers, dim). One that
   // declares nothing may do anything with it.
-  if (!mlir::isa<mlir::MemoryEffectOpInterface>(user) &&
-      !user->hasTrait<mlir::OpTrait::HasRecursiveMemoryEffects>())
+  if (!mlir::isa<mlir::MemoryEffectOpInterface>(user) && !user->hasTrait<mlir::OpTrait::HasRecursiveMemoryEffects>())
     return "captured by '" + user->getName().getStringRef().str() + "'";
   // Results that are not memrefs are either data read through the buffer
   // (memref.load, vector.transfer_read: the op declares an effect on it) or

@@ -31,6 +31,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/planner.h"
@@ -46,11 +48,9 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace memplan::merge_alloc {
 
@@ -152,13 +152,14 @@ void rewrite_scope(AllocScope& scope, ScopeResult& result, const ScopeResult* pa
     const int64_t block_offset = parent->plan.offsets[result.parent_buffer];
     mlir::Value base = builder.create<mlir::arith::MulIOp>(
         loc, linear, builder.create<mlir::arith::ConstantIndexOp>(loc, result.stride));
-    base = builder.create<mlir::arith::AddIOp>(loc, base, builder.create<mlir::arith::ConstantIndexOp>(loc, block_offset));
+    base =
+        builder.create<mlir::arith::AddIOp>(loc, base, builder.create<mlir::arith::ConstantIndexOp>(loc, block_offset));
     if (parent->base) base = builder.create<mlir::arith::AddIOp>(loc, base, parent->base);
     result.buffer = parent->buffer;
     result.base = base;
   } else {
-    auto merged_type = mlir::MemRefType::get({plan.arena}, builder.getI8Type(), mlir::MemRefLayoutAttrInterface{},
-                                             scope.memory_space);
+    auto merged_type =
+        mlir::MemRefType::get({plan.arena}, builder.getI8Type(), mlir::MemRefLayoutAttrInterface{}, scope.memory_space);
     // Offsets are multiples of each buffer's alignment, so the base must be
     // aligned to the largest of them (an element type or an alloc's attribute
     // may ask for more than the option).
@@ -193,20 +194,21 @@ std::string type_string(mlir::Type type) {
 
 void print_report(llvm::raw_ostream& os, const AllocScope& scope, const ScopeResult& result,
                   const MergeAllocOptions& options, double seconds) {
-  os << "memplan-merge-alloc " << scope.name << ": " << scope.mergeable.size() << " merged, "
-     << scope.kept.size() << " kept; planner " << options.planner << ", alignment " << options.alignment
-     << "\n";
+  os << "memplan-merge-alloc " << scope.name << ": " << scope.mergeable.size() << " merged, " << scope.kept.size()
+     << " kept; planner " << options.planner << ", alignment " << options.alignment << "\n";
   for (size_t i = 0; i < result.problem.size(); ++i) {
     const Buffer& b = result.problem.buffers[i];
     const std::string what =
         i < scope.mergeable.size()
             ? type_string(mlir::memref::AllocOp(scope.mergeable[i].alloc).getType())
-            : "hoisted '" + scope.hoisted[i - scope.mergeable.size()].parallel->getName().getStringRef().str() + "' body";
+            : "hoisted '" + scope.hoisted[i - scope.mergeable.size()].parallel->getName().getStringRef().str() +
+                  "' body";
     os << "  " << b.id << "  " << what << "  size " << b.size << "  align " << result.problem.alignment_of(i)
        << "  live [" << b.lower << ", " << b.upper << ")  offset " << result.plan.offsets[i] << "\n";
   }
   for (const KeptAlloc& k : scope.kept)
-    os << "  kept @L" << source_line(k.alloc) << "  " << type_string(mlir::memref::AllocOp(k.alloc).getType()) << ": " << k.reason << "\n";
+    os << "  kept @L" << source_line(k.alloc) << "  " << type_string(mlir::memref::AllocOp(k.alloc).getType()) << ": "
+       << k.reason << "\n";
   // One allocation per buffer, each at its alignment, is what merging replaces.
   int64_t separate = 0;
   for (size_t i = 0; i < result.problem.size(); ++i)
@@ -214,10 +216,10 @@ void print_report(llvm::raw_ostream& os, const AllocScope& scope, const ScopeRes
   const int64_t lb = load(result.problem);
   const int64_t arena = result.plan.arena;
   const int64_t saved = separate - arena;
-  os << "  load " << lb << " B, arena " << arena << " B, gap "
-     << llvm::format("%.2f", 100.0 * gap(arena, lb)) << "%, separate " << separate << " B, saved " << saved
-     << " B (" << llvm::format("%.1f", separate > 0 ? 100.0 * static_cast<double>(saved) / separate : 0.0)
-     << "%), plan " << llvm::format("%.3f", 1e3 * seconds) << " ms\n";
+  os << "  load " << lb << " B, arena " << arena << " B, gap " << llvm::format("%.2f", 100.0 * gap(arena, lb))
+     << "%, separate " << separate << " B, saved " << saved << " B ("
+     << llvm::format("%.1f", separate > 0 ? 100.0 * static_cast<double>(saved) / separate : 0.0) << "%), plan "
+     << llvm::format("%.3f", 1e3 * seconds) << " ms\n";
 }
 
 // hoist_parallel for scope k, once planned: if it is a parallel body with a
@@ -272,8 +274,7 @@ class MergeAllocPass : public impl::MemplanMergeAllocBase<MergeAllocPass> {
                                     .strict = strict};
     mlir::ModuleOp module = getOperation();
     if (find_planner(options.planner) == nullptr) {
-      module.emitError() << "memplan-merge-alloc: unknown planner '" << options.planner
-                         << "' (see `memplan planners`)";
+      module.emitError() << "memplan-merge-alloc: unknown planner '" << options.planner << "' (see `memplan planners`)";
       return signalPassFailure();
     }
     if (!is_power_of_two(options.alignment)) {
@@ -343,7 +344,8 @@ class MergeAllocPass : public impl::MemplanMergeAllocBase<MergeAllocPass> {
           scope.op->emitError() << "memplan-merge-alloc: " << written.message();
           return signalPassFailure();
         }
-        if (options.report) llvm::errs() << "memplan-merge-alloc " << scope.name << ": problem written to " << path << "\n";
+        if (options.report)
+          llvm::errs() << "memplan-merge-alloc " << scope.name << ": problem written to " << path << "\n";
       }
       if (options.report && !(scope.mergeable.empty() && scope.kept.empty() && scope.hoisted.empty())) {
         print_report(llvm::errs(), scope, result, options, result.seconds);
@@ -361,11 +363,11 @@ class MergeAllocPass : public impl::MemplanMergeAllocBase<MergeAllocPass> {
 }  // namespace
 
 void register_dialects(mlir::DialectRegistry& registry) {
-  registry.insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect, mlir::arith::ArithDialect,
-                  mlir::scf::SCFDialect, mlir::linalg::LinalgDialect, mlir::affine::AffineDialect,
-                  mlir::tensor::TensorDialect, mlir::bufferization::BufferizationDialect,
-                  mlir::math::MathDialect, mlir::cf::ControlFlowDialect, mlir::vector::VectorDialect,
-                  mlir::LLVM::LLVMDialect, mlir::async::AsyncDialect>();
+  registry
+      .insert<mlir::func::FuncDialect, mlir::memref::MemRefDialect, mlir::arith::ArithDialect, mlir::scf::SCFDialect,
+              mlir::linalg::LinalgDialect, mlir::affine::AffineDialect, mlir::tensor::TensorDialect,
+              mlir::bufferization::BufferizationDialect, mlir::math::MathDialect, mlir::cf::ControlFlowDialect,
+              mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect, mlir::async::AsyncDialect>();
 }
 
 }  // namespace memplan::merge_alloc

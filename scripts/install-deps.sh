@@ -3,7 +3,7 @@
 # Runs apt-get as root (directly, or through sudo when not root).
 set -euo pipefail
 packages=(
-  cmake g++ make ninja-build pkg-config
+  cmake g++ make ninja-build pkg-config clang-format
   libgtest-dev libgmock-dev libbenchmark-dev   # tests and benchmarks
   libcli11-dev nlohmann-json3-dev              # CLI and JSON
   liblemon-dev                                 # min-cost flow (network simplex)

@@ -59,6 +59,9 @@ slowest() {
     awk 'NR <= 10 { printf "  %8.1f s  %s\n", $1, $2 }'
 }
 
+stage "0 formatting (.clang-format)"
+timed "format-check" scripts/check-format.sh
+
 stage "1/2 Release build and tests"
 # MEMPLAN_TSAN: the replay stress program and the solver's helper threads under
 # ThreadSanitizer (their own files only; ~1 min).

@@ -127,8 +127,8 @@ int main(int argc, char** argv) {
       std::nth_element(us_per_pair.begin(), us_per_pair.begin() + us_per_pair.size() / 2, us_per_pair.end());
       const std::string held =
           a.reserved ? std::to_string(static_cast<double>(a.reserved()) / (1 << 20)).substr(0, 6) : "-";
-      std::printf("| %s | %zu | %s | %.3f | %s |\n", file.substr(file.find_last_of('/') + 1).c_str(),
-                  problem->size(), a.name, us_per_pair[us_per_pair.size() / 2], held.c_str());
+      std::printf("| %s | %zu | %s | %.3f | %s |\n", file.substr(file.find_last_of('/') + 1).c_str(), problem->size(),
+                  a.name, us_per_pair[us_per_pair.size() / 2], held.c_str());
     }
   }
   return 0;

@@ -100,9 +100,7 @@ int main(int argc, char** argv) {
   const double cpu0 = cpu_seconds();
   const auto t0 = Clock::now();
   const auto deadline = t0 + std::chrono::duration<double>(budget);
-  auto remaining = [&] {
-    return std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
-  };
+  auto remaining = [&] { return std::max(0.0, std::chrono::duration<double>(deadline - Clock::now()).count()); };
 
   const std::vector<std::string> search_orders = {"WAT", "TAW", "TWA"};
   std::vector<std::string> greedy_orders = search_orders;
@@ -119,11 +117,8 @@ int main(int argc, char** argv) {
   int64_t peak = best.peak;
 
   const int rungs = std::max(1, threads / static_cast<int>(partitions.size()));
-  const om::SearchOptions options{.canonical = true,
-                                  .dominance = true,
-                                  .floor_inference = true,
-                                  .monotonic_floor = true,
-                                  .decompose = true};
+  const om::SearchOptions options{
+      .canonical = true, .dominance = true, .floor_inference = true, .monotonic_floor = true, .decompose = true};
   bool exhausted = false;
   while (peak > low) {
     if (remaining() <= 0) break;
@@ -149,12 +144,11 @@ int main(int argc, char** argv) {
     std::ofstream out(argv[4]);
     out << "id,lower,upper,size,offset\n";
     for (const auto& a : best.allocations) {
-      out << std::get<int64_t>(a.id()) << ',' << a.start() << ',' << a.end() << ',' << a.size()
-          << ',' << a.offset().value_or(-1) << '\n';
+      out << std::get<int64_t>(a.id()) << ',' << a.start() << ',' << a.end() << ',' << a.size() << ','
+          << a.offset().value_or(-1) << '\n';
     }
   }
-  std::cout << "{\"load\": " << low << ", \"arena\": " << peak
-            << ", \"proven\": " << (proven ? "true" : "false") << ", \"wall_s\": " << wall
-            << ", \"cpu_s\": " << cpu << "}\n";
+  std::cout << "{\"load\": " << low << ", \"arena\": " << peak << ", \"proven\": " << (proven ? "true" : "false")
+            << ", \"wall_s\": " << wall << ", \"cpu_s\": " << cpu << "}\n";
   return 0;
 }

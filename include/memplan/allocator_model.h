@@ -88,12 +88,12 @@ struct ModelResult {
   uint64_t out_of_memory = 0;         // requests that did not fit capacity_bytes even after freeing the cache
   uint64_t requests = 0;              // requests replayed (measured ones, for simulate_memplan)
   // simulate_memplan*: how the measured window was served.
-  uint64_t served = 0;         // requests served from a plan's slab
-  uint64_t fallback = 0;       // requests the fallback served (profiling, unplanned, deviations)
-  uint64_t plans = 0;          // plans made (over every replay)
-  uint64_t plan_failures = 0;  // planning attempts that gave no usable plan (the fallback serves on)
-  uint64_t arena_bytes = 0;    // arena of the plans serving at the end
-  uint64_t slab_bytes = 0;     // slab bytes mapped at the end
+  uint64_t served = 0;               // requests served from a plan's slab
+  uint64_t fallback = 0;             // requests the fallback served (profiling, unplanned, deviations)
+  uint64_t plans = 0;                // plans made (over every replay)
+  uint64_t plan_failures = 0;        // planning attempts that gave no usable plan (the fallback serves on)
+  uint64_t arena_bytes = 0;          // arena of the plans serving at the end
+  uint64_t slab_bytes = 0;           // slab bytes mapped at the end
   uint64_t peak_fallback_bytes = 0;  // most bytes the fallback held at once in the measured window
   // simulate_caching and simulate_expandable_segments: every segment made,
   // grown, shrunk or freed, in order.

@@ -173,11 +173,11 @@ std::string_view bank_violation_name(BankViolation v);
 
 struct BankValidationResult {
   BankViolation violation = BankViolation::kNone;
-  size_t first = 0;    // the offending buffer
-  size_t second = 0;   // the other buffer, for kOverlap
-  size_t bank = 0;     // the bank concerned
-  int64_t tick = 0;    // for kOverlap
-  std::string message; // names buffers and banks; empty when valid
+  size_t first = 0;     // the offending buffer
+  size_t second = 0;    // the other buffer, for kOverlap
+  size_t bank = 0;      // the bank concerned
+  int64_t tick = 0;     // for kOverlap
+  std::string message;  // names buffers and banks; empty when valid
   bool ok() const { return violation == BankViolation::kNone; }
 };
 
@@ -198,8 +198,8 @@ enum class BankStrategy {
 // report says which strategy made a plan, `summary` a phrase for help texts.
 struct BankStrategyInfo {
   BankStrategy strategy;
-  std::string_view option;   // "best", "greedy", "priority", "exact"
-  std::string_view name;     // "best", "greedy spill", "by priority", "exact"
+  std::string_view option;  // "best", "greedy", "priority", "exact"
+  std::string_view name;    // "best", "greedy spill", "by priority", "exact"
   std::string_view summary;
 };
 std::span<const BankStrategyInfo> bank_strategies();
@@ -268,10 +268,10 @@ struct Spill {
 };
 
 struct BankStats {
-  size_t buffers = 0;    // buffers placed in the bank
-  int64_t bytes = 0;     // their total size
-  int64_t arena = 0;     // the bank's arena
-  double priority = 0;   // their total priority
+  size_t buffers = 0;   // buffers placed in the bank
+  int64_t bytes = 0;    // their total size
+  int64_t arena = 0;    // the bank's arena
+  double priority = 0;  // their total priority
   // The buffers that could have gone to this bank and went to a slower one,
   // indexed by SpillReason (the entries of BankedPlanningResult::spills).
   std::array<size_t, 3> spilled{};
@@ -281,8 +281,8 @@ struct BankStats {
 struct BankedPlanningResult {
   BankedPlan plan;
   BankStrategy strategy = BankStrategy::kBest;  // which one made the plan: greedy spill, by priority or exact
-  std::vector<BankStats> banks;    // per bank
-  double total_priority = 0;       // over all buffers
+  std::vector<BankStats> banks;                 // per bank
+  double total_priority = 0;                    // over all buffers
   // Buffers in a bank slower than k that were not pinned to a bank slower
   // than k, one entry per (buffer, k) for each faster bank k it missed.
   std::vector<Spill> spills;

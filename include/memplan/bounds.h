@@ -20,11 +20,11 @@
 namespace memplan {
 
 struct Bounds {
-  int64_t load = 0;                  // bytes; bound for every plan
-  int64_t load_tick = 0;             // a tick at which the load is reached
-  int64_t positional_maximums = 0;   // bytes; bound for the shared-objects form
-  size_t max_live_count = 0;         // most buffers live at one tick
-  int64_t total_size = 0;            // sum of all sizes (what naive needs without padding)
+  int64_t load = 0;                 // bytes; bound for every plan
+  int64_t load_tick = 0;            // a tick at which the load is reached
+  int64_t positional_maximums = 0;  // bytes; bound for the shared-objects form
+  size_t max_live_count = 0;        // most buffers live at one tick
+  int64_t total_size = 0;           // sum of all sizes (what naive needs without padding)
 };
 
 // load alone: O(n log n).

@@ -197,29 +197,29 @@ struct Improvement {
 };
 
 struct ExactStats {
-  int64_t nodes = 0;       // placements tried, over all searches of the call
-  int64_t backtracks = 0;  // nodes whose every child failed
-  int64_t restarts = 0;    // searches abandoned at their node budget for another order
-  int64_t splits = 0;      // times the search split into independent partitions
-  int64_t decisions = 0;   // decision searches run (solve_minimize runs several)
+  int64_t nodes = 0;                   // placements tried, over all searches of the call
+  int64_t backtracks = 0;              // nodes whose every child failed
+  int64_t restarts = 0;                // searches abandoned at their node budget for another order
+  int64_t splits = 0;                  // times the search split into independent partitions
+  int64_t decisions = 0;               // decision searches run (solve_minimize runs several)
   int64_t subproblem_refutations = 0;  // relaxed sub-problems refuted at the lower bound
-  int32_t partitions = 0;  // independent time partitions of the whole problem
-  double seconds = 0;      // wall-clock time of the call
-  bool cancelled = false;  // the cancel flag stopped the call
-  bool too_large = false;  // over options.memory_limit_bytes: no whole-problem search ran
-  int64_t windows = 0;           // windows re-solved by improve_by_windows
-  int64_t windows_improved = 0;  // of them, windows whose plan was spliced in
-  int64_t window_passes = 0;     // passes over the peak with a new window size (improve_by_windows)
+  int32_t partitions = 0;              // independent time partitions of the whole problem
+  double seconds = 0;                  // wall-clock time of the call
+  bool cancelled = false;              // the cancel flag stopped the call
+  bool too_large = false;              // over options.memory_limit_bytes: no whole-problem search ran
+  int64_t windows = 0;                 // windows re-solved by improve_by_windows
+  int64_t windows_improved = 0;        // of them, windows whose plan was spliced in
+  int64_t window_passes = 0;           // passes over the peak with a new window size (improve_by_windows)
   // improve_by_windows stopped because every window of every pass failed to
   // lower the peak (not because time ran out): more time would not help it.
   bool windows_exhausted = false;
-  int64_t capacity_probes = 0;   // decisions the capacity rounds ran (solve_minimize)
-  int64_t seeded_probes = 0;     // seeded restarts: of the capacity probes, and on helper threads
-  int64_t seeded_plans = 0;      // seeded restarts that lowered the best plan
-  int64_t helper_probes = 0;     // of seeded_probes, those on helper threads (ExactOptions::threads)
-  int64_t sat_decisions = 0;     // SAT helper: solves run (one per time slice and capacity)
-  int64_t sat_refutations = 0;   // SAT helper: capacities it proved too small
-  double seconds_to_best = 0;    // wall-clock time at which the returned plan was found
+  int64_t capacity_probes = 0;  // decisions the capacity rounds ran (solve_minimize)
+  int64_t seeded_probes = 0;    // seeded restarts: of the capacity probes, and on helper threads
+  int64_t seeded_plans = 0;     // seeded restarts that lowered the best plan
+  int64_t helper_probes = 0;    // of seeded_probes, those on helper threads (ExactOptions::threads)
+  int64_t sat_decisions = 0;    // SAT helper: solves run (one per time slice and capacity)
+  int64_t sat_refutations = 0;  // SAT helper: capacities it proved too small
+  double seconds_to_best = 0;   // wall-clock time at which the returned plan was found
   // solve_minimize: every plan that lowered the best arena, in order (the
   // last is the returned plan); the steps that find plans on a problem.
   std::vector<Improvement> improvements;

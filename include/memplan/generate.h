@@ -30,8 +30,8 @@ enum class ProblemShape { kDnnLike, kRandomIntervals, kHeavyTailed, kNested, kEq
 
 struct GenerateOptions {
   ProblemShape shape = ProblemShape::kDnnLike;
-  size_t buffers = 100;      // number of buffers to generate
-  uint64_t seed = 1;         // same seed, same problem
+  size_t buffers = 100;        // number of buffers to generate
+  uint64_t seed = 1;           // same seed, same problem
   int64_t max_size = 1 << 20;  // largest buffer size in bytes (before scaling by shape)
   // If > 1, buffers get random power-of-two alignments in [1, max_alignment].
   int64_t max_alignment = 1;

@@ -7,11 +7,10 @@
 // Keys appear in this order. "capacity" (after "gap") is present only when the
 // problem has one; "lower_bound" (proven, bytes) and "result" (what the run
 // ended in: "optimal", "fits", "best found (time limit)", ... see
-// plan_ending_name in planning.h) follow it when the report sets them; "alignment" (before "offset") only when some buffer's
-// effective alignment is > 1. "offsets" is in problem order, lifetimes are
-// half-open [lower, upper), sizes and offsets are bytes, "seconds" is the
-// planning wall-clock time. Ids that are not valid UTF-8 are written with
-// U+FFFD replacing the bad bytes; writing never fails.
+// plan_ending_name in planning.h) follow it when the report sets them; "alignment" (before "offset") only when some
+// buffer's effective alignment is > 1. "offsets" is in problem order, lifetimes are half-open [lower, upper), sizes and
+// offsets are bytes, "seconds" is the planning wall-clock time. Ids that are not valid UTF-8 are written with U+FFFD
+// replacing the bad bytes; writing never fails.
 #pragma once
 
 #include <string>
@@ -24,9 +23,9 @@
 namespace memplan {
 
 struct PlanReport {
-  std::string planner;  // registry name of the planner that made the plan
-  double seconds = 0;   // wall-clock planning time in seconds
-  int64_t load = 0;     // the problem's load bound in bytes
+  std::string planner;      // registry name of the planner that made the plan
+  double seconds = 0;       // wall-clock planning time in seconds
+  int64_t load = 0;         // the problem's load bound in bytes
   int64_t lower_bound = 0;  // proven lower bound in bytes (0: not written)
   std::string result;       // what the run ended in (empty: not written)
 };

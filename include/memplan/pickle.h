@@ -55,7 +55,20 @@
 
 namespace memplan::pickle {
 
-enum class Kind : uint8_t { kNone, kBool, kInt, kBigInt, kFloat, kString, kBytes, kList, kTuple, kDict, kSet, kFrozenSet };
+enum class Kind : uint8_t {
+  kNone,
+  kBool,
+  kInt,
+  kBigInt,
+  kFloat,
+  kString,
+  kBytes,
+  kList,
+  kTuple,
+  kDict,
+  kSet,
+  kFrozenSet
+};
 
 // "None", "bool", "int", "big int", "float", "str", "bytes", "list", "tuple", "dict", "set", "frozenset".
 std::string_view kind_name(Kind kind);
@@ -111,9 +124,9 @@ class Document {
   struct Counts {
     uint64_t opcodes = 0;
     uint64_t containers = 0;
-    uint64_t items = 0;          // item slots stored (after sharing)
-    uint64_t shared_items = 0;   // item slots not stored because equal content was stored before
-    uint64_t strings = 0;        // distinct strings and bytes
+    uint64_t items = 0;         // item slots stored (after sharing)
+    uint64_t shared_items = 0;  // item slots not stored because equal content was stored before
+    uint64_t strings = 0;       // distinct strings and bytes
   };
   Counts counts() const;
 

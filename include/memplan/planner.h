@@ -151,7 +151,6 @@ inline constexpr std::string_view kDefaultPlanner = "portfolio";
 // problem has a capacity and the planner's plan exceeds it, the result is
 // kCapacityExceeded (a heuristic's failure, not a proof; the `exact` planner
 // answers kInfeasible when it proves that nothing fits).
-StatusOr<Plan> plan_with(std::string_view name, const Problem& problem,
-                         const PlanOptions& options = {});
+StatusOr<Plan> plan_with(std::string_view name, const Problem& problem, const PlanOptions& options = {});
 
 }  // namespace memplan

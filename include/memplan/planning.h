@@ -115,16 +115,16 @@ std::string_view plan_ending_name(PlanEnding ending);
 struct PlanningResult {
   PlanVerdict verdict = PlanVerdict::kUnknown;
   PlanEnding ending = PlanEnding::kUnknown;  // what the run ended in (see above)
-  std::optional<Plan> plan;       // valid for the problem; within the capacity unless kUnknown
-  std::string planner;            // the registered planner that ran
-  std::string made_by;            // what produced the plan: "heuristics", "exact", or the planner's name
-  int64_t load = 0;               // bytes
-  int64_t lower_bound = 0;        // bytes; proven: every plan's arena is at least this
-  std::string reason;             // kDoesNotFit: the proof; kUnknown: what was tried
-  std::optional<ExactResult> exact;  // when the exact solver ran (its plan is moved into `plan`)
-  bool cancelled = false;         // options.cancel stopped the work early
-  double planning_seconds = 0;    // wall time of planning (step 2)
-  double validation_seconds = 0;  // wall time of validation (step 3)
+  std::optional<Plan> plan;                  // valid for the problem; within the capacity unless kUnknown
+  std::string planner;                       // the registered planner that ran
+  std::string made_by;                       // what produced the plan: "heuristics", "exact", or the planner's name
+  int64_t load = 0;                          // bytes
+  int64_t lower_bound = 0;                   // bytes; proven: every plan's arena is at least this
+  std::string reason;                        // kDoesNotFit: the proof; kUnknown: what was tried
+  std::optional<ExactResult> exact;          // when the exact solver ran (its plan is moved into `plan`)
+  bool cancelled = false;                    // options.cancel stopped the work early
+  double planning_seconds = 0;               // wall time of planning (step 2)
+  double validation_seconds = 0;             // wall time of validation (step 3)
   // The default search's budget when it ran (step 2d), else 0.
   double default_search_seconds = 0;
 };

@@ -69,13 +69,13 @@ StatusOr<DeviceAllocator*> device_allocator(std::string_view device);
 std::vector<std::string> device_names();
 
 struct PoolStats {
-  uint64_t allocations = 0;   // requests served (by the pool or its device)
-  uint64_t frees = 0;         // blocks given back to the pool
-  uint64_t hits = 0;          // requests served from the pool's own memory (cache, slab)
-  uint64_t misses = 0;        // requests that went to the device allocator
-  uint64_t cached_bytes = 0;  // bytes held for reuse and not in use (page_unit: cache; replay: slabs)
-  uint64_t in_use_bytes = 0;  // bytes of live blocks (page_unit and no_pool: as rounded / requested)
-  uint64_t invalid_frees = 0; // frees of pointers the pool did not hand out (ignored)
+  uint64_t allocations = 0;    // requests served (by the pool or its device)
+  uint64_t frees = 0;          // blocks given back to the pool
+  uint64_t hits = 0;           // requests served from the pool's own memory (cache, slab)
+  uint64_t misses = 0;         // requests that went to the device allocator
+  uint64_t cached_bytes = 0;   // bytes held for reuse and not in use (page_unit: cache; replay: slabs)
+  uint64_t in_use_bytes = 0;   // bytes of live blocks (page_unit and no_pool: as rounded / requested)
+  uint64_t invalid_frees = 0;  // frees of pointers the pool did not hand out (ignored)
 };
 
 struct PoolOptions {

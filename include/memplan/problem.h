@@ -51,9 +51,7 @@ struct Buffer {
   std::string bank;                 // the bank this buffer is pinned to, by name; empty: any bank
   std::optional<int64_t> priority;  // worth of a fast bank (>= 0); unset: size x lifetime
 
-  bool overlaps_in_time(const Buffer& other) const {
-    return lower < other.upper && other.lower < upper;
-  }
+  bool overlaps_in_time(const Buffer& other) const { return lower < other.upper && other.lower < upper; }
 };
 
 struct Problem {
@@ -64,9 +62,7 @@ struct Problem {
   size_t size() const { return buffers.size(); }
   // The alignment a plan must respect for buffer i: the larger of the buffer's
   // own and the problem's default.
-  int64_t alignment_of(size_t i) const {
-    return buffers[i].alignment > alignment ? buffers[i].alignment : alignment;
-  }
+  int64_t alignment_of(size_t i) const { return buffers[i].alignment > alignment ? buffers[i].alignment : alignment; }
 };
 
 // Checks the invariants above; the message names the buffer (by id and index)
@@ -93,9 +89,7 @@ std::optional<FixedOffsetClash> find_fixed_offset_clash(const Problem& problem,
 inline bool is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 // Rounds x up to a multiple of `alignment` (a power of two). x >= 0.
-inline int64_t align_up(int64_t x, int64_t alignment) {
-  return (x + alignment - 1) & ~(alignment - 1);
-}
+inline int64_t align_up(int64_t x, int64_t alignment) { return (x + alignment - 1) & ~(alignment - 1); }
 
 // TensorFlow Lite describes a tensor's lifetime by the first and last task
 // (operator) that use it, both inclusive. This is the one place where such

@@ -36,8 +36,8 @@
 namespace memplan {
 
 struct RenderOptions {
-  int width = 1200;   // pixels, whole picture including margins (at least 200)
-  int height = 640;   // pixels, whole picture including margins (at least 160)
+  int width = 1200;  // pixels, whole picture including margins (at least 200)
+  int height = 640;  // pixels, whole picture including margins (at least 160)
   // Named in the caption ("portfolio: arena ..."); omitted when empty.
   std::string planner;
   // A heading above the caption (an instance name); omitted when empty.

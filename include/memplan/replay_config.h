@@ -142,8 +142,8 @@ struct ReplayConfig {
 // is the field's value in ReplayConfig{} (PoolOptions{} for the pools'
 // knobs, pool_knobs() in memplan/pool.h).
 struct ReplayKnob {
-  std::string_view variable;   // MEMPLAN_...
-  std::string type;            // what it accepts, in words
+  std::string_view variable;  // MEMPLAN_...
+  std::string type;           // what it accepts, in words
   std::string default_value;
   std::string_view description;
 };

@@ -78,14 +78,14 @@ enum class CounterMerge {
 // 0.900 ms)"; a kNanoseconds counter is printed in milliseconds.
 struct ReplayCounter {
   enum class Unit { kCount, kBytes, kNanoseconds };
-  const char* name;                // the member's name: the key wherever counters are named
+  const char* name;  // the member's name: the key wherever counters are named
   uint64_t ReplayStats::*member;
-  const char* label;               // printed before the value
-  const char* suffix = "";         // printed after the value
-  bool continues = false;          // printed right after the previous row, no ", " between
+  const char* label;        // printed before the value
+  const char* suffix = "";  // printed after the value
+  bool continues = false;   // printed right after the previous row, no ", " between
   Unit unit = Unit::kCount;
   CounterMerge merge = CounterMerge::kSum;
-  const char* description = "";   // one sentence: what is counted, and by which adapter
+  const char* description = "";  // one sentence: what is counted, and by which adapter
 };
 
 // Every counter of ReplayStats, in the order printed. The first row's label
@@ -94,14 +94,14 @@ struct ReplayCounter {
 inline constexpr ReplayCounter kReplayCounters[] = {
     {"threads", &ReplayStats::threads, "threads ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "learning units: per-thread records in use or kept for reuse (replay allocator), streams (device allocator)"},
-    {"iterations", &ReplayStats::iterations, "iterations ", "", false, ReplayCounter::Unit::kCount,
-     CounterMerge::kSum, "iteration boundaries, summed over learning units"},
+    {"iterations", &ReplayStats::iterations, "iterations ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
+     "iteration boundaries, summed over learning units"},
     {"profiled", &ReplayStats::profiled, "profiled ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "allocations passed to the backing allocator while profiling"},
     {"served", &ReplayStats::served, "served ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "allocations served from a slab"},
-    {"unplanned", &ReplayStats::unplanned, "unplanned ", "", false, ReplayCounter::Unit::kCount,
-     CounterMerge::kSum, "allocations in replay left to the backing allocator by the plan"},
+    {"unplanned", &ReplayStats::unplanned, "unplanned ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
+     "allocations in replay left to the backing allocator by the plan"},
     {"fallback", &ReplayStats::fallback, "fallback ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "allocations in replay sent to the backing allocator by a deviation"},
     {"busy", &ReplayStats::busy, " (busy ", ")", true, ReplayCounter::Unit::kCount, CounterMerge::kSum,
@@ -110,53 +110,51 @@ inline constexpr ReplayCounter kReplayCounters[] = {
      "allocations below ReplayConfig::min_sequenced_size left to the backing allocator"},
     {"pooled", &ReplayStats::pooled, "pooled ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "allocations below min_sequenced_size served from the small-request pool"},
-    {"pool_bytes", &ReplayStats::pool_bytes, "pool bytes ", "", false, ReplayCounter::Unit::kBytes,
-     CounterMerge::kSum, "bytes committed for small-request pools now"},
-    {"deviations", &ReplayStats::deviations, "deviations ", "", false, ReplayCounter::Unit::kCount,
-     CounterMerge::kSum, "iterations that deviated"},
-    {"background_plans", &ReplayStats::background_plans, "background plans ", "", false,
-     ReplayCounter::Unit::kCount, CounterMerge::kSum,
-     "plans the planner thread finished, adopted or not (plan_in_background)"},
-    {"plans", &ReplayStats::plans, "plans ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
-     "plans made"},
-    {"reprofiles", &ReplayStats::reprofiles, "reprofiles ", "", false, ReplayCounter::Unit::kCount,
-     CounterMerge::kSum, "returns from replay to profiling"},
+    {"pool_bytes", &ReplayStats::pool_bytes, "pool bytes ", "", false, ReplayCounter::Unit::kBytes, CounterMerge::kSum,
+     "bytes committed for small-request pools now"},
+    {"deviations", &ReplayStats::deviations, "deviations ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
+     "iterations that deviated"},
+    {"background_plans", &ReplayStats::background_plans, "background plans ", "", false, ReplayCounter::Unit::kCount,
+     CounterMerge::kSum, "plans the planner thread finished, adopted or not (plan_in_background)"},
+    {"plans", &ReplayStats::plans, "plans ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum, "plans made"},
+    {"reprofiles", &ReplayStats::reprofiles, "reprofiles ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
+     "returns from replay to profiling"},
     {"plan_failures", &ReplayStats::plan_failures, "plan failures ", "", false, ReplayCounter::Unit::kCount,
      CounterMerge::kSum, "planning attempts that gave no usable plan (or had to wait)"},
     {"invalid_frees", &ReplayStats::invalid_frees, "invalid frees ", "", false, ReplayCounter::Unit::kCount,
      CounterMerge::kSum, "frees into a slab window that matched no live block (ignored)"},
-    {"slab_bytes", &ReplayStats::slab_bytes, "slab bytes ", "", false, ReplayCounter::Unit::kBytes,
-     CounterMerge::kSum, "bytes mapped for slabs now"},
+    {"slab_bytes", &ReplayStats::slab_bytes, "slab bytes ", "", false, ReplayCounter::Unit::kBytes, CounterMerge::kSum,
+     "bytes mapped for slabs now"},
     {"planned_buffers", &ReplayStats::planned_buffers, "planned buffers ", "", false, ReplayCounter::Unit::kCount,
      CounterMerge::kSum, "buffers in the plans in use now"},
-    {"operators", &ReplayStats::operators, "operators ", "", false, ReplayCounter::Unit::kCount,
-     CounterMerge::kSum, "operator invocations seen (libtorch allocator)"},
+    {"operators", &ReplayStats::operators, "operators ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
+     "operator invocations seen (libtorch allocator)"},
     {"plan_stall_ns", &ReplayStats::plan_stall_ns, "plan stall ", " ms", false, ReplayCounter::Unit::kNanoseconds,
      CounterMerge::kSum,
      "time stopped at boundaries for planning (the planner, the slab's commit and pre-fault, the plan's tables)"},
     {"max_plan_stall_ns", &ReplayStats::max_plan_stall_ns, " (longest ", " ms)", true,
      ReplayCounter::Unit::kNanoseconds, CounterMerge::kMax, "the longest such stall"},
-    {"plans_held", &ReplayStats::plans_held, "plans held ", "", false, ReplayCounter::Unit::kCount,
-     CounterMerge::kSum, "plans kept now for variants (Note [Keyed plans])"},
+    {"plans_held", &ReplayStats::plans_held, "plans held ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
+     "plans kept now for variants (Note [Keyed plans])"},
     {"variants", &ReplayStats::variants, "variants ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "distinct request-size signatures profiled, summed over units"},
     {"growths", &ReplayStats::growths, "growths ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "upper-bound plans re-made after a request outgrew its block"},
-    {"arena_bytes", &ReplayStats::arena_bytes, "arena ", " B", false, ReplayCounter::Unit::kBytes,
-     CounterMerge::kSum, "arenas of the plans being served now"},
-    {"min_shape_load_bytes", &ReplayStats::min_shape_load_bytes, "shape loads ", "", false,
-     ReplayCounter::Unit::kBytes, CounterMerge::kMinNonzero,
+    {"arena_bytes", &ReplayStats::arena_bytes, "arena ", " B", false, ReplayCounter::Unit::kBytes, CounterMerge::kSum,
+     "arenas of the plans being served now"},
+    {"min_shape_load_bytes", &ReplayStats::min_shape_load_bytes, "shape loads ", "", false, ReplayCounter::Unit::kBytes,
+     CounterMerge::kMinNonzero,
      "the smallest load (requests' own sizes) of one profiled iteration that went into the plans being served"},
     {"max_shape_load_bytes", &ReplayStats::max_shape_load_bytes, "..", " B", true, ReplayCounter::Unit::kBytes,
      CounterMerge::kMax, "the largest such load: what each shape would need on its own, against the arena"},
-    {"plan_bytes", &ReplayStats::plan_bytes, "plan bytes ", "", false, ReplayCounter::Unit::kBytes,
-     CounterMerge::kSum, "arenas of the plans held for variants (they share each unit's one slab)"},
+    {"plan_bytes", &ReplayStats::plan_bytes, "plan bytes ", "", false, ReplayCounter::Unit::kBytes, CounterMerge::kSum,
+     "arenas of the plans held for variants (they share each unit's one slab)"},
     {"evictions", &ReplayStats::evictions, "evictions ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "variants evicted (least recently used first)"},
     {"switches", &ReplayStats::switches, "switches ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "boundaries that published another variant's plan"},
-    {"predictions_right", &ReplayStats::predictions_right, "predictions ", " right", false,
-     ReplayCounter::Unit::kCount, CounterMerge::kSum,
+    {"predictions_right", &ReplayStats::predictions_right, "predictions ", " right", false, ReplayCounter::Unit::kCount,
+     CounterMerge::kSum,
      "iterations whose variant was the one the learner predicted at the boundary before them (unkeyed marks)"},
     {"predictions_wrong", &ReplayStats::predictions_wrong, " ", " wrong", true, ReplayCounter::Unit::kCount,
      CounterMerge::kSum, "iterations whose variant was not the one predicted"},
@@ -191,8 +189,7 @@ uint64_t replay_requests(const ReplayStats& s);
 // and from pools. Written into `out` (at most `capacity` bytes with the
 // terminating 0, cut short if longer); returns the line's full length.
 // Allocates nothing: the drop-in prints it at exit with its interposer in place.
-size_t format_replay_stats(const ReplayStats& s, const char* prefix, const char* unit_word, char* out,
-                           size_t capacity);
+size_t format_replay_stats(const ReplayStats& s, const char* prefix, const char* unit_word, char* out, size_t capacity);
 
 // Marks an iteration boundary when it goes out of scope, on any allocator
 // with a mark(): one guard per iteration,

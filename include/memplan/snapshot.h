@@ -130,7 +130,7 @@ struct Snapshot {
   std::string alloc_conf;                     // PYTORCH_CUDA_ALLOC_CONF as recorded
   simulate::AllocatorSettings settings;       // parsed from allocator_settings (PyTorch's defaults if absent)
   std::vector<Annotation> annotations;
-  std::vector<std::string> warnings;          // fields ignored or defaulted
+  std::vector<std::string> warnings;  // fields ignored or defaulted
   uint64_t file_bytes = 0;
 
   const Device* find_device(int device) const;
@@ -188,9 +188,9 @@ struct OomEvent {
   int64_t event = 0;
   int64_t time_us = 0;
   uint64_t requested = 0;
-  uint64_t device_free = 0;  // as PyTorch recorded it
-  uint64_t allocated = 0;    // bytes allocated then
-  uint64_t reserved = 0;     // bytes reserved then
+  uint64_t device_free = 0;          // as PyTorch recorded it
+  uint64_t allocated = 0;            // bytes allocated then
+  uint64_t reserved = 0;             // bytes reserved then
   std::vector<size_t> largest_live;  // WindowBlock indices, largest first (at most 10)
   uint32_t stack = 0;                // the failing request's frames (the oom event's own; 0: none recorded)
   // The largest range of a segment held then that no live block covers
@@ -209,13 +209,13 @@ inline constexpr size_t kUsageSamples = 2000;  // at most this many samples per 
 
 struct Window {
   int device = 0;
-  std::vector<WindowBlock> blocks;  // blocks before the window first, then in alloc order
-  int64_t ticks = 0;                // alloc and free events; problems span [0, ticks + 1)
+  std::vector<WindowBlock> blocks;     // blocks before the window first, then in alloc order
+  int64_t ticks = 0;                   // alloc and free events; problems span [0, ticks + 1)
   std::vector<int64_t> tick_of_event;  // per event: the tick at or before it
   uint64_t start_allocated = 0, start_reserved = 0;
   uint64_t end_allocated = 0, end_reserved = 0;
   Peak peak_allocated, peak_reserved;
-  std::vector<size_t> live_at_peak;      // blocks live at peak_allocated, largest first
+  std::vector<size_t> live_at_peak;  // blocks live at peak_allocated, largest first
   // Segments held at peak_reserved and the bytes allocated in each, taken
   // after segments_at_peak_event: the peak's own event, or, when the peak
   // is a segment_alloc / segment_map (made for a request not yet placed),
@@ -228,7 +228,7 @@ struct Window {
   std::vector<OomEvent> ooms;
   std::vector<UsageSample> usage;  // the recorded curves, at most kUsageSamples runs of equal length
   std::vector<simulate::StartSegment> start_segments;  // reconstructed start state
-  std::vector<std::string> warnings;  // inconsistencies in the data (named, counted)
+  std::vector<std::string> warnings;                   // inconsistencies in the data (named, counted)
   // What this window cannot show, each with how to record what would (not
   // inconsistencies): no trace events at all (a dump of segments only); more
   // than half of the peak allocated held by blocks from before the window
@@ -255,7 +255,7 @@ struct Iteration {
 };
 struct Iterations {
   std::vector<Iteration> spans;
-  std::string found_by;  // "snapshot markers", "ProfilerStep annotations", "repetition", or "" (none)
+  std::string found_by;      // "snapshot markers", "ProfilerStep annotations", "repetition", or "" (none)
   size_t period_allocs = 0;  // repetition: allocs per iteration
 };
 Iterations find_iterations(const Snapshot& snapshot, const Device& device, const Window& window);

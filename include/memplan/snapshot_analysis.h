@@ -98,9 +98,9 @@ struct Diagnosis {
   uint64_t live_at_peak_reserved_bytes = 0;    // allocated in the segments held then
   uint64_t cached_at_peak_reserved_bytes = 0;  // reserved minus that: cache and fragmentation
   uint64_t peak_allocated_bytes = 0;
-  uint64_t before_window_bytes = 0;       // of the peak allocated, held by blocks from before the window
-  std::vector<SourceLine> live_by_line;   // live at the peak allocated, by source line, largest first
-  uint64_t caching_reserved_bytes = 0;    // the caching model with the recorded settings (0: models off)
+  uint64_t before_window_bytes = 0;      // of the peak allocated, held by blocks from before the window
+  std::vector<SourceLine> live_by_line;  // live at the peak allocated, by source line, largest first
+  uint64_t caching_reserved_bytes = 0;   // the caching model with the recorded settings (0: models off)
   std::vector<Recommendation> recommendations;
 };
 

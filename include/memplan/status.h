@@ -63,7 +63,7 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   StatusOr(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok() && "StatusOr built from an OK status");
   }
@@ -71,9 +71,18 @@ class [[nodiscard]] StatusOr {
   bool ok() const { return std::holds_alternative<T>(v_); }
   Status status() const { return ok() ? Status::Ok() : std::get<Status>(v_); }
 
-  T& value() & { assert(ok()); return std::get<T>(v_); }
-  const T& value() const& { assert(ok()); return std::get<T>(v_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T&& operator*() && { return std::move(*this).value(); }
@@ -87,17 +96,16 @@ class [[nodiscard]] StatusOr {
 }  // namespace memplan
 
 // Propagates a non-OK Status from an expression returning Status.
-#define MEMPLAN_RETURN_IF_ERROR(expr)            \
-  do {                                           \
-    ::memplan::Status memplan_status_ = (expr);  \
+#define MEMPLAN_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::memplan::Status memplan_status_ = (expr);        \
     if (!memplan_status_.ok()) return memplan_status_; \
   } while (0)
 
 #define MEMPLAN_CONCAT_INNER_(a, b) a##b
 #define MEMPLAN_CONCAT_(a, b) MEMPLAN_CONCAT_INNER_(a, b)
 // `MEMPLAN_ASSIGN_OR_RETURN(auto x, f());` — binds the value or returns the error.
-#define MEMPLAN_ASSIGN_OR_RETURN(lhs, expr)                                  \
-  auto MEMPLAN_CONCAT_(memplan_or_, __LINE__) = (expr);                      \
-  if (!MEMPLAN_CONCAT_(memplan_or_, __LINE__).ok())                          \
-    return MEMPLAN_CONCAT_(memplan_or_, __LINE__).status();                  \
+#define MEMPLAN_ASSIGN_OR_RETURN(lhs, expr)                                                                 \
+  auto MEMPLAN_CONCAT_(memplan_or_, __LINE__) = (expr);                                                     \
+  if (!MEMPLAN_CONCAT_(memplan_or_, __LINE__).ok()) return MEMPLAN_CONCAT_(memplan_or_, __LINE__).status(); \
   lhs = std::move(MEMPLAN_CONCAT_(memplan_or_, __LINE__)).value()

@@ -52,11 +52,11 @@ inline constexpr uint32_t kNoProfileOperator = 0xFFFFFFFFu;
 
 // One "[memory]" event.
 struct ProfileMemoryEvent {
-  double time_us = 0;        // ts
-  int64_t bytes = 0;         // > 0 allocation, < 0 free (never 0)
-  uint64_t address = 0;      // Addr
-  int64_t device_type = 0;   // Device Type (0 = CPU)
-  int64_t device_id = -1;    // Device Id
+  double time_us = 0;                // ts
+  int64_t bytes = 0;                 // > 0 allocation, < 0 free (never 0)
+  uint64_t address = 0;              // Addr
+  int64_t device_type = 0;           // Device Type (0 = CPU)
+  int64_t device_id = -1;            // Device Id
   uint32_t op = kNoProfileOperator;  // innermost enclosing operator: index into TorchProfile::operators
 };
 
@@ -86,14 +86,14 @@ struct ProfileExtraction {
   Problem problem;                     // ids are the allocation's tick
   std::vector<std::string> operators;  // per buffer: its operator, "" when unknown
   int64_t step = 0;
-  bool whole_trace = false;            // the trace has no steps: every event
-  size_t events = 0;                   // memory events in the step = ticks
-  size_t escaped = 0;                  // allocated in the step, not freed in it
+  bool whole_trace = false;  // the trace has no steps: every event
+  size_t events = 0;         // memory events in the step = ticks
+  size_t escaped = 0;        // allocated in the step, not freed in it
   uint64_t escaped_bytes = 0;
-  size_t inherited = 0;                // freed in the step, allocated before it
-  size_t below_min_size = 0;           // allocated and freed in it, below min_size
+  size_t inherited = 0;       // freed in the step, allocated before it
+  size_t below_min_size = 0;  // allocated and freed in it, below min_size
   uint64_t below_min_size_bytes = 0;
-  size_t reused_live = 0;              // an address allocated again while live (a lost free)
+  size_t reused_live = 0;  // an address allocated again while live (a lost free)
 };
 
 // The buffers allocated and freed within step `step` (0 for a trace without

@@ -95,14 +95,14 @@ struct TraceThread {
 };
 
 struct Trace {
-  int64_t pid = 0;                   // the traced process
-  std::vector<TraceEvent> events;    // strictly increasing sequence
-  std::vector<TraceThread> threads;  // indexed by TraceEvent::thread
-  bool complete = false;             // the tracer's exit handler wrote its end block
-  uint64_t missed_events = 0;        // calls seen but not recorded (e.g. malloc inside a signal
-                                     // handler that interrupted the tracer)
-  uint64_t dropped_marks = 0;        // marks beyond the tracer's mark store
-  uint64_t file_bytes = 0;           // size of the file read (0 for a trace built in memory)
+  int64_t pid = 0;                     // the traced process
+  std::vector<TraceEvent> events;      // strictly increasing sequence
+  std::vector<TraceThread> threads;    // indexed by TraceEvent::thread
+  bool complete = false;               // the tracer's exit handler wrote its end block
+  uint64_t missed_events = 0;          // calls seen but not recorded (e.g. malloc inside a signal
+                                       // handler that interrupted the tracer)
+  uint64_t dropped_marks = 0;          // marks beyond the tracer's mark store
+  uint64_t file_bytes = 0;             // size of the file read (0 for a trace built in memory)
   std::vector<std::string> operators;  // operator names, indexed by TraceEvent::op ("" = never
                                        // named: its name record was lost with an incomplete trace)
 
@@ -148,37 +148,36 @@ struct ExtractOptions {
 
 // A problem extracted from one iteration, and what was left out of it.
 struct Extraction {
-  Problem problem;              // ids are the allocation's tick, in allocation order
+  Problem problem;  // ids are the allocation's tick, in allocation order
   int64_t iteration = 0;
-  size_t events = 0;            // events in the iteration = ticks 0..events-1
-  size_t escaped = 0;           // allocated in the iteration, not freed in it
+  size_t events = 0;   // events in the iteration = ticks 0..events-1
+  size_t escaped = 0;  // allocated in the iteration, not freed in it
   uint64_t escaped_bytes = 0;
-  size_t inherited = 0;         // freed (or realloc'ed) in the iteration, allocated before it
-  size_t below_min_size = 0;    // allocated and freed in the iteration, smaller than min_size
+  size_t inherited = 0;       // freed (or realloc'ed) in the iteration, allocated before it
+  size_t below_min_size = 0;  // allocated and freed in the iteration, smaller than min_size
   uint64_t below_min_size_bytes = 0;
-  size_t failed = 0;            // allocation calls that returned null
-  size_t reused_live = 0;       // allocations of a pointer the trace still had live (a lost free)
+  size_t failed = 0;       // allocation calls that returned null
+  size_t reused_live = 0;  // allocations of a pointer the trace still had live (a lost free)
 };
 
 // The buffers allocated and freed within `iteration` as a Problem (see Ticks
 // above). Fails if the iteration does not exist or a size exceeds 2^62.
-StatusOr<Extraction> extract_iteration(const Trace& trace, int64_t iteration,
-                                       const ExtractOptions& options = {});
+StatusOr<Extraction> extract_iteration(const Trace& trace, int64_t iteration, const ExtractOptions& options = {});
 
 // Per-iteration statistics, for `memplan trace-info`.
 struct IterationSummary {
   int64_t iteration = 0;
   bool closed = false;
   size_t events = 0;
-  size_t allocations = 0;           // allocation and realloc calls that returned memory
+  size_t allocations = 0;  // allocation and realloc calls that returned memory
   size_t frees = 0;
-  uint64_t allocated_bytes = 0;     // sum of their sizes
+  uint64_t allocated_bytes = 0;  // sum of their sizes
   // size_histogram[k] counts allocations with 2^(k-1) < size <= 2^k (k = 0: size <= 1).
   std::array<uint64_t, 65> size_histogram{};
-  uint64_t peak_live_bytes = 0;     // most bytes live in the whole process during the iteration
-                                    // (counting from the start of the trace)
+  uint64_t peak_live_bytes = 0;       // most bytes live in the whole process during the iteration
+                                      // (counting from the start of the trace)
   uint64_t peak_iteration_bytes = 0;  // most bytes live that were allocated in this iteration
-  size_t threads = 0;               // threads with events in the iteration
+  size_t threads = 0;                 // threads with events in the iteration
   // True when this iteration made the same sequence of (call, size, alignment)
   // allocations as the previous one (iterations >= 2; iteration 1 compares
   // with nothing and is false).

@@ -42,10 +42,10 @@ std::string_view violation_name(Violation v);
 
 struct ValidationResult {
   Violation violation = Violation::kNone;
-  size_t first = 0;    // index of the offending buffer
-  size_t second = 0;   // the other buffer, for kOverlap
-  int64_t tick = 0;    // a tick at which both are live, for kOverlap
-  std::string message; // human-readable, names buffers by id; empty when valid
+  size_t first = 0;     // index of the offending buffer
+  size_t second = 0;    // the other buffer, for kOverlap
+  int64_t tick = 0;     // a tick at which both are live, for kOverlap
+  std::string message;  // human-readable, names buffers by id; empty when valid
 
   bool ok() const { return violation == Violation::kNone; }
 };

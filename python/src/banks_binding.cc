@@ -53,7 +53,8 @@ py::dict plan_banks_py(const Problem& original, py::handle banks_arg, py::object
     }
     if (!priorities.is_none()) {
       for (auto [key, value] : priorities.cast<py::dict>()) {
-        buffer_of(key, "priorities").priority = int64_from(value, "priorities['" + py::str(key).cast<std::string>() + "']");
+        buffer_of(key, "priorities").priority =
+            int64_from(value, "priorities['" + py::str(key).cast<std::string>() + "']");
       }
     }
   }
@@ -110,7 +111,8 @@ py::dict validate_banked_py(const Problem& problem, py::handle banks_arg, py::ha
   for (const int64_t k : banks_in) {
     bank_of.push_back(k < INT32_MIN || k > INT32_MAX ? -1 : static_cast<int32_t>(k));  // out of range: no such bank
   }
-  const BankedPlan plan = make_banked_plan(problem, banks.size(), std::move(bank_of), int64_column(offsets_arg, "offsets"));
+  const BankedPlan plan =
+      make_banked_plan(problem, banks.size(), std::move(bank_of), int64_column(offsets_arg, "offsets"));
   const BankValidationResult r = validate_banked(problem, banks, plan);
   py::dict out;
   out["valid"] = r.ok();
@@ -129,12 +131,10 @@ void bind_banks(py::module_& m) {
         "the banks, as `memplan validate --bank` does: every pin kept, each bank's buffers a valid plan within "
         "its capacity and alignment. Returns a dict: valid, rule (None, or the rule broken: 'overlap', "
         "'exceeds capacity', 'pin ignored', ...), reason (names buffers and banks), arenas (per bank).");
-  m.def("plan_banks", &plan_banks_py, py::arg("problem"), py::arg("banks"), py::kw_only(),
-        py::arg("pins") = py::none(), py::arg("priorities") = py::none(),
-        py::arg("planner") = std::string(kDefaultPlanner),
+  m.def("plan_banks", &plan_banks_py, py::arg("problem"), py::arg("banks"), py::kw_only(), py::arg("pins") = py::none(),
+        py::arg("priorities") = py::none(), py::arg("planner") = std::string(kDefaultPlanner),
         py::arg("strategy") = std::string(bank_strategy_option(BankStrategy::kBest)),
-        py::arg("time_limit") = py::none(),
-        py::arg("node_limit") = 0,
+        py::arg("time_limit") = py::none(), py::arg("node_limit") = 0,
         "Plans the problem into memory banks, fastest first, as `memplan plan --bank` (docs/planners.md, Memory "
         "banks). banks: names or tuples (name, capacity bytes or None, [alignment]); pins: {buffer id: bank name}; "
         "priorities: {buffer id: int} (default size x lifetime, or the CSV's bank and priority columns); "

@@ -27,13 +27,16 @@ PyObject* new_exception(py::module_& m, const char* name, const char* doc, PyObj
 PyObject* class_for(StatusCode code, ErrorSource source) {
   switch (code) {
     case StatusCode::kInvalidArgument:
-    case StatusCode::kUnimplemented: return g_input_error;
-    case StatusCode::kIoError: return g_file_error;
+    case StatusCode::kUnimplemented:
+      return g_input_error;
+    case StatusCode::kIoError:
+      return g_file_error;
     case StatusCode::kNotFound:
       return source == ErrorSource::kFile      ? g_file_error
              : source == ErrorSource::kPlanner ? g_unknown_planner_error
                                                : g_input_error;
-    default: return g_planning_error;
+    default:
+      return g_planning_error;
   }
 }
 
@@ -47,18 +50,19 @@ PyObject* class_for(StatusCode code, ErrorSource source) {
 }  // namespace
 
 void bind_errors(py::module_& m) {
-  g_error = new_exception(m, "Error",
-                          "Base of memplan's exceptions; `code` names the library's status code.", PyExc_Exception);
+  g_error = new_exception(m, "Error", "Base of memplan's exceptions; `code` names the library's status code.",
+                          PyExc_Exception);
   auto bases = [](PyObject* second) { return py::make_tuple(py::handle(g_error), py::handle(second)); };
-  g_input_error = new_exception(m, "InputError", "Malformed input or a bad argument; the message names the file, line and field.",
-                                bases(PyExc_ValueError).ptr());
-  g_file_error = new_exception(m, "FileError", "A file that is missing, unreadable or unwritable.",
-                               bases(PyExc_OSError).ptr());
+  g_input_error =
+      new_exception(m, "InputError", "Malformed input or a bad argument; the message names the file, line and field.",
+                    bases(PyExc_ValueError).ptr());
+  g_file_error =
+      new_exception(m, "FileError", "A file that is missing, unreadable or unwritable.", bases(PyExc_OSError).ptr());
   g_unknown_planner_error = new_exception(m, "UnknownPlannerError", "No planner is registered under that name.",
                                           bases(PyExc_LookupError).ptr());
-  g_planning_error = new_exception(m, "PlanningError",
-                                   "A planner failed: time limit, cancel, or an invalid plan (a bug in memplan).",
-                                   bases(PyExc_RuntimeError).ptr());
+  g_planning_error =
+      new_exception(m, "PlanningError", "A planner failed: time limit, cancel, or an invalid plan (a bug in memplan).",
+                    bases(PyExc_RuntimeError).ptr());
 }
 
 void raise_status(const Status& status, ErrorSource source) {

@@ -50,7 +50,7 @@ std::vector<std::string> operators_from(py::handle operators) {
 Plan parse_plan(const Problem& problem, const std::string& text, const std::string& source) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   return value_or_raise(first != std::string::npos && text[first] == '{' ? parse_plan_json(problem, text, source)
-                                                                          : parse_plan_csv(problem, text, source));
+                                                                         : parse_plan_csv(problem, text, source));
 }
 
 std::string plan_json(const Problem& problem, const Plan& plan, std::string planner, double seconds) {
@@ -64,8 +64,7 @@ std::vector<NamedPlan> named_plans(const Problem& problem, py::handle plans) {
   std::vector<NamedPlan> out;
   auto add_planner = [&](const std::string& name) {
     if (find_planner(name) == nullptr) {
-      raise_status(NotFound(unknown_planner_message(name)),
-                   ErrorSource::kPlanner);
+      raise_status(NotFound(unknown_planner_message(name)), ErrorSource::kPlanner);
     }
     StatusOr<Plan> planned = plan_with(name, problem);
     if (!planned.ok()) {
@@ -99,7 +98,8 @@ std::vector<NamedPlan> named_plans(const Problem& problem, py::handle plans) {
     if (out.empty()) raise_input_error("plans: no planner named in '" + names + "'");
   } else if (py::isinstance<py::dict>(plans)) {
     for (auto [name, plan] : py::reinterpret_borrow<py::dict>(plans)) {
-      out.push_back({.name = py::str(name), .plan = plan_from(problem, plan, "plans['" + std::string(py::str(name)) + "']")});
+      out.push_back(
+          {.name = py::str(name), .plan = plan_from(problem, plan, "plans['" + std::string(py::str(name)) + "']")});
     }
   } else if (py::isinstance<Plan>(plans) || py::isinstance<PlanResult>(plans) || py::isinstance<py::array>(plans)) {
     add(plans, "plans");
@@ -118,7 +118,9 @@ std::vector<NamedPlan> named_plans(const Problem& problem, py::handle plans) {
 void bind_formats(py::module_& m) {
   m.def(
       "parse_problem",
-      [](const std::string& text, const std::string& source) { return value_or_raise(parse_problem_csv(text, source)); },
+      [](const std::string& text, const std::string& source) {
+        return value_or_raise(parse_problem_csv(text, source));
+      },
       py::arg("text"), py::arg("source") = "<input>",
       "A problem from CSV text (docs/formats.md); errors name `source`, the line and the field.");
   m.def(
@@ -162,11 +164,12 @@ void bind_formats(py::module_& m) {
         const std::string p = path_string(path);
         return parse_plan(problem, read_file(p), p);
       },
-      py::arg("problem"), py::arg("path"), "A plan for `problem` from a CSV or JSON file, as `memplan validate` reads it.");
+      py::arg("problem"), py::arg("path"),
+      "A plan for `problem` from a CSV or JSON file, as `memplan validate` reads it.");
   m.def(
       "format_plan",
-      [](const Problem& problem, py::object plan, const std::string& format, const std::string& planner,
-         double seconds, py::object path) {
+      [](const Problem& problem, py::object plan, const std::string& format, const std::string& planner, double seconds,
+         py::object path) {
         const Plan p = plan_from(problem, plan);
         std::string name = planner;
         double time = seconds;

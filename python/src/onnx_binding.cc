@@ -163,8 +163,9 @@ void bind_onnx(py::module_& m) {
   py::class_<OnnxExtraction>(m, "OnnxExtraction",
                              "An ONNX model as a problem (memplan extract model.onnx), and what stayed outside "
                              "the arena.")
-      .def_property_readonly("problem", [](const OnnxExtraction& x) { return x.problem; },
-                             "One buffer per intermediate tensor (id = tensor name); node k is tick k.")
+      .def_property_readonly(
+          "problem", [](const OnnxExtraction& x) { return x.problem; },
+          "One buffer per intermediate tensor (id = tensor name); node k is tick k.")
       .def_readonly("ir_version", &OnnxExtraction::ir_version)
       .def_readonly("opset", &OnnxExtraction::opset)
       .def_readonly("producer", &OnnxExtraction::producer)

@@ -29,8 +29,8 @@ int64_t int64_from(py::handle value, const std::string& what) {
   // Anything with __index__: Python ints and NumPy integer scalars. Not bool,
   // though it is an int in Python: a True where a size was meant is a mistake.
   if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) {
-    raise_input_error(what + ": expected an integer, got " + std::string(py::str(py::type::of(value).attr("__name__"))) +
-                      " " + std::string(py::repr(value)));
+    raise_input_error(what + ": expected an integer, got " +
+                      std::string(py::str(py::type::of(value).attr("__name__"))) + " " + std::string(py::repr(value)));
   }
   py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
   if (!index) throw py::error_already_set();
@@ -140,8 +140,10 @@ Buffer buffer_from(py::handle item, size_t index) {
     return b;
   }
   if (py::isinstance<py::str>(item) || !py::isinstance<py::sequence>(item)) {
-    raise_input_error(where + ": expected a dict, a tuple (lower, upper, size[, alignment[, offset]]) or a "
-                      "memplan.Buffer, got " + std::string(py::str(py::type::of(item).attr("__name__"))));
+    raise_input_error(where +
+                      ": expected a dict, a tuple (lower, upper, size[, alignment[, offset]]) or a "
+                      "memplan.Buffer, got " +
+                      std::string(py::str(py::type::of(item).attr("__name__"))));
   }
   py::sequence t = py::reinterpret_borrow<py::sequence>(item);
   if (t.size() < 3 || t.size() > 5) {
@@ -162,8 +164,10 @@ std::vector<Buffer> buffers_from_matrix(const py::array& array) {
     raise_input_error("buffers: a NumPy array of integers, not of " + std::string(py::str(array.dtype())));
   }
   if (array.ndim() != 2 || array.shape(1) < 3 || array.shape(1) > 5) {
-    raise_input_error("buffers: a NumPy array of shape (n, 3..5) with columns lower, upper, size[, alignment[, "
-                      "offset]]; got shape " + std::string(py::str(array.attr("shape"))));
+    raise_input_error(
+        "buffers: a NumPy array of shape (n, 3..5) with columns lower, upper, size[, alignment[, "
+        "offset]]; got shape " +
+        std::string(py::str(array.attr("shape"))));
   }
   std::vector<Buffer> buffers(static_cast<size_t>(array.shape(0)));
   const py::ssize_t columns = array.shape(1);
@@ -173,11 +177,21 @@ std::vector<Buffer> buffers_from_matrix(const py::array& array) {
     for (size_t i = 0; i < buffers.size(); ++i) {
       Buffer& b = buffers[i];
       switch (c) {
-        case 0: b.lower = values[i]; break;
-        case 1: b.upper = values[i]; break;
-        case 2: b.size = values[i]; break;
-        case 3: b.alignment = values[i]; break;
-        case 4: if (values[i] != -1) b.offset = values[i]; break;
+        case 0:
+          b.lower = values[i];
+          break;
+        case 1:
+          b.upper = values[i];
+          break;
+        case 2:
+          b.size = values[i];
+          break;
+        case 3:
+          b.alignment = values[i];
+          break;
+        case 4:
+          if (values[i] != -1) b.offset = values[i];
+          break;
       }
     }
   }
@@ -210,7 +224,8 @@ Problem problem_from_arrays(py::handle lower, py::handle upper, py::handle size,
   const std::vector<int64_t> sz = int64_column(size, "size");
   auto same_length = [&](size_t n, const char* name) {
     if (n != lo.size()) {
-      raise_input_error(std::string(name) + ": " + std::to_string(n) + " values, but lower has " + std::to_string(lo.size()));
+      raise_input_error(std::string(name) + ": " + std::to_string(n) + " values, but lower has " +
+                        std::to_string(lo.size()));
     }
   };
   same_length(up.size(), "upper");
@@ -324,8 +339,7 @@ void bind_problem(py::module_& m) {
           "__eq__",
           [](const Buffer& a, const Buffer& b) {
             return a.id == b.id && a.lower == b.lower && a.upper == b.upper && a.size == b.size &&
-                   a.alignment == b.alignment && a.offset == b.offset && a.bank == b.bank &&
-                   a.priority == b.priority;
+                   a.alignment == b.alignment && a.offset == b.offset && a.bank == b.bank && a.priority == b.priority;
           },
           py::is_operator());
 
@@ -335,8 +349,7 @@ void bind_problem(py::module_& m) {
       .def(py::init([](py::object buffers, py::object capacity, int64_t alignment) {
              return problem_from(buffers, capacity, alignment);
            }),
-           py::arg("buffers") = py::none(), py::kw_only(), py::arg("capacity") = py::none(),
-           py::arg("alignment") = 1,
+           py::arg("buffers") = py::none(), py::kw_only(), py::arg("capacity") = py::none(), py::arg("alignment") = 1,
            "buffers: a list of dicts {id, lower, upper, size, alignment, offset, bank, priority} (bank: the "
            "memory bank a buffer is pinned to, priority: its worth of a fast bank; see plan_banks) or tuples "
            "(lower, upper, "
@@ -357,40 +370,51 @@ void bind_problem(py::module_& m) {
           "each buffer's bank pin (a name, or None or '' for none); priorities: each one's worth of a fast bank "
           "(-1: size x lifetime).")
       .def("__len__", &Problem::size)
-      .def(
-          "__getitem__",
-          [](const Problem& p, py::ssize_t i) {
-            const auto n = static_cast<py::ssize_t>(p.size());
-            if (i < 0) i += n;
-            if (i < 0 || i >= n) throw py::index_error("buffer index " + std::to_string(i) + " out of range");
-            return p.buffers[static_cast<size_t>(i)];
-          })
-      .def_property_readonly("buffers", [](const Problem& p) { return p.buffers; }, "The buffers, as Buffer objects.")
-      .def_property_readonly("ids", [](const Problem& p) {
-        std::vector<std::string> ids;
-        for (const Buffer& b : p.buffers) ids.push_back(b.id);
-        return ids;
-      })
-      .def_property_readonly("lower", [](const Problem& p) { return column(p, [](const Buffer& b) { return b.lower; }); })
-      .def_property_readonly("upper", [](const Problem& p) { return column(p, [](const Buffer& b) { return b.upper; }); })
-      .def_property_readonly("size", [](const Problem& p) { return column(p, [](const Buffer& b) { return b.size; }); },
-                             "Sizes in bytes (a NumPy array); len(problem) is the number of buffers.")
-      .def_property_readonly("alignments", [](const Problem& p) {
-        std::vector<int64_t> a(p.size());
-        for (size_t i = 0; i < p.size(); ++i) a[i] = p.alignment_of(i);
-        return to_array(a);
-      }, "Each buffer's effective alignment: the larger of its own and the problem's default.")
-      .def_property_readonly("offsets", [](const Problem& p) {
-        return column(p, [](const Buffer& b) { return b.offset.value_or(-1); });
-      }, "Fixed offsets, -1 where none.")
-      .def_property_readonly("banks", [](const Problem& p) {
-        py::list pins;
-        for (const Buffer& b : p.buffers) pins.append(b.bank.empty() ? py::none() : py::cast(b.bank));
-        return pins;
-      }, "Each buffer's bank pin (memplan.plan_banks), None where none.")
-      .def_property_readonly("priorities", [](const Problem& p) {
-        return column(p, [](const Buffer& b) { return b.priority.value_or(-1); });
-      }, "Each buffer's priority (memplan.plan_banks), -1 where none (size x lifetime).")
+      .def("__getitem__",
+           [](const Problem& p, py::ssize_t i) {
+             const auto n = static_cast<py::ssize_t>(p.size());
+             if (i < 0) i += n;
+             if (i < 0 || i >= n) throw py::index_error("buffer index " + std::to_string(i) + " out of range");
+             return p.buffers[static_cast<size_t>(i)];
+           })
+      .def_property_readonly(
+          "buffers", [](const Problem& p) { return p.buffers; }, "The buffers, as Buffer objects.")
+      .def_property_readonly("ids",
+                             [](const Problem& p) {
+                               std::vector<std::string> ids;
+                               for (const Buffer& b : p.buffers) ids.push_back(b.id);
+                               return ids;
+                             })
+      .def_property_readonly("lower",
+                             [](const Problem& p) { return column(p, [](const Buffer& b) { return b.lower; }); })
+      .def_property_readonly("upper",
+                             [](const Problem& p) { return column(p, [](const Buffer& b) { return b.upper; }); })
+      .def_property_readonly(
+          "size", [](const Problem& p) { return column(p, [](const Buffer& b) { return b.size; }); },
+          "Sizes in bytes (a NumPy array); len(problem) is the number of buffers.")
+      .def_property_readonly(
+          "alignments",
+          [](const Problem& p) {
+            std::vector<int64_t> a(p.size());
+            for (size_t i = 0; i < p.size(); ++i) a[i] = p.alignment_of(i);
+            return to_array(a);
+          },
+          "Each buffer's effective alignment: the larger of its own and the problem's default.")
+      .def_property_readonly(
+          "offsets", [](const Problem& p) { return column(p, [](const Buffer& b) { return b.offset.value_or(-1); }); },
+          "Fixed offsets, -1 where none.")
+      .def_property_readonly(
+          "banks",
+          [](const Problem& p) {
+            py::list pins;
+            for (const Buffer& b : p.buffers) pins.append(b.bank.empty() ? py::none() : py::cast(b.bank));
+            return pins;
+          },
+          "Each buffer's bank pin (memplan.plan_banks), None where none.")
+      .def_property_readonly(
+          "priorities",
+          [](const Problem& p) { return column(p, [](const Buffer& b) { return b.priority.value_or(-1); }); },
+          "Each buffer's priority (memplan.plan_banks), -1 where none (size x lifetime).")
       .def_property(
           "capacity", [](const Problem& p) { return p.capacity; },
           [](Problem& p, py::object capacity) {
@@ -411,16 +435,18 @@ void bind_problem(py::module_& m) {
             p = checked(std::move(changed));
           },
           "The default alignment of every buffer (a power of two).")
-      .def("load", [](const Problem& p) { return load(p); },
-           "Bytes: the most bytes live at one tick, a lower bound on every plan's arena.")
+      .def(
+          "load", [](const Problem& p) { return load(p); },
+          "Bytes: the most bytes live at one tick, a lower bound on every plan's arena.")
       .def(
           "bounds", [](const Problem& p, bool positional) { return compute_bounds(p, positional); },
           py::arg("positional_maximums") = true, "The lower bounds on the arena, as memplan.bounds(problem).")
-      .def("to_dicts", [](const Problem& p) {
-        py::list out;
-        for (const Buffer& b : p.buffers) out.append(buffer_dict(b));
-        return out;
-      })
+      .def("to_dicts",
+           [](const Problem& p) {
+             py::list out;
+             for (const Buffer& b : p.buffers) out.append(buffer_dict(b));
+             return out;
+           })
       .def("__repr__", [](const Problem& p) {
         std::string s = "<memplan.Problem: " + std::to_string(p.size()) + " buffers, load " + format_bytes(load(p));
         if (p.capacity) s += ", capacity " + format_bytes(*p.capacity);
@@ -433,19 +459,22 @@ void bind_problem(py::module_& m) {
            py::arg("problem"), py::arg("offsets"),
            "A plan from offsets (a sequence or NumPy array, one per buffer); the arena is computed. Not validated: "
            "memplan.validate says whether it is valid.")
-      .def_property_readonly("offsets", [](const Plan& p) { return to_array(p.offsets); },
-                             "Offsets in bytes, a NumPy int64 array in problem order.")
+      .def_property_readonly(
+          "offsets", [](const Plan& p) { return to_array(p.offsets); },
+          "Offsets in bytes, a NumPy int64 array in problem order.")
       .def_readonly("arena", &Plan::arena, "Bytes: max(offset + size).")
       .def("__len__", [](const Plan& p) { return p.offsets.size(); })
       .def("__repr__", [](const Plan& p) {
-        return "<memplan.Plan: " + std::to_string(p.offsets.size()) + " offsets, arena " + std::to_string(p.arena) + " B>";
+        return "<memplan.Plan: " + std::to_string(p.offsets.size()) + " offsets, arena " + std::to_string(p.arena) +
+               " B>";
       });
 
   py::class_<ValidationResult>(m, "Validation",
                                "What the validator found: true when the plan is valid; str() is 'ok' or the reason.")
       .def_property_readonly("ok", &ValidationResult::ok)
-      .def_property_readonly("violation", [](const ValidationResult& v) { return std::string(violation_name(v.violation)); },
-                             "The reason's name ('valid' when valid), as validate.h lists them.")
+      .def_property_readonly(
+          "violation", [](const ValidationResult& v) { return std::string(violation_name(v.violation)); },
+          "The reason's name ('valid' when valid), as validate.h lists them.")
       .def_readonly("first", &ValidationResult::first, "Index of the offending buffer.")
       .def_readonly("second", &ValidationResult::second, "The other buffer of an overlap.")
       .def_readonly("tick", &ValidationResult::tick, "A tick at which the two overlapping buffers are both live.")
@@ -457,8 +486,7 @@ void bind_problem(py::module_& m) {
       });
 
   m.def(
-      "validate",
-      [](const Problem& problem, py::object plan) { return validate(problem, plan_from(problem, plan)); },
+      "validate", [](const Problem& problem, py::object plan) { return validate(problem, plan_from(problem, plan)); },
       py::arg("problem"), py::arg("plan"),
       "Checks a plan (a Plan, a planning result, or offsets) with memplan's independent validator: returns a "
       "Validation, true when valid, whose str() is 'ok' or the reason (which buffers, at which tick).");

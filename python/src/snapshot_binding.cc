@@ -74,7 +74,9 @@ void bind_snapshot(py::module_& m) {
       py::arg("simulate") = true, kAnalyzeDoc);
   m.def(
       "read_snapshot",
-      [](py::object path, py::object device) { return analyse(path_from(path), options_from(device, kDefaultPlanner, false)); },
+      [](py::object path, py::object device) {
+        return analyse(path_from(path), options_from(device, kDefaultPlanner, false));
+      },
       py::arg("path"), py::arg("device") = py::none(),
       "analyze_snapshot(path, device, simulate=False): the same report without the allocator models.");
   m.def(
@@ -84,8 +86,9 @@ void bind_snapshot(py::module_& m) {
         pickle::Document document = value_or_raise(
             pickle::parse_pickle({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, source));
         snapshot::Snapshot s = value_or_raise(snapshot::snapshot_from_pickle(document, source));
-        return report_dict(value_or_raise(snapshot::analyze_snapshot(std::move(s), source, options_from(device, kDefaultPlanner, simulate)),
-                                          ErrorSource::kPlanner));
+        return report_dict(value_or_raise(
+            snapshot::analyze_snapshot(std::move(s), source, options_from(device, kDefaultPlanner, simulate)),
+            ErrorSource::kPlanner));
       },
       py::arg("data"), py::arg("device") = py::none(), py::arg("source") = "<snapshot>", py::arg("simulate") = false,
       "analyze_snapshot for the bytes of a pickle (memplan.snapshot_problem pickles a live snapshot).");

@@ -27,15 +27,28 @@ struct PyExtraction {
 };
 
 PyExtraction from_trace(Extraction&& x) {
-  return {.problem = std::move(x.problem), .iteration = x.iteration, .events = x.events, .escaped = x.escaped,
-          .escaped_bytes = x.escaped_bytes, .inherited = x.inherited, .below_min_size = x.below_min_size,
-          .below_min_size_bytes = x.below_min_size_bytes, .failed = x.failed, .reused_live = x.reused_live};
+  return {.problem = std::move(x.problem),
+          .iteration = x.iteration,
+          .events = x.events,
+          .escaped = x.escaped,
+          .escaped_bytes = x.escaped_bytes,
+          .inherited = x.inherited,
+          .below_min_size = x.below_min_size,
+          .below_min_size_bytes = x.below_min_size_bytes,
+          .failed = x.failed,
+          .reused_live = x.reused_live};
 }
 
 PyExtraction from_profile(ProfileExtraction&& x) {
-  return {.problem = std::move(x.problem), .operators = std::move(x.operators), .iteration = x.step,
-          .events = x.events, .escaped = x.escaped, .escaped_bytes = x.escaped_bytes, .inherited = x.inherited,
-          .below_min_size = x.below_min_size, .below_min_size_bytes = x.below_min_size_bytes,
+  return {.problem = std::move(x.problem),
+          .operators = std::move(x.operators),
+          .iteration = x.step,
+          .events = x.events,
+          .escaped = x.escaped,
+          .escaped_bytes = x.escaped_bytes,
+          .inherited = x.inherited,
+          .below_min_size = x.below_min_size,
+          .below_min_size_bytes = x.below_min_size_bytes,
           .reused_live = x.reused_live};
 }
 
@@ -73,7 +86,8 @@ py::object extract_file(py::object path_object, py::object iteration, py::object
 #if MEMPLAN_WITH_ONNX
     return extract_onnx_file(path, inputs, alignment, keep_constants);
 #else
-    raise_input_error(path + ": an ONNX model, and this memplan module was built without the ONNX front end "
+    raise_input_error(path +
+                      ": an ONNX model, and this memplan module was built without the ONNX front end "
                       "(install libonnx-dev and configure with -DMEMPLAN_WITH_ONNX=ON)");
 #endif
   }
@@ -113,8 +127,9 @@ py::dict summary_dict(const IterationSummary& s) {
 void bind_trace(py::module_& m) {
   py::class_<PyExtraction>(m, "Extraction",
                            "One iteration of a trace as a problem, and what was left out of it (memplan extract).")
-      .def_property_readonly("problem", [](const PyExtraction& x) { return x.problem; },
-                             "The buffers allocated and freed in the iteration (a copy).")
+      .def_property_readonly(
+          "problem", [](const PyExtraction& x) { return x.problem; },
+          "The buffers allocated and freed in the iteration (a copy).")
       .def_readonly("operators", &PyExtraction::operators,
                     "PyTorch profiles: each buffer's operator ('' unknown); empty for memplan traces.")
       .def_readonly("iteration", &PyExtraction::iteration, "The iteration (a profile's step number).")
@@ -139,8 +154,10 @@ void bind_trace(py::module_& m) {
       .def_readonly("dropped_marks", &Trace::dropped_marks)
       .def_readonly("file_bytes", &Trace::file_bytes)
       .def_readonly("operators", &Trace::operators, "Operator names, when the program recorded them.")
-      .def_property_readonly("events", [](const Trace& t) { return t.events.size(); }, "Number of events.")
-      .def_property_readonly("threads", [](const Trace& t) { return t.threads.size(); }, "Threads that allocated.")
+      .def_property_readonly(
+          "events", [](const Trace& t) { return t.events.size(); }, "Number of events.")
+      .def_property_readonly(
+          "threads", [](const Trace& t) { return t.threads.size(); }, "Threads that allocated.")
       .def_property_readonly("marks", [](const Trace& t) { return t.mark_indices().size(); })
       .def_property_readonly("iteration_count", &Trace::iteration_count,
                              "Iterations 0..marks: 0 is the span before the first mark.")

@@ -15,9 +15,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 StatusOr<PlanningResult> plan(const std::string& planner, const Problem& problem, const std::string& what) {
   StatusOr<PlanningResult> result = run_planner(planner, problem);
@@ -31,8 +29,10 @@ std::vector<ModelRun> run_models(const Snapshot& s, const simulate::DeviceTrace&
   std::vector<ModelRun> runs;
   auto add = [&](std::string name, StatusOr<simulate::ModelResult> result) {
     ModelRun run{.name = std::move(name)};
-    if (result.ok()) run.result = std::move(result).value();
-    else run.error = result.status().message();
+    if (result.ok())
+      run.result = std::move(result).value();
+    else
+      run.error = result.status().message();
     runs.push_back(std::move(run));
   };
   add("caching", simulate::simulate_caching(trace, s.settings));

@@ -27,7 +27,8 @@ std::vector<SourceLine> live_by_line(const Snapshot& s, const Window& w, uint64_
   }
   std::vector<SourceLine> sorted;
   for (auto& [where, line] : lines) sorted.push_back(std::move(line));
-  std::stable_sort(sorted.begin(), sorted.end(), [](const SourceLine& a, const SourceLine& b) { return a.bytes > b.bytes; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const SourceLine& a, const SourceLine& b) { return a.bytes > b.bytes; });
   return sorted;
 }
 
@@ -91,7 +92,8 @@ void search_settings(const Snapshot& s, const simulate::DeviceTrace& trace, uint
 void without_empty_cache(const simulate::DeviceTrace& trace, const simulate::AllocatorSettings& settings,
                          uint64_t baseline, std::vector<Recommendation>& out) {
   simulate::DeviceTrace kept = trace;
-  std::erase_if(kept.requests, [](const simulate::Request& r) { return r.kind == simulate::Request::Kind::kEmptyCache; });
+  std::erase_if(kept.requests,
+                [](const simulate::Request& r) { return r.kind == simulate::Request::Kind::kEmptyCache; });
   if (kept.requests.size() == trace.requests.size()) return;
   const std::optional<uint64_t> peak = caching_peak(kept, settings);
   if (!peak || *peak >= baseline) return;
@@ -121,7 +123,8 @@ Diagnosis diagnose(const Snapshot& s, const DeviceAnalysis& d, const simulate::D
   Diagnosis g;
   g.peak_reserved_bytes = w.peak_reserved.bytes;
   for (const SegmentUse& u : w.segments_at_peak) g.live_at_peak_reserved_bytes += std::min(u.allocated, u.size);
-  g.cached_at_peak_reserved_bytes = g.peak_reserved_bytes - std::min(g.peak_reserved_bytes, g.live_at_peak_reserved_bytes);
+  g.cached_at_peak_reserved_bytes =
+      g.peak_reserved_bytes - std::min(g.peak_reserved_bytes, g.live_at_peak_reserved_bytes);
   g.peak_allocated_bytes = w.peak_allocated.bytes;
   g.live_by_line = live_by_line(s, w, g.before_window_bytes);
   if (!simulate) return g;

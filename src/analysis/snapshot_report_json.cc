@@ -12,18 +12,20 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // The heap map's tick at an event (-1: the start of the window, tick 0).
-int64_t tick_at(const Window& w, int64_t event) {
-  return event < 0 ? 0 : w.tick_of_event[static_cast<size_t>(event)];
-}
+int64_t tick_at(const Window& w, int64_t event) { return event < 0 ? 0 : w.tick_of_event[static_cast<size_t>(event)]; }
 
 Json recorded_json(const Window& w) {
-  return {{"peak_reserved_bytes", w.peak_reserved.bytes},   {"peak_allocated_bytes", w.peak_allocated.bytes},
-          {"peak_reserved_event", w.peak_reserved.event},   {"peak_allocated_event", w.peak_allocated.event},
+  return {{"peak_reserved_bytes", w.peak_reserved.bytes},
+          {"peak_allocated_bytes", w.peak_allocated.bytes},
+          {"peak_reserved_event", w.peak_reserved.event},
+          {"peak_allocated_event", w.peak_allocated.event},
           {"peak_reserved_tick", tick_at(w, w.peak_reserved.event)},
           {"peak_allocated_tick", tick_at(w, w.peak_allocated.event)},
           {"fragmentation_event", w.segments_at_peak_event},
-          {"start_reserved_bytes", w.start_reserved},       {"start_allocated_bytes", w.start_allocated},
-          {"end_reserved_bytes", w.end_reserved},           {"end_allocated_bytes", w.end_allocated}};
+          {"start_reserved_bytes", w.start_reserved},
+          {"start_allocated_bytes", w.start_allocated},
+          {"end_reserved_bytes", w.end_reserved},
+          {"end_allocated_bytes", w.end_allocated}};
 }
 
 Json iterations_json(const DeviceAnalysis& d) {
@@ -42,9 +44,12 @@ Json iterations_json(const DeviceAnalysis& d) {
 Json model_json(const ModelRun& run) {
   if (!run.result) return {{"error", run.error}};
   const simulate::ModelResult& m = *run.result;
-  Json model = {{"peak_reserved_bytes", m.peak_reserved_bytes},   {"peak_allocated_bytes", m.peak_allocated_bytes},
-                {"peak_request_index", m.peak_request_index},     {"start_reserved_bytes", m.start_reserved_bytes},
-                {"final_reserved_bytes", m.final_reserved_bytes}, {"device_allocations", m.device_allocations},
+  Json model = {{"peak_reserved_bytes", m.peak_reserved_bytes},
+                {"peak_allocated_bytes", m.peak_allocated_bytes},
+                {"peak_request_index", m.peak_request_index},
+                {"start_reserved_bytes", m.start_reserved_bytes},
+                {"final_reserved_bytes", m.final_reserved_bytes},
+                {"device_allocations", m.device_allocations},
                 {"device_frees", m.device_frees}};
   if (run.name.starts_with("memplan")) {
     model["served"] = m.served;

@@ -52,8 +52,10 @@ Bounds compute_bounds(const Problem& problem, bool with_positional_maximums) {
         for (int k = 0; k <= max_exp; ++k) rounded_sum[k] += sign * align_up(b.size, int64_t{1} << k);
       }
       if (with_positional_maximums) {
-        if (events[e].start) live_sizes.insert(b.size);
-        else live_sizes.erase(live_sizes.find(b.size));
+        if (events[e].start)
+          live_sizes.insert(b.size);
+        else
+          live_sizes.erase(live_sizes.find(b.size));
       }
     }
     // Without alignment the live bytes only grow at start ticks. With it, an

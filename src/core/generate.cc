@@ -199,8 +199,10 @@ void make_dnn_like(Random& rng, int64_t max_size, std::vector<Buffer>& buffers) 
   int64_t channels = rng.pick({int64_t{16}, int64_t{32}, int64_t{64}});
   // The widest output is a 4x expansion of stage 0; shrink the network until it fits.
   while (4 * channels * spatial * spatial * element_bytes > max_size && (spatial > 1 || channels > 1)) {
-    if (spatial > 1) spatial /= 2;
-    else channels /= 2;
+    if (spatial > 1)
+      spatial /= 2;
+    else
+      channels /= 2;
   }
   auto activation = [&](int stage) {
     const int64_t h = std::max<int64_t>(1, spatial >> stage);
@@ -301,12 +303,24 @@ Problem generate_problem(const GenerateOptions& options) {
   problem.buffers.resize(options.buffers);
   Random rng(options.seed);
   switch (options.shape) {
-    case ProblemShape::kDnnLike: make_dnn_like(rng, max_size, problem.buffers); break;
-    case ProblemShape::kRandomIntervals: make_random_intervals(rng, max_size, problem.buffers); break;
-    case ProblemShape::kHeavyTailed: make_heavy_tailed(rng, max_size, problem.buffers); break;
-    case ProblemShape::kNested: make_nested(rng, max_size, problem.buffers); break;
-    case ProblemShape::kEqualSizes: make_equal_sizes(rng, max_size, problem.buffers); break;
-    case ProblemShape::kPuzzle: make_puzzle(rng, max_size, problem.buffers); break;
+    case ProblemShape::kDnnLike:
+      make_dnn_like(rng, max_size, problem.buffers);
+      break;
+    case ProblemShape::kRandomIntervals:
+      make_random_intervals(rng, max_size, problem.buffers);
+      break;
+    case ProblemShape::kHeavyTailed:
+      make_heavy_tailed(rng, max_size, problem.buffers);
+      break;
+    case ProblemShape::kNested:
+      make_nested(rng, max_size, problem.buffers);
+      break;
+    case ProblemShape::kEqualSizes:
+      make_equal_sizes(rng, max_size, problem.buffers);
+      break;
+    case ProblemShape::kPuzzle:
+      make_puzzle(rng, max_size, problem.buffers);
+      break;
   }
 
   const int max_exponent = floor_log2(max_alignment);
@@ -336,12 +350,18 @@ bool parse_problem_shape(std::string_view name, ProblemShape* shape) {
 
 std::string_view problem_shape_name(ProblemShape shape) {
   switch (shape) {
-    case ProblemShape::kDnnLike: return "dnn";
-    case ProblemShape::kRandomIntervals: return "random";
-    case ProblemShape::kHeavyTailed: return "heavy";
-    case ProblemShape::kNested: return "nested";
-    case ProblemShape::kEqualSizes: return "equal";
-    case ProblemShape::kPuzzle: return "puzzle";
+    case ProblemShape::kDnnLike:
+      return "dnn";
+    case ProblemShape::kRandomIntervals:
+      return "random";
+    case ProblemShape::kHeavyTailed:
+      return "heavy";
+    case ProblemShape::kNested:
+      return "nested";
+    case ProblemShape::kEqualSizes:
+      return "equal";
+    case ProblemShape::kPuzzle:
+      return "puzzle";
   }
   return "unknown";
 }

@@ -25,8 +25,8 @@ Plan make_plan(const Problem& problem, std::vector<int64_t> offsets) {
 StatusOr<Plan> plan_from_objects(const Problem& problem, const ObjectAssignment& objects) {
   const size_t n = problem.size();
   if (objects.object_of.size() != n) {
-    return InvalidArgument("object assignment has " + std::to_string(objects.object_of.size()) +
-                           " entries for " + std::to_string(n) + " buffers");
+    return InvalidArgument("object assignment has " + std::to_string(objects.object_of.size()) + " entries for " +
+                           std::to_string(n) + " buffers");
   }
   const size_t m = objects.object_sizes.size();
   std::vector<int64_t> object_alignment(m, 1);
@@ -36,7 +36,8 @@ StatusOr<Plan> plan_from_objects(const Problem& problem, const ObjectAssignment&
     const Buffer& b = problem.buffers[i];
     const int32_t k = objects.object_of[i];
     if (b.offset) {
-      if (k != -1) return InvalidArgument("buffer '" + b.id + "' has a fixed offset but is in object " + std::to_string(k));
+      if (k != -1)
+        return InvalidArgument("buffer '" + b.id + "' has a fixed offset but is in object " + std::to_string(k));
       base = std::max(base, *b.offset + b.size);
       continue;
     }
@@ -45,14 +46,16 @@ StatusOr<Plan> plan_from_objects(const Problem& problem, const ObjectAssignment&
     }
     if (objects.object_sizes[k] < b.size) {
       return InvalidArgument("object " + std::to_string(k) + " (" + std::to_string(objects.object_sizes[k]) +
-                             " bytes) is smaller than its member '" + b.id + "' (" + std::to_string(b.size) + " bytes)");
+                             " bytes) is smaller than its member '" + b.id + "' (" + std::to_string(b.size) +
+                             " bytes)");
     }
     object_alignment[k] = std::max(object_alignment[k], problem.alignment_of(i));
     members[k].push_back(i);
   }
   for (size_t k = 0; k < m; ++k) {
     auto& mem = members[k];
-    std::sort(mem.begin(), mem.end(), [&](size_t a, size_t b) { return problem.buffers[a].lower < problem.buffers[b].lower; });
+    std::sort(mem.begin(), mem.end(),
+              [&](size_t a, size_t b) { return problem.buffers[a].lower < problem.buffers[b].lower; });
     for (size_t j = 1; j < mem.size(); ++j) {
       const Buffer& prev = problem.buffers[mem[j - 1]];
       const Buffer& cur = problem.buffers[mem[j]];

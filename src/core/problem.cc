@@ -24,8 +24,7 @@ std::string name_of(const Problem& p, size_t i) {
 
 Status check_problem(const Problem& problem, FixedOffsetScope scope) {
   if (!is_power_of_two(problem.alignment)) {
-    return InvalidArgument("problem alignment " + std::to_string(problem.alignment) +
-                           " is not a power of two");
+    return InvalidArgument("problem alignment " + std::to_string(problem.alignment) + " is not a power of two");
   }
   if (problem.capacity && *problem.capacity < 0) {
     return InvalidArgument("capacity " + std::to_string(*problem.capacity) + " is negative");
@@ -56,8 +55,7 @@ Status check_problem(const Problem& problem, FixedOffsetScope scope) {
     total += b.size + a - 1;
     if (b.offset) {
       if (*b.offset < 0) {
-        return InvalidArgument(name_of(problem, i) + ": fixed offset " + std::to_string(*b.offset) +
-                               " is negative");
+        return InvalidArgument(name_of(problem, i) + ": fixed offset " + std::to_string(*b.offset) + " is negative");
       }
       if (*b.offset > kMaxTotalBytes - b.size) {
         return InvalidArgument(name_of(problem, i) + ": fixed offset + size exceeds 2^62 bytes");
@@ -105,7 +103,7 @@ std::optional<FixedOffsetClash> find_fixed_offset_clash(const Problem& problem, 
     return std::nullopt;
   }
   std::stable_sort(fixed.begin(), fixed.end(), [&](size_t x, size_t y) { return b[x].lower < b[y].lower; });
-  std::map<int64_t, size_t> live;  // offset -> buffer, byte ranges disjoint
+  std::map<int64_t, size_t> live;             // offset -> buffer, byte ranges disjoint
   using Ending = std::pair<int64_t, size_t>;  // (upper, buffer)
   std::priority_queue<Ending, std::vector<Ending>, std::greater<>> endings;
   for (const size_t i : fixed) {
@@ -143,8 +141,8 @@ StatusOr<Problem> problem_from_task_records(std::span<const TaskRecord> records)
     if (r.size < 0) return InvalidArgument(where + ": size " + std::to_string(r.size) + " is negative");
     if (r.first_task < 0) return InvalidArgument(where + ": first_task is negative");
     if (r.last_task < r.first_task) {
-      return InvalidArgument(where + ": last_task " + std::to_string(r.last_task) +
-                             " is before first_task " + std::to_string(r.first_task));
+      return InvalidArgument(where + ": last_task " + std::to_string(r.last_task) + " is before first_task " +
+                             std::to_string(r.first_task));
     }
     if (r.last_task == std::numeric_limits<int64_t>::max()) {
       return InvalidArgument(where + ": last_task overflows when made exclusive");

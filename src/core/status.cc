@@ -5,16 +5,26 @@ namespace memplan {
 
 std::string_view status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kInfeasible: return "infeasible";
-    case StatusCode::kCapacityExceeded: return "capacity exceeded";
-    case StatusCode::kDeadlineExceeded: return "deadline exceeded";
-    case StatusCode::kCancelled: return "cancelled";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kIoError: return "i/o error";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kInfeasible:
+      return "infeasible";
+    case StatusCode::kCapacityExceeded:
+      return "capacity exceeded";
+    case StatusCode::kDeadlineExceeded:
+      return "deadline exceeded";
+    case StatusCode::kCancelled:
+      return "cancelled";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kIoError:
+      return "i/o error";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

@@ -27,12 +27,14 @@ std::vector<LifetimeEvent> sort_events(size_t n, Lower lower, Upper upper) {
 }  // namespace
 
 std::vector<LifetimeEvent> sorted_events(std::span<const int64_t> lower, std::span<const int64_t> upper) {
-  return sort_events(lower.size(), [&](size_t i) { return lower[i]; }, [&](size_t i) { return upper[i]; });
+  return sort_events(
+      lower.size(), [&](size_t i) { return lower[i]; }, [&](size_t i) { return upper[i]; });
 }
 
 std::vector<LifetimeEvent> sorted_events(const Problem& problem) {
   const std::vector<Buffer>& b = problem.buffers;
-  return sort_events(b.size(), [&](size_t i) { return b[i].lower; }, [&](size_t i) { return b[i].upper; });
+  return sort_events(
+      b.size(), [&](size_t i) { return b[i].lower; }, [&](size_t i) { return b[i].upper; });
 }
 
 namespace {
@@ -56,8 +58,10 @@ void number_ticks(size_t n, Lower lower, Upper upper, std::vector<int64_t>* tick
   for (const Bound& bound : bounds) {
     if (ticks->empty() || ticks->back() != bound.tick) ticks->push_back(bound.tick);
     const auto slot = static_cast<uint32_t>(ticks->size() - 1);
-    if (bound.at % 2 == 0) (*ranges)[bound.at / 2].first = slot;
-    else (*ranges)[bound.at / 2].last = slot;
+    if (bound.at % 2 == 0)
+      (*ranges)[bound.at / 2].first = slot;
+    else
+      (*ranges)[bound.at / 2].last = slot;
   }
 }
 
@@ -65,12 +69,13 @@ void number_ticks(size_t n, Lower lower, Upper upper, std::vector<int64_t>* tick
 
 TimeSlots::TimeSlots(const Problem& problem) {
   const std::vector<Buffer>& b = problem.buffers;
-  number_ticks(b.size(), [&](size_t i) { return b[i].lower; }, [&](size_t i) { return b[i].upper; }, &ticks_, &ranges_);
+  number_ticks(
+      b.size(), [&](size_t i) { return b[i].lower; }, [&](size_t i) { return b[i].upper; }, &ticks_, &ranges_);
 }
 
 TimeSlots::TimeSlots(std::span<const int64_t> lower, std::span<const int64_t> upper) {
-  number_ticks(lower.size(), [&](size_t i) { return lower[i]; }, [&](size_t i) { return upper[i]; }, &ticks_,
-               &ranges_);
+  number_ticks(
+      lower.size(), [&](size_t i) { return lower[i]; }, [&](size_t i) { return upper[i]; }, &ticks_, &ranges_);
 }
 
 }  // namespace memplan

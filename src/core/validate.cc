@@ -28,8 +28,8 @@ ValidationResult overlap(const Problem& p, const Plan& plan, size_t i, size_t j,
   r.tick = tick;
   const int64_t lo = std::max(plan.offsets[i], plan.offsets[j]);
   const int64_t hi = std::min(plan.offsets[i] + p.buffers[i].size, plan.offsets[j] + p.buffers[j].size);
-  r.message = buffer_name(p, r.first) + " and " + buffer_name(p, r.second) + " are both live at tick " + std::to_string(tick) +
-              " and overlap in bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
+  r.message = buffer_name(p, r.first) + " and " + buffer_name(p, r.second) + " are both live at tick " +
+              std::to_string(tick) + " and overlap in bytes [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
   return r;
 }
 
@@ -45,14 +45,22 @@ ValidationResult fail(Violation v, size_t first, std::string message) {
 
 std::string_view violation_name(Violation v) {
   switch (v) {
-    case Violation::kNone: return "valid";
-    case Violation::kWrongBufferCount: return "wrong buffer count";
-    case Violation::kNegativeOffset: return "negative offset";
-    case Violation::kMisaligned: return "misaligned";
-    case Violation::kFixedOffsetMoved: return "fixed offset moved";
-    case Violation::kExceedsCapacity: return "exceeds capacity";
-    case Violation::kOverlap: return "overlap";
-    case Violation::kWrongArena: return "wrong arena";
+    case Violation::kNone:
+      return "valid";
+    case Violation::kWrongBufferCount:
+      return "wrong buffer count";
+    case Violation::kNegativeOffset:
+      return "negative offset";
+    case Violation::kMisaligned:
+      return "misaligned";
+    case Violation::kFixedOffsetMoved:
+      return "fixed offset moved";
+    case Violation::kExceedsCapacity:
+      return "exceeds capacity";
+    case Violation::kOverlap:
+      return "overlap";
+    case Violation::kWrongArena:
+      return "wrong arena";
   }
   return "unknown";
 }
@@ -67,23 +75,27 @@ ValidationResult validate(const Problem& problem, const Plan& plan) {
   for (size_t i = 0; i < n; ++i) {
     const Buffer& b = problem.buffers[i];
     const int64_t off = plan.offsets[i];
-    if (off < 0) return fail(Violation::kNegativeOffset, i, buffer_name(problem, i) + " has negative offset " + std::to_string(off));
+    if (off < 0)
+      return fail(Violation::kNegativeOffset, i,
+                  buffer_name(problem, i) + " has negative offset " + std::to_string(off));
     const int64_t a = problem.alignment_of(i);
     if (off % a != 0) {
       return fail(Violation::kMisaligned, i,
-                  buffer_name(problem, i) + " at offset " + std::to_string(off) + " is not aligned to " + std::to_string(a) + " bytes");
+                  buffer_name(problem, i) + " at offset " + std::to_string(off) + " is not aligned to " +
+                      std::to_string(a) + " bytes");
     }
     if (b.offset && *b.offset != off) {
       return fail(Violation::kFixedOffsetMoved, i,
-                  buffer_name(problem, i) + " must stay at fixed offset " + std::to_string(*b.offset) + " but is at " + std::to_string(off));
+                  buffer_name(problem, i) + " must stay at fixed offset " + std::to_string(*b.offset) + " but is at " +
+                      std::to_string(off));
     }
     if (off > (int64_t{1} << 62) - b.size) {
       return fail(Violation::kExceedsCapacity, i, buffer_name(problem, i) + " ends beyond 2^62 bytes");
     }
     if (problem.capacity && off + b.size > *problem.capacity) {
       return fail(Violation::kExceedsCapacity, i,
-                  buffer_name(problem, i) + " ends at " + std::to_string(off + b.size) + " bytes, above the capacity of " +
-                      std::to_string(*problem.capacity) + " bytes");
+                  buffer_name(problem, i) + " ends at " + std::to_string(off + b.size) +
+                      " bytes, above the capacity of " + std::to_string(*problem.capacity) + " bytes");
     }
     arena = std::max(arena, off + b.size);
   }
@@ -113,7 +125,8 @@ ValidationResult validate(const Problem& problem, const Plan& plan) {
   }
   if (plan.arena != arena) {
     return fail(Violation::kWrongArena, 0,
-                "plan says arena is " + std::to_string(plan.arena) + " bytes but its buffers end at " + std::to_string(arena) + " bytes");
+                "plan says arena is " + std::to_string(plan.arena) + " bytes but its buffers end at " +
+                    std::to_string(arena) + " bytes");
   }
   return {};
 }

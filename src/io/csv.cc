@@ -15,10 +15,10 @@
 #include "memplan/csv.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <bit>
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -217,7 +217,7 @@ struct Header {
   size_t field_count = 0;
   size_t id = kNone, lower = kNone, upper = kNone, size = kNone, alignment = kNone, offset = kNone;
   size_t bank = kNone, priority = kNone;  // memory banks (banks.h): a pin and a priority, both optional
-  bool inclusive_end = false;  // the upper column is an inclusive `end`
+  bool inclusive_end = false;             // the upper column is an inclusive `end`
   std::string_view id_name = "id", lower_name = "lower", upper_name = "upper";
 };
 
@@ -322,14 +322,14 @@ Status parse_row(const Header& h, const std::vector<std::string_view>& fields, c
                                               std::string(h.lower_name) + " " + std::to_string(row->lower));
     }
     if (upper == std::numeric_limits<int64_t>::max()) {
-      return at.field_error(h.upper_name, "inclusive end " + std::to_string(upper) +
-                                              " overflows 64 bits when made exclusive (end + 1)");
+      return at.field_error(
+          h.upper_name, "inclusive end " + std::to_string(upper) + " overflows 64 bits when made exclusive (end + 1)");
     }
     row->upper = upper + 1;
   } else {
     if (upper <= row->lower) {
-      return at.field_error(h.upper_name, std::to_string(upper) + " is not greater than " +
-                                              std::string(h.lower_name) + " " + std::to_string(row->lower) +
+      return at.field_error(h.upper_name, std::to_string(upper) + " is not greater than " + std::string(h.lower_name) +
+                                              " " + std::to_string(row->lower) +
                                               " (lifetimes are half-open [lower, upper) and must not be empty)");
     }
     row->upper = upper;
@@ -457,9 +457,9 @@ StatusOr<Problem> parse_problem_csv(std::string_view text, std::string_view sour
     const Location where{.source = source, .line = line_of_row(text, row)};
     return where.field_error("offset", "fixed offset " + std::to_string(*problem.buffers[row].offset) +
                                            " overlaps buffer " + quoted(problem.buffers[other].id) + " (line " +
-                                           std::to_string(line_of_row(text, other)) + ", also fixed): both hold bytes [" +
-                                           std::to_string(clash->from) + ", " + std::to_string(clash->to) +
-                                           ") at tick " + std::to_string(clash->tick));
+                                           std::to_string(line_of_row(text, other)) +
+                                           ", also fixed): both hold bytes [" + std::to_string(clash->from) + ", " +
+                                           std::to_string(clash->to) + ") at tick " + std::to_string(clash->tick));
   }
   // The row checks above cover every invariant; this catches any drift between
   // them and problem.h rather than handing a planner a bad problem. Fixed
@@ -480,8 +480,8 @@ StatusOr<Plan> parse_plan_csv(const Problem& problem, std::string_view text, std
   index_of_id.reserve(problem.size());
   for (size_t i = 0; i < problem.size(); ++i) {
     if (index_of_id.insert(i) != kNone) {
-      return InvalidArgument("cannot match plan rows to the problem by id: buffer id " +
-                             quoted(problem.buffers[i].id) + " occurs more than once in the problem");
+      return InvalidArgument("cannot match plan rows to the problem by id: buffer id " + quoted(problem.buffers[i].id) +
+                             " occurs more than once in the problem");
     }
   }
 
@@ -508,8 +508,8 @@ StatusOr<Plan> parse_plan_csv(const Problem& problem, std::string_view text, std
     if (i == kNone) return at.field_error(header.id_name, "no buffer with id " + quoted(row.id) + " in the problem");
     const Buffer& b = problem.buffers[i];
     if (line_of[i] != 0) {
-      return at.field_error(header.id_name, "duplicate id " + quoted(row.id) + " (first on line " +
-                                                std::to_string(line_of[i]) + ")");
+      return at.field_error(header.id_name,
+                            "duplicate id " + quoted(row.id) + " (first on line " + std::to_string(line_of[i]) + ")");
     }
     line_of[i] = at.line;
     const std::string which = "buffer " + quoted(b.id);

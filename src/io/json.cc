@@ -67,7 +67,8 @@ StatusOr<Plan> parse_plan_json(const Problem& problem, std::string_view text, st
     const Json& row = rows[i];
     const std::string entry = where + ": offsets[" + std::to_string(i) + "]";
     if (!row.is_object()) return InvalidArgument(entry + ": not an object");
-    if (!row.contains("id") || !row["id"].is_string()) return InvalidArgument(entry + ", field id: missing or not a string");
+    if (!row.contains("id") || !row["id"].is_string())
+      return InvalidArgument(entry + ", field id: missing or not a string");
     if (row["id"].get<std::string>() != problem.buffers[i].id) {
       return InvalidArgument(entry + ", field id: '" + row["id"].get<std::string>() + "' where the problem has '" +
                              problem.buffers[i].id + "'");

@@ -97,9 +97,7 @@ struct Document::Storage {
     return index;
   }
 
-  const uint64_t* at(uint64_t location) const {
-    return item_blocks[location >> 32].data() + (location & 0xffffffffu);
-  }
+  const uint64_t* at(uint64_t location) const { return item_blocks[location >> 32].data() + (location & 0xffffffffu); }
 
   // Appends n items; returns their location (contiguous in one block).
   uint64_t append_items(const uint64_t* items, size_t n) {
@@ -164,18 +162,30 @@ struct Document::Storage {
 
 std::string_view kind_name(Kind kind) {
   switch (kind) {
-    case Kind::kNone: return "None";
-    case Kind::kBool: return "bool";
-    case Kind::kInt: return "int";
-    case Kind::kBigInt: return "big int";
-    case Kind::kFloat: return "float";
-    case Kind::kString: return "str";
-    case Kind::kBytes: return "bytes";
-    case Kind::kList: return "list";
-    case Kind::kTuple: return "tuple";
-    case Kind::kDict: return "dict";
-    case Kind::kSet: return "set";
-    case Kind::kFrozenSet: return "frozenset";
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return "bool";
+    case Kind::kInt:
+      return "int";
+    case Kind::kBigInt:
+      return "big int";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kString:
+      return "str";
+    case Kind::kBytes:
+      return "bytes";
+    case Kind::kList:
+      return "list";
+    case Kind::kTuple:
+      return "tuple";
+    case Kind::kDict:
+      return "dict";
+    case Kind::kSet:
+      return "set";
+    case Kind::kFrozenSet:
+      return "frozenset";
   }
   return "?";
 }
@@ -189,14 +199,21 @@ Value Document::root() const { return Value{storage_->root}; }
 
 Kind Document::kind(Value v) const {
   switch (tag_of(v.bits)) {
-    case kSpecial: return v.bits == kNoneBits ? Kind::kNone : Kind::kBool;
+    case kSpecial:
+      return v.bits == kNoneBits ? Kind::kNone : Kind::kBool;
     case kSmallInt:
-    case kWide: return Kind::kInt;
-    case kStr: return Kind::kString;
-    case kByt: return Kind::kBytes;
-    case kCont: return storage_->containers[payload(v.bits)].kind;
-    case kFlt: return Kind::kFloat;
-    default: return Kind::kBigInt;
+    case kWide:
+      return Kind::kInt;
+    case kStr:
+      return Kind::kString;
+    case kByt:
+      return Kind::kBytes;
+    case kCont:
+      return storage_->containers[payload(v.bits)].kind;
+    case kFlt:
+      return Kind::kFloat;
+    default:
+      return Kind::kBigInt;
   }
 }
 
@@ -204,13 +221,16 @@ bool Document::is_container(Value v) const { return tag_of(v.bits) == kCont; }
 
 std::optional<int64_t> Document::integer(Value v) const {
   switch (tag_of(v.bits)) {
-    case kSmallInt: return static_cast<int64_t>(v.bits) >> 3;
-    case kWide: return storage_->wide_ints[payload(v.bits)];
+    case kSmallInt:
+      return static_cast<int64_t>(v.bits) >> 3;
+    case kWide:
+      return storage_->wide_ints[payload(v.bits)];
     case kSpecial:
       if (v.bits == kTrueBits) return 1;
       if (v.bits == kFalseBits) return 0;
       return std::nullopt;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -272,8 +292,8 @@ size_t Document::memory_bytes() const {
   const Storage& s = *storage_;
   size_t bytes = s.text_blocks.size() * (size_t{1} << 20) + s.strings.capacity() * sizeof(std::string_view) +
                  s.string_index.size() * 48 + s.chunks.capacity() * sizeof(Chunk) +
-                 s.containers.capacity() * sizeof(Container) + s.runs_by_hash.size() * 32 +
-                 s.wide_ints.capacity() * 8 + s.floats.capacity() * 8;
+                 s.containers.capacity() * sizeof(Container) + s.runs_by_hash.size() * 32 + s.wide_ints.capacity() * 8 +
+                 s.floats.capacity() * 8;
   for (const auto& block : s.item_blocks) bytes += block.capacity() * sizeof(uint64_t);
   return bytes;
 }
@@ -375,21 +395,73 @@ constexpr std::array<OpcodeInfo, 256> make_opcodes() {
   auto set = [&](int code, const char* name, bool refused = false, bool unsupported = false) {
     t[code] = {name, refused, unsupported};
   };
-  set('(', "MARK"); set('.', "STOP"); set('0', "POP"); set('1', "POP_MARK"); set('2', "DUP");
-  set('F', "FLOAT"); set('I', "INT"); set('J', "BININT"); set('K', "BININT1"); set('L', "LONG");
-  set('M', "BININT2"); set('N', "NONE"); set('P', "PERSID", true); set('Q', "BINPERSID", true);
-  set('R', "REDUCE", true); set('S', "STRING", false, true); set('T', "BINSTRING"); set('U', "SHORT_BINSTRING");
-  set('V', "UNICODE", false, true); set('X', "BINUNICODE"); set('a', "APPEND"); set('b', "BUILD", true);
-  set('c', "GLOBAL", true); set('d', "DICT"); set('}', "EMPTY_DICT"); set('e', "APPENDS"); set('g', "GET");
-  set('h', "BINGET"); set('i', "INST", true); set('j', "LONG_BINGET"); set('l', "LIST"); set(']', "EMPTY_LIST");
-  set('o', "OBJ", true); set('p', "PUT"); set('q', "BINPUT"); set('r', "LONG_BINPUT"); set('s', "SETITEM");
-  set('t', "TUPLE"); set(')', "EMPTY_TUPLE"); set('u', "SETITEMS"); set('G', "BINFLOAT");
-  set(0x80, "PROTO"); set(0x81, "NEWOBJ", true); set(0x82, "EXT1", true); set(0x83, "EXT2", true);
-  set(0x84, "EXT4", true); set(0x85, "TUPLE1"); set(0x86, "TUPLE2"); set(0x87, "TUPLE3"); set(0x88, "NEWTRUE");
-  set(0x89, "NEWFALSE"); set(0x8a, "LONG1"); set(0x8b, "LONG4"); set('B', "BINBYTES"); set('C', "SHORT_BINBYTES");
-  set(0x8c, "SHORT_BINUNICODE"); set(0x8d, "BINUNICODE8"); set(0x8e, "BINBYTES8"); set(0x8f, "EMPTY_SET");
-  set(0x90, "ADDITEMS"); set(0x91, "FROZENSET"); set(0x92, "NEWOBJ_EX", true); set(0x93, "STACK_GLOBAL", true);
-  set(0x94, "MEMOIZE"); set(0x95, "FRAME"); set(0x96, "BYTEARRAY8"); set(0x97, "NEXT_BUFFER", true);
+  set('(', "MARK");
+  set('.', "STOP");
+  set('0', "POP");
+  set('1', "POP_MARK");
+  set('2', "DUP");
+  set('F', "FLOAT");
+  set('I', "INT");
+  set('J', "BININT");
+  set('K', "BININT1");
+  set('L', "LONG");
+  set('M', "BININT2");
+  set('N', "NONE");
+  set('P', "PERSID", true);
+  set('Q', "BINPERSID", true);
+  set('R', "REDUCE", true);
+  set('S', "STRING", false, true);
+  set('T', "BINSTRING");
+  set('U', "SHORT_BINSTRING");
+  set('V', "UNICODE", false, true);
+  set('X', "BINUNICODE");
+  set('a', "APPEND");
+  set('b', "BUILD", true);
+  set('c', "GLOBAL", true);
+  set('d', "DICT");
+  set('}', "EMPTY_DICT");
+  set('e', "APPENDS");
+  set('g', "GET");
+  set('h', "BINGET");
+  set('i', "INST", true);
+  set('j', "LONG_BINGET");
+  set('l', "LIST");
+  set(']', "EMPTY_LIST");
+  set('o', "OBJ", true);
+  set('p', "PUT");
+  set('q', "BINPUT");
+  set('r', "LONG_BINPUT");
+  set('s', "SETITEM");
+  set('t', "TUPLE");
+  set(')', "EMPTY_TUPLE");
+  set('u', "SETITEMS");
+  set('G', "BINFLOAT");
+  set(0x80, "PROTO");
+  set(0x81, "NEWOBJ", true);
+  set(0x82, "EXT1", true);
+  set(0x83, "EXT2", true);
+  set(0x84, "EXT4", true);
+  set(0x85, "TUPLE1");
+  set(0x86, "TUPLE2");
+  set(0x87, "TUPLE3");
+  set(0x88, "NEWTRUE");
+  set(0x89, "NEWFALSE");
+  set(0x8a, "LONG1");
+  set(0x8b, "LONG4");
+  set('B', "BINBYTES");
+  set('C', "SHORT_BINBYTES");
+  set(0x8c, "SHORT_BINUNICODE");
+  set(0x8d, "BINUNICODE8");
+  set(0x8e, "BINBYTES8");
+  set(0x8f, "EMPTY_SET");
+  set(0x90, "ADDITEMS");
+  set(0x91, "FROZENSET");
+  set(0x92, "NEWOBJ_EX", true);
+  set(0x93, "STACK_GLOBAL", true);
+  set(0x94, "MEMOIZE");
+  set(0x95, "FRAME");
+  set(0x96, "BYTEARRAY8");
+  set(0x97, "NEXT_BUFFER", true);
   set(0x98, "READONLY_BUFFER", true);
   return t;
 }
@@ -467,7 +539,8 @@ class Parser {
   size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
 
   Status need_values(size_t n) const {
-    if (stack_.size() - floor() < n) return error_at("stack underflow (needs " + std::to_string(n) + " value" + (n == 1 ? "" : "s") + ")");
+    if (stack_.size() - floor() < n)
+      return error_at("stack underflow (needs " + std::to_string(n) + " value" + (n == 1 ? "" : "s") + ")");
     return Status::Ok();
   }
 
@@ -528,8 +601,10 @@ class Parser {
       if (memo_[index] == kUnset) ++memo_entries_;
       memo_[index] = stack_.back();
     } else {
-      if (sparse_memo_.emplace(index, stack_.back()).second) ++memo_entries_;
-      else sparse_memo_[index] = stack_.back();
+      if (sparse_memo_.emplace(index, stack_.back()).second)
+        ++memo_entries_;
+      else
+        sparse_memo_[index] = stack_.back();
     }
     return Status::Ok();
   }
@@ -594,7 +669,9 @@ class Parser {
         if (in_.take(8) == nullptr) return truncated();
         return Status::Ok();
       }
-      case '(': marks_.push_back(stack_.size()); return Status::Ok();
+      case '(':
+        marks_.push_back(stack_.size());
+        return Status::Ok();
       case '0':  // POP: Python pops the last MARK when nothing is above it
         if (stack_.size() > floor()) {
           stack_.pop_back();
@@ -610,9 +687,15 @@ class Parser {
         MEMPLAN_RETURN_IF_ERROR(need_values(1));
         stack_.push_back(stack_.back());
         return Status::Ok();
-      case 'N': stack_.push_back(kNoneBits); return Status::Ok();
-      case 0x88: stack_.push_back(kTrueBits); return Status::Ok();
-      case 0x89: stack_.push_back(kFalseBits); return Status::Ok();
+      case 'N':
+        stack_.push_back(kNoneBits);
+        return Status::Ok();
+      case 0x88:
+        stack_.push_back(kTrueBits);
+        return Status::Ok();
+      case 0x89:
+        stack_.push_back(kFalseBits);
+        return Status::Ok();
       case 'J': {
         const uint8_t* p = in_.take(4);
         if (p == nullptr) return truncated();
@@ -672,15 +755,21 @@ class Parser {
         if (line_.empty() || *end != '\0') return error_at("'" + line_ + "' is not a float");
         return push_float(d);
       }
-      case 0x8c: return push_sized(kStr, 1);
-      case 'X': return push_sized(kStr, 4);
-      case 0x8d: return push_sized(kStr, 8);
+      case 0x8c:
+        return push_sized(kStr, 1);
+      case 'X':
+        return push_sized(kStr, 4);
+      case 0x8d:
+        return push_sized(kStr, 8);
       case 'C':
-      case 'U': return push_sized(kByt, 1);
+      case 'U':
+        return push_sized(kByt, 1);
       case 'B':
-      case 'T': return push_sized(kByt, 4);
+      case 'T':
+        return push_sized(kByt, 4);
       case 0x8e:
-      case 0x96: return push_sized(kByt, 8);
+      case 0x96:
+        return push_sized(kByt, 8);
       case 0x94: {  // MEMOIZE: memo[len(memo)] = top
         return memo_put(memo_entries_);
       }
@@ -712,14 +801,26 @@ class Parser {
         if (p == nullptr) return truncated();
         return memo_get(little_endian(p, 4));
       }
-      case '}': stack_.push_back(new_container(Kind::kDict)); return Status::Ok();
-      case ']': stack_.push_back(new_container(Kind::kList)); return Status::Ok();
-      case ')': stack_.push_back(new_container(Kind::kTuple)); return Status::Ok();
-      case 0x8f: stack_.push_back(new_container(Kind::kSet)); return Status::Ok();
-      case 'd': return build_from_mark(Kind::kDict, true);
-      case 'l': return build_from_mark(Kind::kList, false);
-      case 't': return build_from_mark(Kind::kTuple, false);
-      case 0x91: return build_from_mark(Kind::kFrozenSet, false);
+      case '}':
+        stack_.push_back(new_container(Kind::kDict));
+        return Status::Ok();
+      case ']':
+        stack_.push_back(new_container(Kind::kList));
+        return Status::Ok();
+      case ')':
+        stack_.push_back(new_container(Kind::kTuple));
+        return Status::Ok();
+      case 0x8f:
+        stack_.push_back(new_container(Kind::kSet));
+        return Status::Ok();
+      case 'd':
+        return build_from_mark(Kind::kDict, true);
+      case 'l':
+        return build_from_mark(Kind::kList, false);
+      case 't':
+        return build_from_mark(Kind::kTuple, false);
+      case 0x91:
+        return build_from_mark(Kind::kFrozenSet, false);
       case 0x85:
       case 0x86:
       case 0x87: {  // TUPLE1..3
@@ -749,7 +850,8 @@ class Parser {
         const Kind want = op_ == 'e' ? Kind::kList : op_ == 'u' ? Kind::kDict : Kind::kSet;
         return move_items(stack_[mark - 1], want, mark, op_ == 'u');
       }
-      default: return error_at("unhandled opcode");  // every accepted opcode is handled above
+      default:
+        return error_at("unhandled opcode");  // every accepted opcode is handled above
     }
   }
 

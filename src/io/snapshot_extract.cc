@@ -181,11 +181,13 @@ simulate::DeviceTrace device_trace(const Window& window, const Device& device, b
     if (release && !in_release) trace.requests.push_back({.kind = Kind::kEmptyCache, .stream = e.stream});
     in_release = release;
     if (e.action == Action::kAlloc) {
-      if (live.count(e.address) != 0) trace.requests.push_back({.kind = Kind::kFree, .id = e.address, .stream = e.stream});
+      if (live.count(e.address) != 0)
+        trace.requests.push_back({.kind = Kind::kFree, .id = e.address, .stream = e.stream});
       live.insert(e.address);
       trace.requests.push_back({.kind = Kind::kAlloc, .id = e.address, .size = e.size, .stream = e.stream});
     } else if (e.action == Action::kFreeCompleted) {
-      if (live.erase(e.address) != 0) trace.requests.push_back({.kind = Kind::kFree, .id = e.address, .stream = e.stream});
+      if (live.erase(e.address) != 0)
+        trace.requests.push_back({.kind = Kind::kFree, .id = e.address, .stream = e.stream});
     } else if (e.action == Action::kOom && failed_requests && e.size > 0) {
       const uint64_t id = kFailedRequestIds + failed++;
       trace.requests.push_back({.kind = Kind::kAlloc, .id = id, .size = e.size, .stream = e.stream});

@@ -18,15 +18,24 @@ using pickle::Value;
 
 std::string_view action_name(Action action) {
   switch (action) {
-    case Action::kAlloc: return "alloc";
-    case Action::kFreeRequested: return "free_requested";
-    case Action::kFreeCompleted: return "free_completed";
-    case Action::kSegmentAlloc: return "segment_alloc";
-    case Action::kSegmentFree: return "segment_free";
-    case Action::kSegmentMap: return "segment_map";
-    case Action::kSegmentUnmap: return "segment_unmap";
-    case Action::kSnapshot: return "snapshot";
-    case Action::kOom: return "oom";
+    case Action::kAlloc:
+      return "alloc";
+    case Action::kFreeRequested:
+      return "free_requested";
+    case Action::kFreeCompleted:
+      return "free_completed";
+    case Action::kSegmentAlloc:
+      return "segment_alloc";
+    case Action::kSegmentFree:
+      return "segment_free";
+    case Action::kSegmentMap:
+      return "segment_map";
+    case Action::kSegmentUnmap:
+      return "segment_unmap";
+    case Action::kSnapshot:
+      return "snapshot";
+    case Action::kOom:
+      return "oom";
   }
   return "?";
 }
@@ -63,7 +72,8 @@ class Converter {
       out_.newer_format = true;
       MEMPLAN_RETURN_IF_ERROR(read_settings(*settings));
     }
-    if (auto annotations = doc_.get(root, "external_annotations")) MEMPLAN_RETURN_IF_ERROR(read_annotations(*annotations));
+    if (auto annotations = doc_.get(root, "external_annotations"))
+      MEMPLAN_RETURN_IF_ERROR(read_annotations(*annotations));
     for (const auto& [action, count] : unknown_actions_) {
       out_.warnings.push_back("ignored " + std::to_string(count) + " event" + (count == 1 ? "" : "s") +
                               " with the unknown action '" + action + "'");
@@ -200,19 +210,34 @@ class Converter {
       if (*key == "device") {
         StatusOr<int64_t> i = integer(v, field);
         if (i.ok() && (*i < 0 || *i > 1 << 20)) i = error(field, std::to_string(*i) + " is not a device number");
-        if (i.ok()) number = *i; else status = i.status();
+        if (i.ok())
+          number = *i;
+        else
+          status = i.status();
       } else if (*key == "address") {
         StatusOr<uint64_t> i = unsigned_integer(v, field);
-        if (i.ok()) segment.address = *i; else status = i.status();
+        if (i.ok())
+          segment.address = *i;
+        else
+          status = i.status();
       } else if (*key == "total_size") {
         StatusOr<uint64_t> i = unsigned_integer(v, field);
-        if (i.ok()) segment.total_size = *i; else status = i.status();
+        if (i.ok())
+          segment.total_size = *i;
+        else
+          status = i.status();
       } else if (*key == "stream") {
         StatusOr<int64_t> i = integer(v, field);
-        if (i.ok()) segment.stream = *i; else status = i.status();
+        if (i.ok())
+          segment.stream = *i;
+        else
+          status = i.status();
       } else if (*key == "segment_type") {
         StatusOr<std::string_view> t = text(v, field);
-        if (t.ok()) segment.small_pool = *t == "small"; else status = t.status();
+        if (t.ok())
+          segment.small_pool = *t == "small";
+        else
+          status = t.status();
       } else if (*key == "is_expandable") {
         segment.expandable = doc_.boolean(v).value_or(false);
       } else if (*key == "blocks") {
@@ -226,7 +251,10 @@ class Converter {
       doc_.for_each_item(*blocks, [&](Value b) {
         if (!status.ok()) return;
         StatusOr<Block> block = read_block(b, path + ".blocks[" + std::to_string(index++) + "]");
-        if (block.ok()) segment.blocks.push_back(*block); else status = block.status();
+        if (block.ok())
+          segment.blocks.push_back(*block);
+        else
+          status = block.status();
       });
       MEMPLAN_RETURN_IF_ERROR(status);
       std::sort(segment.blocks.begin(), segment.blocks.end(),
@@ -299,28 +327,44 @@ class Converter {
     doc_.for_each_pair(e, [&](Value k, Value v) {
       const auto key = doc_.text(k);
       if (!key) return;
-      if (*key == "action") action = v;
-      else if (*key == "addr") addr = v;
-      else if (*key == "size") size = v;
-      else if (*key == "frames") frames = v;
-      else if (*key == "stream") stream = v;
+      if (*key == "action")
+        action = v;
+      else if (*key == "addr")
+        addr = v;
+      else if (*key == "size")
+        size = v;
+      else if (*key == "frames")
+        frames = v;
+      else if (*key == "stream")
+        stream = v;
       else if (*key == "time_us") {
-        if (auto i = doc_.integer(v)) event.time_us = *i;
-        else if (auto n = doc_.number(v)) event.time_us = static_cast<int64_t>(*n);
+        if (auto i = doc_.integer(v))
+          event.time_us = *i;
+        else if (auto n = doc_.number(v))
+          event.time_us = static_cast<int64_t>(*n);
       }
     });
     if (!action) return error(path(""), "no 'action'");
     const auto name = doc_.text(*action);
     if (!name) return text(*action, path(".action")).status();
-    if (*name == "alloc") event.action = Action::kAlloc;
-    else if (*name == "free_requested") event.action = Action::kFreeRequested;
-    else if (*name == "free_completed" || *name == "free") event.action = Action::kFreeCompleted;
-    else if (*name == "segment_alloc") event.action = Action::kSegmentAlloc;
-    else if (*name == "segment_free") event.action = Action::kSegmentFree;
-    else if (*name == "segment_map") event.action = Action::kSegmentMap;
-    else if (*name == "segment_unmap") event.action = Action::kSegmentUnmap;
-    else if (*name == "snapshot") event.action = Action::kSnapshot;
-    else if (*name == "oom") event.action = Action::kOom;
+    if (*name == "alloc")
+      event.action = Action::kAlloc;
+    else if (*name == "free_requested")
+      event.action = Action::kFreeRequested;
+    else if (*name == "free_completed" || *name == "free")
+      event.action = Action::kFreeCompleted;
+    else if (*name == "segment_alloc")
+      event.action = Action::kSegmentAlloc;
+    else if (*name == "segment_free")
+      event.action = Action::kSegmentFree;
+    else if (*name == "segment_map")
+      event.action = Action::kSegmentMap;
+    else if (*name == "segment_unmap")
+      event.action = Action::kSegmentUnmap;
+    else if (*name == "snapshot")
+      event.action = Action::kSnapshot;
+    else if (*name == "oom")
+      event.action = Action::kOom;
     else {
       ++unknown_actions_[std::string(*name)];
       return Status::Ok();
@@ -371,7 +415,8 @@ class Converter {
         const auto key = doc_.text(k);
         const auto divisions = doc_.integer(d);
         if (!key || !divisions || *divisions < 0) {
-          if (status.ok()) status = error("allocator_settings.roundup_power2_divisions", "not a map of MiB to divisions");
+          if (status.ok())
+            status = error("allocator_settings.roundup_power2_divisions", "not a map of MiB to divisions");
           return;
         }
         intervals.emplace_back(std::atoll(std::string(*key).c_str()), static_cast<uint64_t>(*divisions));
@@ -437,8 +482,10 @@ StatusOr<Snapshot> read_snapshot(const std::string& path) {
     const int first = std::fgetc(file);
     std::fclose(file);
     if (first != 0x80) {
-      return InvalidArgument(path + ": offset 0: not a pickle of protocol 2 or later (snapshots begin with the PROTO opcode 0x80; this file " +
-                             (first == EOF ? std::string("is empty)") : "begins with byte " + hex(static_cast<uint64_t>(first)) + ")"));
+      return InvalidArgument(
+          path +
+          ": offset 0: not a pickle of protocol 2 or later (snapshots begin with the PROTO opcode 0x80; this file " +
+          (first == EOF ? std::string("is empty)") : "begins with byte " + hex(static_cast<uint64_t>(first)) + ")"));
     }
   }
   MEMPLAN_ASSIGN_OR_RETURN(pickle::Document document, pickle::read_pickle_file(path));

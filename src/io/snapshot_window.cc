@@ -36,7 +36,6 @@ bool is_segment_event(Action a) {
          a == Action::kSegmentUnmap;
 }
 
-
 int64_t tick_after(const Window& w, int64_t event) {
   return event < 0 ? 0 : w.tick_of_event[static_cast<size_t>(event)];
 }
@@ -53,19 +52,22 @@ std::map<uint64_t, SegmentUse> held_after(const Window& w, const std::vector<Eve
   for (int64_t i = 0; i <= event; ++i) {
     const Event& e = events[static_cast<size_t>(i)];
     if (e.action == Action::kSegmentAlloc) {
-      held[e.address] = {.address = e.address, .size = e.size, .stream = e.stream,
-                         .small_pool = e.size == kSmallSegmentBytes};
+      held[e.address] = {
+          .address = e.address, .size = e.size, .stream = e.stream, .small_pool = e.size == kSmallSegmentBytes};
     } else if (e.action == Action::kSegmentFree) {
       held.erase(e.address);
     } else if (e.action == Action::kSegmentMap || e.action == Action::kSegmentUnmap) {
       auto it = held.upper_bound(e.address);
       if (it == held.begin()) {
-        if (e.action == Action::kSegmentMap) held[e.address] = {.address = e.address, .size = e.size, .stream = e.stream};
+        if (e.action == Action::kSegmentMap)
+          held[e.address] = {.address = e.address, .size = e.size, .stream = e.stream};
         continue;
       }
       --it;
-      if (e.action == Action::kSegmentMap) it->second.size += e.size;
-      else it->second.size -= std::min(it->second.size, e.size);
+      if (e.action == Action::kSegmentMap)
+        it->second.size += e.size;
+      else
+        it->second.size -= std::min(it->second.size, e.size);
     }
   }
   const int64_t t = tick_after(w, event);
@@ -126,7 +128,6 @@ uint64_t largest_free_block(const Window& w, const std::map<uint64_t, SegmentUse
   }
   return largest;
 }
-
 
 // Window::cautions: what this window cannot show, and how to record it.
 void add_cautions(const Snapshot& snapshot, const Device& device, Window& w) {
@@ -192,8 +193,12 @@ struct Reconstruction {
             found[it->second].free_event = static_cast<int64_t>(i);
             live.erase(it);
           }
-          found.push_back({.address = e.address, .size = e.size, .stream = e.stream, .stack = e.stack,
-                           .alloc_event = static_cast<int64_t>(i), .alloc_tick = tick});
+          found.push_back({.address = e.address,
+                           .size = e.size,
+                           .stream = e.stream,
+                           .stack = e.stack,
+                           .alloc_event = static_cast<int64_t>(i),
+                           .alloc_tick = tick});
           block_bytes.push_back(round_block(e.size));
           live[e.address] = found.size() - 1;
           block_of_event[i] = static_cast<int64_t>(found.size() - 1);
@@ -250,18 +255,21 @@ struct Reconstruction {
         block_bytes[it->second] = block->size;
         continue;
       }
-      found.push_back({.address = address, .size = block->requested_size != 0 ? block->requested_size : block->size,
-                       .stack = block->stack, .alloc_tick = 0});
+      found.push_back({.address = address,
+                       .size = block->requested_size != 0 ? block->requested_size : block->size,
+                       .stack = block->stack,
+                       .alloc_tick = 0});
       block_bytes.push_back(block->size);
       live[address] = found.size() - 1;
     }
     if (!device.segments.empty() || !device.events.empty()) {
       for (const auto& [address, index] : live) {
         if (dump_allocated.count(address) == 0) {
-          warnings.add("end state contradicts the events: a block the window left allocated is not allocated at dump time",
-                       hex(address) + (found[index].alloc_event >= 0
-                                           ? " (alloc event " + std::to_string(found[index].alloc_event) + ")"
-                                           : ""));
+          warnings.add(
+              "end state contradicts the events: a block the window left allocated is not allocated at dump time",
+              hex(address) + (found[index].alloc_event >= 0
+                                  ? " (alloc event " + std::to_string(found[index].alloc_event) + ")"
+                                  : ""));
         }
       }
     }
@@ -299,8 +307,11 @@ struct Reconstruction {
     // 3. Reserved bytes: the dump's segments with the window's segment events undone.
     for (const Segment& s : device.segments) {
       w.end_reserved += s.total_size;
-      segments[s.address] = {.address = s.address, .size = s.total_size, .stream = s.stream,
-                             .small_pool = s.small_pool, .expandable = s.expandable};
+      segments[s.address] = {.address = s.address,
+                             .size = s.total_size,
+                             .stream = s.stream,
+                             .small_pool = s.small_pool,
+                             .expandable = s.expandable};
     }
     int64_t reserved = static_cast<int64_t>(w.end_reserved);
     for (size_t i = events.size(); i-- > 0;) {
@@ -315,8 +326,8 @@ struct Reconstruction {
           break;
         case Action::kSegmentFree:
           reserved += static_cast<int64_t>(e.size);
-          segments[e.address] = {.address = e.address, .size = e.size, .stream = e.stream,
-                                 .small_pool = e.size == kSmallSegmentBytes};
+          segments[e.address] = {
+              .address = e.address, .size = e.size, .stream = e.stream, .small_pool = e.size == kSmallSegmentBytes};
           break;
         case Action::kSegmentMap:
         case Action::kSegmentUnmap: {
@@ -324,8 +335,10 @@ struct Reconstruction {
           reserved += map ? -static_cast<int64_t>(e.size) : static_cast<int64_t>(e.size);
           simulate::StartSegment* s = containing(e.address);
           if (s == nullptr) {
-            if (!map) segments[e.address] = {.address = e.address, .size = e.size, .stream = e.stream, .expandable = true};
-            else warnings.add("segment_map outside every segment", "event " + std::to_string(i));
+            if (!map)
+              segments[e.address] = {.address = e.address, .size = e.size, .stream = e.stream, .expandable = true};
+            else
+              warnings.add("segment_map outside every segment", "event " + std::to_string(i));
           } else if (map) {
             s->size = s->size >= e.size ? s->size - e.size : 0;
           } else {
@@ -333,7 +346,8 @@ struct Reconstruction {
           }
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
     if (reserved < 0) {
@@ -348,7 +362,10 @@ struct Reconstruction {
     // The start segments, each tiled by the blocks allocated before the window
     // and the free gaps between them.
     for (auto it = segments.begin(); it != segments.end();) {
-      if (it->second.size == 0) it = segments.erase(it); else ++it;
+      if (it->second.size == 0)
+        it = segments.erase(it);
+      else
+        ++it;
     }
     std::vector<size_t> outside;
     std::map<uint64_t, std::vector<size_t>> blocks_of_segment;
@@ -395,22 +412,34 @@ struct Reconstruction {
     for (size_t i = 0; i < events.size(); ++i) {
       const Event& e = events[i];
       switch (e.action) {
-        case Action::kAlloc: allocated += e.size; break;
+        case Action::kAlloc:
+          allocated += e.size;
+          break;
         case Action::kFreeCompleted:
-          if (block_of_event[i] >= 0) allocated -= std::min(allocated, w.blocks[static_cast<size_t>(block_of_event[i])].size);
+          if (block_of_event[i] >= 0)
+            allocated -= std::min(allocated, w.blocks[static_cast<size_t>(block_of_event[i])].size);
           break;
         case Action::kSegmentAlloc:
-        case Action::kSegmentMap: reserved += static_cast<int64_t>(e.size); break;
+        case Action::kSegmentMap:
+          reserved += static_cast<int64_t>(e.size);
+          break;
         case Action::kSegmentFree:
-        case Action::kSegmentUnmap: reserved = std::max<int64_t>(0, reserved - static_cast<int64_t>(e.size)); break;
+        case Action::kSegmentUnmap:
+          reserved = std::max<int64_t>(0, reserved - static_cast<int64_t>(e.size));
+          break;
         case Action::kOom: {
-          OomEvent oom{.event = static_cast<int64_t>(i), .time_us = e.time_us, .requested = e.size,
-                       .device_free = e.address, .allocated = allocated, .reserved = static_cast<uint64_t>(reserved),
+          OomEvent oom{.event = static_cast<int64_t>(i),
+                       .time_us = e.time_us,
+                       .requested = e.size,
+                       .device_free = e.address,
+                       .allocated = allocated,
+                       .reserved = static_cast<uint64_t>(reserved),
                        .stack = e.stack};
           w.ooms.push_back(std::move(oom));
           break;
         }
-        default: break;
+        default:
+          break;
       }
       if (allocated > w.peak_allocated.bytes) w.peak_allocated = {allocated, static_cast<int64_t>(i), e.time_us};
       if (static_cast<uint64_t>(reserved) > w.peak_reserved.bytes) {
@@ -424,8 +453,8 @@ struct Reconstruction {
     }
     w.end_allocated = allocated;
     if (static_cast<uint64_t>(reserved) != w.end_reserved) {
-      warnings.add("replayed reserved bytes differ from the dump-time segments", std::to_string(reserved) + " vs " +
-                                                                                     std::to_string(w.end_reserved));
+      warnings.add("replayed reserved bytes differ from the dump-time segments",
+                   std::to_string(reserved) + " vs " + std::to_string(w.end_reserved));
     }
   }
 
@@ -473,10 +502,10 @@ struct Reconstruction {
   WarningList warnings;
   // Blocks in discovery order (step 1) until order_blocks puts them in w.blocks.
   std::vector<WindowBlock> found;
-  std::vector<uint64_t> block_bytes;  // the block's size in its segment (dump size, else rounded)
-  std::vector<int64_t> block_of_event;  // the block an alloc or free_completed opens or closes; -1: none
+  std::vector<uint64_t> block_bytes;          // the block's size in its segment (dump size, else rounded)
+  std::vector<int64_t> block_of_event;        // the block an alloc or free_completed opens or closes; -1: none
   std::unordered_map<uint64_t, size_t> live;  // address -> index into found
-  std::vector<uint64_t> sizes_in_segment;  // block_bytes in w.blocks' order
+  std::vector<uint64_t> sizes_in_segment;     // block_bytes in w.blocks' order
   std::map<uint64_t, simulate::StartSegment> segments;  // the start state being built, by address
 };
 

@@ -16,8 +16,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -44,7 +44,8 @@ struct ThreadEvents {
 
 class EventError {
  public:
-  EventError(std::string_view source, size_t index) : prefix_(std::string(source) + ": traceEvents[" + std::to_string(index) + "]: ") {}
+  EventError(std::string_view source, size_t index)
+      : prefix_(std::string(source) + ": traceEvents[" + std::to_string(index) + "]: ") {}
   Status event(std::string_view what) const { return InvalidArgument(prefix_ + std::string(what)); }
   Status field(std::string_view name, std::string_view what) const {
     return InvalidArgument(prefix_ + "field '" + std::string(name) + "': " + std::string(what));
@@ -105,7 +106,8 @@ Status read_memory_event(const Json& event, const EventError& error, ProfileMemo
   if (*bytes == 0) return error.field("args.Bytes", "0 (neither an allocation nor a free)");
   if (*bytes > kMaxBufferBytes || *bytes < -kMaxBufferBytes) return error.field("args.Bytes", "beyond 2^62 bytes");
   const auto addr = args->find("Addr");
-  if (addr == args->end() || !(addr->is_number_unsigned() || (addr->is_number_integer() && addr->get<int64_t>() >= 0))) {
+  if (addr == args->end() ||
+      !(addr->is_number_unsigned() || (addr->is_number_integer() && addr->get<int64_t>() >= 0))) {
     return error.field("args.Addr", "missing or not a non-negative integer");
   }
   out->time_us = *ts;
@@ -172,7 +174,8 @@ StatusOr<TorchProfile> parse_torch_profile(std::string_view text, std::string_vi
   const Json* events = &doc;
   if (doc.is_object()) {
     const auto it = doc.find("traceEvents");
-    if (it == doc.end()) return InvalidArgument(std::string(source) + ": a JSON object without \"traceEvents\": not a chrome trace");
+    if (it == doc.end())
+      return InvalidArgument(std::string(source) + ": a JSON object without \"traceEvents\": not a chrome trace");
     events = &*it;
   }
   if (!events->is_array()) return InvalidArgument(std::string(source) + ": \"traceEvents\" is not an array");
@@ -222,9 +225,10 @@ StatusOr<TorchProfile> parse_torch_profile(std::string_view text, std::string_vi
     threads[thread_key(event)].spans.push_back({.begin = *ts, .end = *ts + *dur, .op = id->second});
   }
   if (profile.events.empty()) {
-    return InvalidArgument(std::string(source) + ": no \"[memory]\" events in " + std::to_string(profile.trace_events) +
-                           " trace events (record with torch.profiler.profile(profile_memory=True); a PyTorch built without "
-                           "Kineto exports none: docs/formats.md)");
+    return InvalidArgument(
+        std::string(source) + ": no \"[memory]\" events in " + std::to_string(profile.trace_events) +
+        " trace events (record with torch.profiler.profile(profile_memory=True); a PyTorch built without "
+        "Kineto exports none: docs/formats.md)");
   }
   for (auto& [key, thread] : threads) attribute(thread, profile);
 
@@ -264,7 +268,9 @@ StatusOr<ProfileExtraction> extract_profile_step(const TorchProfile& profile, in
   double begin = -INFINITY;
   double end = INFINITY;
   if (profile.steps.empty()) {
-    if (step != 0) return InvalidArgument("the profile has no ProfilerStep spans: its only iteration is 0, not " + std::to_string(step));
+    if (step != 0)
+      return InvalidArgument("the profile has no ProfilerStep spans: its only iteration is 0, not " +
+                             std::to_string(step));
     result.whole_trace = true;
   } else {
     const auto it = std::find_if(profile.steps.begin(), profile.steps.end(),
@@ -306,7 +312,8 @@ StatusOr<ProfileExtraction> extract_profile_step(const TorchProfile& profile, in
         ++result.below_min_size;
         result.below_min_size_bytes += static_cast<uint64_t>(b.size);
       } else {
-        closed.push_back({.buffer = {.lower = b.lower, .upper = tick, .size = b.size, .alignment = alignment}, .op = b.op});
+        closed.push_back(
+            {.buffer = {.lower = b.lower, .upper = tick, .size = b.size, .alignment = alignment}, .op = b.op});
       }
     }
     ++tick;
@@ -316,7 +323,8 @@ StatusOr<ProfileExtraction> extract_profile_step(const TorchProfile& profile, in
     ++result.escaped;
     result.escaped_bytes += static_cast<uint64_t>(b.size);
   }
-  std::sort(closed.begin(), closed.end(), [](const Closed& a, const Closed& b) { return a.buffer.lower < b.buffer.lower; });
+  std::sort(closed.begin(), closed.end(),
+            [](const Closed& a, const Closed& b) { return a.buffer.lower < b.buffer.lower; });
   bool any_operator = false;
   for (Closed& c : closed) {
     c.buffer.id = std::to_string(c.buffer.lower);

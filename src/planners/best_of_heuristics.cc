@@ -97,8 +97,10 @@ constexpr double kValidationSecondsPerBuffer = 2e-6;
 int64_t overlapping_pairs(const Problem& problem) {
   int64_t live = 0, pairs = 0;
   for (const LifetimeEvent& e : sorted_events(problem)) {
-    if (e.start) pairs += live++;
-    else --live;
+    if (e.start)
+      pairs += live++;
+    else
+      --live;
   }
   return pairs;
 }
@@ -288,8 +290,7 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
     // shared objects leave 26-74% on the torch traces) but costs the most time
     // and memory of all (36 MB of plan_heuristics' 36 MB peak on mobilenet_v2's
     // 6,857 buffers): only small problems try it.
-    return info.fast && info.plan != &plan_naive &&
-           info.plan != &plan_greedy_best &&
+    return info.fast && info.plan != &plan_naive && info.plan != &plan_greedy_best &&
            !(info.name == "min_cost_flow" && problem.buffers.size() > kMinCostFlowMaxBuffers);
   };
   const std::span<const PlannerInfo> table = heuristic_planners();
@@ -342,8 +343,8 @@ StatusOr<Plan> plan_heuristics(const Problem& problem, const PlanOptions& option
     Rng rng{options.seed ^ 0x6d656d706c616eULL};
     std::vector<size_t> current = best_order;
     StatusOr<Plan> current_plan = place_in_order(problem, current, best_policy, stop.options_for_nested());
-    const int64_t rounds = std::min<int64_t>(
-        kMaxImprovementRounds, kImprovementPlacementBudget / static_cast<int64_t>(problem.size()));
+    const int64_t rounds =
+        std::min<int64_t>(kMaxImprovementRounds, kImprovementPlacementBudget / static_cast<int64_t>(problem.size()));
     // Each trial re-places only what follows the prefix it shares with the
     // current order; the plan is place_in_order's (offset_placement.h).
     RepeatedPlacement placement(problem, best_policy);

@@ -116,10 +116,10 @@ class Reach {
   // The buffer that ends last among those that start at or before slot p, or
   // kNone if there is none left.
   size_t reaching_furthest_from(uint32_t p) const {
-    const size_t count = static_cast<size_t>(
-        std::upper_bound(buffers_.begin(), buffers_.end(), p,
-                         [&](uint32_t slot, size_t b) { return slot < slots_.of(b).first; }) -
-        buffers_.begin());
+    const size_t count =
+        static_cast<size_t>(std::upper_bound(buffers_.begin(), buffers_.end(), p,
+                                             [&](uint32_t slot, size_t b) { return slot < slots_.of(b).first; }) -
+                            buffers_.begin());
     size_t pick = kNone;
     for (size_t lo = leaves_, hi = leaves_ + count; lo < hi; lo >>= 1, hi >>= 1) {
       if (lo & 1) pick = better(pick, best_[lo++]);
@@ -147,7 +147,7 @@ class Reach {
   const TimeSlots& slots_;
   std::vector<size_t> position_;  // position of each problem buffer in buffers_
   size_t leaves_ = 1;
-  std::vector<size_t> best_;     // position of the furthest-reaching live buffer in each subtree
+  std::vector<size_t> best_;  // position of the furthest-reaching live buffer in each subtree
 };
 
 }  // namespace

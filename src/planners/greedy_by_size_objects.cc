@@ -80,13 +80,18 @@ class MatchTree {
       return;
     }
     const size_t mid = (lo + hi) / 2;
-    if (i < mid) update(2 * node, lo, mid, i, v, present);
-    else update(2 * node + 1, mid, hi, i, v, present);
+    if (i < mid)
+      update(2 * node, lo, mid, i, v, present);
+    else
+      update(2 * node + 1, mid, hi, i, v, present);
     const size_t a = 2 * node, b = 2 * node + 1;
     has_[node] = has_[a] || has_[b];
-    if (!has_[a]) best_[node] = best_[b];
-    else if (!has_[b]) best_[node] = best_[a];
-    else best_[node] = kMax ? std::max(best_[a], best_[b]) : std::min(best_[a], best_[b]);
+    if (!has_[a])
+      best_[node] = best_[b];
+    else if (!has_[b])
+      best_[node] = best_[a];
+    else
+      best_[node] = kMax ? std::max(best_[a], best_[b]) : std::min(best_[a], best_[b]);
   }
   int64_t first(size_t node, size_t lo, size_t hi, size_t from, int64_t q) const {
     if (hi <= from || !match(node, q)) return -1;
@@ -132,9 +137,7 @@ struct Entry {
   objects::Hole hole;  // object -1: no hole (a new object)
   int32_t head = -1;   // streams: position of `buffer` in the stream's order
 
-  auto key() const {
-    return std::make_tuple(distance, neg_size, buffer, kind, hole.object, hole.left, hole.right);
-  }
+  auto key() const { return std::make_tuple(distance, neg_size, buffer, kind, hole.object, hole.left, hole.right); }
   bool operator>(const Entry& other) const { return key() > other.key(); }
 };
 
@@ -158,13 +161,11 @@ class SizeDistancePlanner {
 
     // Hole trees: slot of each participant in end order and in start order.
     by_upper_ = parts;
-    std::sort(by_upper_.begin(), by_upper_.end(), [&](int32_t a, int32_t b) {
-      return std::tie(buf_[a].upper, a) < std::tie(buf_[b].upper, b);
-    });
+    std::sort(by_upper_.begin(), by_upper_.end(),
+              [&](int32_t a, int32_t b) { return std::tie(buf_[a].upper, a) < std::tie(buf_[b].upper, b); });
     by_lower_ = parts;
-    std::sort(by_lower_.begin(), by_lower_.end(), [&](int32_t a, int32_t b) {
-      return std::tie(buf_[a].lower, a) < std::tie(buf_[b].lower, b);
-    });
+    std::sort(by_lower_.begin(), by_lower_.end(),
+              [&](int32_t a, int32_t b) { return std::tie(buf_[a].lower, a) < std::tie(buf_[b].lower, b); });
     slot_after_.assign(problem_.size(), -1);
     slot_before_.assign(problem_.size(), -1);
     for (size_t i = 0; i < parts.size(); ++i) {
@@ -303,8 +304,8 @@ class SizeDistancePlanner {
       push_stream(EntryKind::kAfterStream, hole, from);
     }
     if (hole.right >= 0) {
-      const size_t from = std::lower_bound(uppers_desc_.begin(), uppers_desc_.end(), hi, std::greater<>()) -
-                          uppers_desc_.begin();
+      const size_t from =
+          std::lower_bound(uppers_desc_.begin(), uppers_desc_.end(), hi, std::greater<>()) - uppers_desc_.begin();
       push_stream(EntryKind::kBeforeStream, hole, from);
     }
   }

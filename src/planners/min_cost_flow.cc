@@ -148,7 +148,8 @@ StatusOr<ObjectAssignment> assign_min_cost_flow(const Problem& problem, const Pl
       const auto& ticks = chain_tick[a];
       const size_t k = std::upper_bound(ticks.begin(), ticks.end(), buf[i].lower) - ticks.begin();
       if (k == 0) continue;  // no class-a buffer has ended by i's start
-      follows[i].emplace_back(a, add_arc(chain[a][k - 1], demand[i], 1, std::max<int64_t>(0, buf[i].size - class_size[a])));
+      follows[i].emplace_back(
+          a, add_arc(chain[a][k - 1], demand[i], 1, std::max<int64_t>(0, buf[i].size - class_size[a])));
     }
   }
   // LEMON's network simplex cannot be interrupted: the last look before it.

@@ -34,8 +34,7 @@ bool insert_merged(Set& set, ByteRange r) {
   ByteRange* const begin = set.data();
   ByteRange* const end = begin + set.size();
   // First range that ends at or after r.begin: the first one r can touch.
-  ByteRange* first =
-      std::lower_bound(begin, end, r.begin, [](const ByteRange& x, int64_t b) { return x.end < b; });
+  ByteRange* first = std::lower_bound(begin, end, r.begin, [](const ByteRange& x, int64_t b) { return x.end < b; });
   const size_t at = static_cast<size_t>(first - begin);
   if (first == end || first->begin > r.end) {
     set.replace(at, at, r);
@@ -130,7 +129,8 @@ void OccupancyIndex::occupy(SlotRange slots, ByteRange bytes) {
   if (slots.first >= slots.last || bytes.begin >= bytes.end) return;
   const size_t lo = slots.first + leaves_, hi = slots.last + leaves_;
   // The first slot's leaf and its ancestors, until one already holds the bytes.
-  for (size_t v = lo; v >= 1 && insert_merged(starts_[v], bytes); v >>= 1) {}
+  for (size_t v = lo; v >= 1 && insert_merged(starts_[v], bytes); v >>= 1) {
+  }
   // Canonical nodes of the lifetime, bottom-up.
   for (size_t l = lo, h = hi; l < h; l >>= 1, h >>= 1) {
     if (l & 1) insert_merged(own_[l++], bytes);

@@ -12,9 +12,7 @@ namespace memplan {
 namespace {
 
 // Lifetimes may use the whole int64_t range, so their length is unsigned.
-uint64_t lifetime_length(const Buffer& b) {
-  return static_cast<uint64_t>(b.upper) - static_cast<uint64_t>(b.lower);
-}
+uint64_t lifetime_length(const Buffer& b) { return static_cast<uint64_t>(b.upper) - static_cast<uint64_t>(b.lower); }
 
 // Same bound as check_problem: any plan's bytes must stay below 2^62.
 constexpr int64_t kMaxArena = int64_t{1} << 62;
@@ -26,12 +24,15 @@ Status check_order(const Problem& problem, std::span<const size_t> order, std::v
   listed->assign(n, 0);
   size_t free_count = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (problem.buffers[i].offset) (*listed)[i] = 1;  // placed by step 1
-    else ++free_count;
+    if (problem.buffers[i].offset)
+      (*listed)[i] = 1;  // placed by step 1
+    else
+      ++free_count;
   }
   size_t listed_free = 0;
   for (size_t i : order) {
-    if (i >= n) return InvalidArgument("placement order names buffer #" + std::to_string(i) + " of " + std::to_string(n));
+    if (i >= n)
+      return InvalidArgument("placement order names buffer #" + std::to_string(i) + " of " + std::to_string(n));
     if (problem.buffers[i].offset) continue;
     if ((*listed)[i]) return InvalidArgument("placement order lists buffer #" + std::to_string(i) + " twice");
     (*listed)[i] = 1;
@@ -159,8 +160,9 @@ StatusOr<Plan> RepeatedPlacement::place(std::span<const size_t> order, std::span
   if (Status s = check_order(problem, order, &listed_); !s.ok()) return s;
   StopCondition stop(options, "gap placement");
   if (stop.should_stop()) return stop.status();
-  if (base.offsets.size() != n) return InvalidArgument("base plan has " + std::to_string(base.offsets.size()) +
-                                                       " offsets for " + std::to_string(n) + " buffers");
+  if (base.offsets.size() != n)
+    return InvalidArgument("base plan has " + std::to_string(base.offsets.size()) + " offsets for " +
+                           std::to_string(n) + " buffers");
   // The prefix placed exactly as in `base`.
   size_t shared = 0;
   while (shared < order.size() && shared < base_order.size() && order[shared] == base_order[shared]) ++shared;
@@ -176,8 +178,10 @@ StatusOr<Plan> RepeatedPlacement::place(std::span<const size_t> order, std::span
     const SlotRange r = slots_.of(i);
     const int64_t end = offset + problem.buffers[i].size;
     if (r.first >= r.last || offset >= end) return;
-    if (scan) placed_.push_back({offset, end, r.first, r.last});
-    else index->occupy(r, {offset, end});
+    if (scan)
+      placed_.push_back({offset, end, r.first, r.last});
+    else
+      index->occupy(r, {offset, end});
   };
   for (size_t i = 0; i < n; ++i) {
     const Buffer& b = problem.buffers[i];

@@ -99,7 +99,7 @@ class RepeatedPlacement {
   FitPolicy policy_;
   TimeSlots slots_;
   std::vector<char> listed_;
-  std::vector<Placed> placed_;       // scan path: sorted by begin
+  std::vector<Placed> placed_;  // scan path: sorted by begin
   std::vector<ByteRange> taken_;
 };
 

@@ -33,10 +33,12 @@ const std::vector<PlannerInfo>& registered() {
                  "then the exact solver (default)",
                  PlanForm::kComposite, &plan_default, true});
     for (const PlannerInfo& h : heuristic_planners()) t.push_back(h);
-    t.push_back({"exact", "branch-and-bound over canonical plans: smallest arena with a proof, or fit in the problem's capacity",
+    t.push_back({"exact",
+                 "branch-and-bound over canonical plans: smallest arena with a proof, or fit in the problem's capacity",
                  PlanForm::kComposite, &plan_exact, false});
 #if MEMPLAN_WITH_CBC
-    t.push_back({"mip", "mixed-integer program (pairwise big-M ordering) solved by CoinOR CBC: reference for small problems",
+    t.push_back({"mip",
+                 "mixed-integer program (pairwise big-M ordering) solved by CoinOR CBC: reference for small problems",
                  PlanForm::kComposite, &plan_mip, false});
 #endif
     return t;
@@ -73,7 +75,8 @@ std::string nearest_name(std::string_view word, std::span<const std::string> nam
     for (size_t i = 1; i <= a.size(); ++i) {
       for (size_t j = 1; j <= b.size(); ++j) {
         d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
     }
     return d[a.size()][b.size()];

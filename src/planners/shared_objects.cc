@@ -48,7 +48,9 @@ std::vector<int32_t> positions(const Problem& problem, const std::vector<int32_t
   }
   std::sort(ticks.begin(), ticks.end());
   ticks.erase(std::unique(ticks.begin(), ticks.end()), ticks.end());
-  auto index_of = [&](int64_t t) { return static_cast<size_t>(std::lower_bound(ticks.begin(), ticks.end(), t) - ticks.begin()); };
+  auto index_of = [&](int64_t t) {
+    return static_cast<size_t>(std::lower_bound(ticks.begin(), ticks.end(), t) - ticks.begin());
+  };
 
   // Elementary segment k is [ticks[k], ticks[k+1]); a buffer covers the
   // segments from its lower up to (not including) its upper.

@@ -166,7 +166,10 @@ class Schedules {
   void fill(const Hole& hole, int32_t buffer) {
     prev_[buffer] = hole.left;
     next_[buffer] = hole.right;
-    if (hole.left >= 0) next_[hole.left] = buffer; else first_[hole.object] = buffer;
+    if (hole.left >= 0)
+      next_[hole.left] = buffer;
+    else
+      first_[hole.object] = buffer;
     if (hole.right >= 0) prev_[hole.right] = buffer;
   }
   // A hole is alive while no member has been put into it since it was seen.
@@ -174,9 +177,7 @@ class Schedules {
     if (hole.left >= 0) return next_[hole.left] == hole.right;
     return first_[hole.object] == hole.right;
   }
-  int64_t hole_lower(const Hole& hole) const {
-    return hole.left >= 0 ? problem_.buffers[hole.left].upper : INT64_MIN;
-  }
+  int64_t hole_lower(const Hole& hole) const { return hole.left >= 0 ? problem_.buffers[hole.left].upper : INT64_MIN; }
   int64_t hole_upper(const Hole& hole) const {
     return hole.right >= 0 ? problem_.buffers[hole.right].lower : INT64_MAX;
   }

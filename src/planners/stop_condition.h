@@ -35,8 +35,8 @@ class StopCondition {
   StopCondition(const PlanOptions& options, std::string_view planner)
       : options_(options), planner_(planner), has_deadline_(options.time_limit_seconds > 0) {
     if (has_deadline_) {
-      deadline_ = Clock::now() +
-                  std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_seconds));
+      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(options.time_limit_seconds));
     }
   }
 
@@ -54,9 +54,7 @@ class StopCondition {
     return stopped_;
   }
 
-  bool cancelled() const {
-    return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed);
-  }
+  bool cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
 
   // The error to return once should_stop() said true.
   Status status() const {

@@ -30,9 +30,7 @@ constexpr double kDefaultExactSeconds = 10.0;
 // of the start plan, which on large problems would overrun a small remainder.
 constexpr double kMinExactShare = 0.25;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 bool is_cancelled(const PlanOptions& options) {
   return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
@@ -84,8 +82,7 @@ void take_exact(ExactResult solved, PlanningResult* result, bool take_plan = tru
 }
 
 // The `exact` planner: a decision at the capacity, else minimisation.
-Status run_exact(const Problem& problem, const PlanOptions& options, Clock::time_point start,
-                 PlanningResult* result) {
+Status run_exact(const Problem& problem, const PlanOptions& options, Clock::time_point start, PlanningResult* result) {
   const double seconds = options.time_limit_seconds > 0 ? options.time_limit_seconds : kDefaultExactSeconds;
   const ExactOptions exact = exact_options_for(options, seconds);
   StatusOr<ExactResult> solved =
@@ -172,25 +169,38 @@ int32_t plan_threads(const PlanOptions& options) {
 
 std::string_view plan_verdict_name(PlanVerdict verdict) {
   switch (verdict) {
-    case PlanVerdict::kPlanned: return "planned";
-    case PlanVerdict::kFits: return "fits";
-    case PlanVerdict::kDoesNotFit: return "does not fit";
-    case PlanVerdict::kUnknown: return "unknown";
+    case PlanVerdict::kPlanned:
+      return "planned";
+    case PlanVerdict::kFits:
+      return "fits";
+    case PlanVerdict::kDoesNotFit:
+      return "does not fit";
+    case PlanVerdict::kUnknown:
+      return "unknown";
   }
   return "?";
 }
 
 std::string_view plan_ending_name(PlanEnding ending) {
   switch (ending) {
-    case PlanEnding::kOptimal: return "optimal";
-    case PlanEnding::kFits: return "fits";
-    case PlanEnding::kDoesNotFit: return "does not fit";
-    case PlanEnding::kBestAtTimeLimit: return "best found (time limit)";
-    case PlanEnding::kBestAtSearchBudget: return "best found (default search budget)";
-    case PlanEnding::kBestWindowsExhausted: return "best found (search exhausted its windows)";
-    case PlanEnding::kBestHeuristic: return "best found (heuristics)";
-    case PlanEnding::kCancelled: return "cancelled";
-    case PlanEnding::kUnknown: return "unknown";
+    case PlanEnding::kOptimal:
+      return "optimal";
+    case PlanEnding::kFits:
+      return "fits";
+    case PlanEnding::kDoesNotFit:
+      return "does not fit";
+    case PlanEnding::kBestAtTimeLimit:
+      return "best found (time limit)";
+    case PlanEnding::kBestAtSearchBudget:
+      return "best found (default search budget)";
+    case PlanEnding::kBestWindowsExhausted:
+      return "best found (search exhausted its windows)";
+    case PlanEnding::kBestHeuristic:
+      return "best found (heuristics)";
+    case PlanEnding::kCancelled:
+      return "cancelled";
+    case PlanEnding::kUnknown:
+      return "unknown";
   }
   return "?";
 }
@@ -290,17 +300,17 @@ StatusOr<PlanningResult> run_named(std::string_view name, const Problem& problem
     result.reason.clear();
     return with_ending(std::move(result));
   }
-  if (!result.reason.empty() && !result.cancelled &&
-      (result.verdict == PlanVerdict::kDoesNotFit || !result.plan)) {
+  if (!result.reason.empty() && !result.cancelled && (result.verdict == PlanVerdict::kDoesNotFit || !result.plan)) {
     result.verdict = PlanVerdict::kDoesNotFit;  // a proof was given
     result.plan.reset();
     return with_ending(std::move(result));
   }
   result.verdict = PlanVerdict::kUnknown;
-  result.reason = (result.cancelled ? "cancelled after " : "unknown after ") + seconds_text(result.planning_seconds) +
-                  ": " + (result.plan ? "the best plan found needs " + bytes_text(result.plan->arena) : "no plan found") +
-                  ", above the capacity of " + bytes_text(capacity) + "; proven lower bound " +
-                  bytes_text(result.lower_bound) + (name == "exact" || name == kDefaultPlanner ? "" : " (a heuristic result, not a proof that no plan fits)");
+  result.reason =
+      (result.cancelled ? "cancelled after " : "unknown after ") + seconds_text(result.planning_seconds) + ": " +
+      (result.plan ? "the best plan found needs " + bytes_text(result.plan->arena) : "no plan found") +
+      ", above the capacity of " + bytes_text(capacity) + "; proven lower bound " + bytes_text(result.lower_bound) +
+      (name == "exact" || name == kDefaultPlanner ? "" : " (a heuristic result, not a proof that no plan fits)");
   return with_ending(std::move(result));
 }
 
@@ -321,8 +331,7 @@ bool has_plan_in_capacity(const PlanningResult& r) {
 
 double PlanningBudget::allowance(double limit_seconds, double share) {
   if (share >= 1 || limit_seconds <= 0) return limit_seconds;  // no budget; 0: the planner's own default
-  const int64_t now =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   int64_t first = first_ns_.load(std::memory_order_relaxed);
   if (first == 0) {
     int64_t expected = 0;  // on failure: the clock another thread started
@@ -347,7 +356,8 @@ StatusOr<PlanningResult> run_planner(std::string_view name, const Problem& probl
   PlanOptions run = options;
   run.good_enough.reset();
   run.budget = nullptr;
-  if (options.budget) run.time_limit_seconds = options.budget->allowance(options.time_limit_seconds, options.budget_share);
+  if (options.budget)
+    run.time_limit_seconds = options.budget->allowance(options.time_limit_seconds, options.budget_share);
   if (!options.good_enough || name == "greedy_by_size") return run_named(name, problem, run);
 
   // Good enough (planning.h): the quick plan first.
@@ -382,9 +392,12 @@ StatusOr<Plan> plan_or_status(std::string_view name, const Problem& problem, Pla
   if (result.cancelled) return Cancelled("planner '" + std::string(name) + "' was cancelled");
   switch (result.verdict) {
     case PlanVerdict::kPlanned:
-    case PlanVerdict::kFits: return std::move(*result.plan);
-    case PlanVerdict::kDoesNotFit: return Infeasible(result.reason);
-    case PlanVerdict::kUnknown: break;
+    case PlanVerdict::kFits:
+      return std::move(*result.plan);
+    case PlanVerdict::kDoesNotFit:
+      return Infeasible(result.reason);
+    case PlanVerdict::kUnknown:
+      break;
   }
   if (!problem.capacity) return DeadlineExceeded(result.reason);
   return CapacityExceeded(result.reason);

@@ -41,7 +41,7 @@ struct RealAllocator {
   void* (*valloc)(size_t) = nullptr;   // nullptr when missing (obsolete): use memalign
   void* (*pvalloc)(size_t) = nullptr;  // nullptr when missing (obsolete): use memalign
   size_t (*malloc_usable_size)(void*) = nullptr;
-  void (*exit_now)(int) = nullptr;     // _exit
+  void (*exit_now)(int) = nullptr;  // _exit
 };
 // Filled by ensure_ready; read-only afterwards.
 extern RealAllocator g_real;

@@ -32,10 +32,18 @@ void append_json_string(std::string& out, std::string_view text) {
   for (char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (byte < 0x20 || c == '<' || c == '>' || c == '&') {
           char escape[8];
@@ -68,10 +76,17 @@ void append_int_column(std::string& out, std::string_view name, size_t count, Co
 void append_html_text(std::string& out, std::string_view text) {
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -98,8 +113,10 @@ void append_data(std::string& out, const Problem& problem, std::span<const Named
   out += ",\"load\":";
   append_integer(out, bounds.load);
   out += ",\"capacity\":";
-  if (problem.capacity) append_integer(out, *problem.capacity);
-  else out += "null";
+  if (problem.capacity)
+    append_integer(out, *problem.capacity);
+  else
+    out += "null";
   out += ",\"peak_tick\":";
   append_integer(out, bounds.load_tick);
   out += ",\"peak_buffers\":[";
@@ -138,8 +155,10 @@ void append_data(std::string& out, const Problem& problem, std::span<const Named
     append_json_string(out, names[k]);
   }
   out += "],\n";
-  if (names.empty()) out += "\"operator\":[]";
-  else append_int_column(out, "operator", n, [&](size_t i) { return operator_index[i]; });
+  if (names.empty())
+    out += "\"operator\":[]";
+  else
+    append_int_column(out, "operator", n, [&](size_t i) { return operator_index[i]; });
 
   out += ",\n\"plans\":[";
   for (size_t p = 0; p < plans.size(); ++p) {
@@ -187,8 +206,9 @@ std::string render_html_report(const Problem& problem, std::span<const NamedPlan
   append_html_text(out, options.title.empty() ? "memplan report" : "memplan report: " + options.title);
   out += "</title>\n<style>\n";
   out += report_assets::kCss;
-  out += "</style>\n</head>\n<body>\n<noscript>This report draws with JavaScript; enable it to see the heap "
-         "maps.</noscript>\n<script type=\"application/json\" id=\"memplan-data\">";
+  out +=
+      "</style>\n</head>\n<body>\n<noscript>This report draws with JavaScript; enable it to see the heap "
+      "maps.</noscript>\n<script type=\"application/json\" id=\"memplan-data\">";
   append_data(out, problem, plans, options);
   out += "</script>\n<script>\n";
   out += report_assets::kJs;

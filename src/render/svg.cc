@@ -39,15 +39,27 @@ constexpr double kOutlineMinPx = 2.0;
 void append_escaped(std::string& out, std::string_view text) {
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // Control characters other than tab/newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += '?';
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n')
+          out += '?';
+        else
+          out += c;
     }
   }
 }
@@ -84,12 +96,30 @@ void append_colour(std::string& out, std::string_view id) {
   const double x = chroma * (1 - std::fabs(std::fmod(sector, 2.0) - 1));
   double r = 0, g = 0, b = 0;
   switch (static_cast<int>(sector)) {
-    case 0: r = chroma; g = x; break;
-    case 1: r = x; g = chroma; break;
-    case 2: g = chroma; b = x; break;
-    case 3: g = x; b = chroma; break;
-    case 4: r = x; b = chroma; break;
-    default: r = chroma; b = x; break;
+    case 0:
+      r = chroma;
+      g = x;
+      break;
+    case 1:
+      r = x;
+      g = chroma;
+      break;
+    case 2:
+      g = chroma;
+      b = x;
+      break;
+    case 3:
+      g = x;
+      b = chroma;
+      break;
+    case 4:
+      r = x;
+      b = chroma;
+      break;
+    default:
+      r = chroma;
+      b = x;
+      break;
   }
   const double m = lightness - chroma / 2;
   char text[8];
@@ -276,9 +306,7 @@ class SvgWriter {
   void mark_merged(double x0, double x1, double y_high, double y_low) {
     if (merged_.empty()) merged_.assign(static_cast<size_t>(plot_w_) * static_cast<size_t>(plot_h_), 0);
     ++merged_count_;
-    auto cell = [](double v, int limit) {
-      return std::clamp(static_cast<int>(std::floor(v)), 0, limit - 1);
-    };
+    auto cell = [](double v, int limit) { return std::clamp(static_cast<int>(std::floor(v)), 0, limit - 1); };
     // Cells of every pixel the rectangle touches (at least one).
     const int cx0 = cell(x0 - kLeft, plot_w_);
     const int cx1 = cell(std::max(x0, x1 - 1e-9) - kLeft, plot_w_);
@@ -346,8 +374,8 @@ class SvgWriter {
 
   void bound_lines() {
     horizontal_line("load-line", static_cast<double>(load_),
-                    "stroke=\"#c0392b\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"",
-                    "load " + format_bytes(load_), /*label_at_left=*/true);
+                    "stroke=\"#c0392b\" stroke-width=\"1.5\" stroke-dasharray=\"7 4\"", "load " + format_bytes(load_),
+                    /*label_at_left=*/true);
     horizontal_line("arena-line", static_cast<double>(arena_), "stroke=\"#111111\" stroke-width=\"1.5\"",
                     "arena " + format_bytes(arena_), /*label_at_left=*/false);
     if (show_capacity_) {

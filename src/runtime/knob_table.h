@@ -178,7 +178,8 @@ ReplayKnob describe_knob(const Knob<Options>& knob) {
       break;
     case KnobType::kSwitch:
       out.type = "switch (1/0)";
-      out.default_value = defaults.*std::get<bool Options::*>(knob.field) ? "1" : "0";
+      // One character, not `? "1" : "0"` (GCC 12 warns -Wrestrict on that assignment, a false positive).
+      out.default_value.assign(1, defaults.*std::get<bool Options::*>(knob.field) ? '1' : '0');
       break;
     case KnobType::kFraction:
       out.type = "fraction 0 to 1";

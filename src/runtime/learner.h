@@ -68,10 +68,9 @@ namespace memplan::runtime {
 // The counters of one learning unit (memplan::ReplayStats), written by the
 // unit's owner, read racily.
 struct LearnerCounters {
-  Counter iterations, profiled, served, unplanned, fallback, busy, deviations, plans_made, reprofiles,
-      plan_failures, slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns, variants, growths, arena_bytes,
-      min_shape_load, max_shape_load, plans_held, plan_bytes, evictions, switches, predictions_right,
-      predictions_wrong, small;
+  Counter iterations, profiled, served, unplanned, fallback, busy, deviations, plans_made, reprofiles, plan_failures,
+      slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns, variants, growths, arena_bytes, min_shape_load,
+      max_shape_load, plans_held, plan_bytes, evictions, switches, predictions_right, predictions_wrong, small;
   // Adds these counters to `s` (the longest stall is a maximum, not a sum).
   void add_to(ReplayStats& s) const;
 };
@@ -94,8 +93,8 @@ class Learner {
   };
   // What a boundary may use to plan.
   struct Planning {
-    const PlanTables& tables;  // the adapter's layout and fast-path tables (plan_with_tables)
-    BackingAllocator& backing;          // trimmed before a slab is committed
+    const PlanTables& tables;              // the adapter's layout and fast-path tables (plan_with_tables)
+    BackingAllocator& backing;             // trimmed before a slab is committed
     BackgroundPlanner* planner = nullptr;  // with plan_in_background; nullptr plans at the boundary
   };
 
@@ -209,8 +208,8 @@ class Learner {
   int64_t deviating_run_ = 0;  // consecutive deviating iterations
   uint32_t tick_ = 0;          // requests recorded in this iteration
   Profile current_;
-  Profile agreed_;                    // with upper-bound plans: kept while replaying (the maxima)
-  MappedVector<uint64_t> pending_;    // replay: per request, the largest size seen above its block this iteration
+  Profile agreed_;                  // with upper-bound plans: kept while replaying (the maxima)
+  MappedVector<uint64_t> pending_;  // replay: per request, the largest size seen above its block this iteration
   bool pending_any_ = false;
   bool growing_ = false;              // agreed_ holds raised maxima not planned yet
   uint64_t variant_hashes_[32] = {};  // size signatures seen (the first 32)
@@ -249,14 +248,14 @@ class Learner {
   uint32_t mispredicted_ = 0;
   bool worth_trimming() const;
   int64_t agreements_needed() const;  // Note [Unpredictable streams]
-  uint64_t uses_ = 0;                // boundaries so far: the LRU clock
-  PreparedPlan* active_ = nullptr;   // the running variant's plan (the one served while replaying)
-  bool waiting_ = false;             // active_ waits for the served plan's blocks to be freed
+  uint64_t uses_ = 0;                 // boundaries so far: the LRU clock
+  PreparedPlan* active_ = nullptr;    // the running variant's plan (the one served while replaying)
+  bool waiting_ = false;              // active_ waits for the served plan's blocks to be freed
   std::vector<Parked> parked_;
   std::vector<std::unique_ptr<PlanJob>> orphans_;  // jobs of evicted variants, dropped once done
-  uint64_t generation_ = 0;           // bumped whenever agreed_ changes (requests or lifetimes)
-  std::unique_ptr<PlanJob> job_;      // the planner thread's job, if any
-  PointerTickMap profiled_live_;      // backing pointer -> tick, this iteration (off the backing heap too)
+  uint64_t generation_ = 0;                        // bumped whenever agreed_ changes (requests or lifetimes)
+  std::unique_ptr<PlanJob> job_;                   // the planner thread's job, if any
+  PointerTickMap profiled_live_;                   // backing pointer -> tick, this iteration (off the backing heap too)
   // Held while the slab's mapping changes: by a planner thread growing it for
   // a job, by the owner (try_lock only: a boundary never waits) committing or
   // releasing it.

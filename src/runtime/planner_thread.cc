@@ -160,12 +160,8 @@ struct BackgroundPlanner::State {
   std::thread thread;
 };
 
-BackgroundPlanner::BackgroundPlanner(const PlanTables& tables, BackingAllocator& backing,
-                                     void (*on_thread_start)())
-    : tables_(tables),
-      backing_(backing),
-      on_thread_start_(on_thread_start),
-      creator_process_(os::process_id()) {}
+BackgroundPlanner::BackgroundPlanner(const PlanTables& tables, BackingAllocator& backing, void (*on_thread_start)())
+    : tables_(tables), backing_(backing), on_thread_start_(on_thread_start), creator_process_(os::process_id()) {}
 
 BackgroundPlanner::~BackgroundPlanner() {
   State* s = state_.load(std::memory_order_acquire);

@@ -21,7 +21,7 @@ namespace memplan::runtime {
 // the plan prepared from it once `done` is set (release; the owner reads it
 // after an acquire load of `done`).
 struct PlanJob {
-  Profile profile;          // a copy: the owner keeps profiling meanwhile
+  Profile profile;                       // a copy: the owner keeps profiling meanwhile
   const ReplayConfig* config = nullptr;  // the owner's: how to plan
   // The owner's slab, grown by the planner thread to the plan's arena (the
   // mapping off the owner's boundary; its pages are faulted in after adoption,
@@ -29,13 +29,13 @@ struct PlanJob {
   Slab* slab = nullptr;
   std::mutex* slab_mutex = nullptr;
   bool huge_pages = false;
-  bool trim = false;        // return the backing allocator's free memory after planning (Note [Trim when predictable])
+  bool trim = false;  // return the backing allocator's free memory after planning (Note [Trim when predictable])
   // Plans nothing: trims (if `trim`) and faults in the slab's mapped pages
   // (Note [Pre-fault after adoption]), queued when a plan is adopted.
   bool prefault_only = false;
-  uint64_t generation = 0;  // the owner's Learner generation it plans
-  uint64_t structure = 0;   // structure_key_of the profile (sequence identity)
-  int64_t process = 0;      // the process that queued it
+  uint64_t generation = 0;                                          // the owner's Learner generation it plans
+  uint64_t structure = 0;                                           // structure_key_of the profile (sequence identity)
+  int64_t process = 0;                                              // the process that queued it
   std::optional<StatusOr<std::unique_ptr<PreparedPlan>>> prepared;  // set by the planner thread
   std::atomic<bool> done{false};
 };
@@ -48,8 +48,7 @@ class BackgroundPlanner {
   // `tables`: the adapter's, for every job (plan_with_tables).
   // `on_thread_start` runs first on the planner thread (the replay allocator
   // keeps it from claiming a per-thread record).
-  BackgroundPlanner(const PlanTables& tables, BackingAllocator& backing,
-                    void (*on_thread_start)() = nullptr);
+  BackgroundPlanner(const PlanTables& tables, BackingAllocator& backing, void (*on_thread_start)() = nullptr);
   // Stops and joins the thread in the process that started it; a fork
   // child's copy of the parent's is left alone (its thread is not there).
   ~BackgroundPlanner();

@@ -198,8 +198,8 @@ class PageUnitPool final : public MemoryPool {
   const size_t unit_;
   const size_t max_cached_;
   mutable std::mutex mutex_;
-  LiveBlocks live_;                                         // block -> rounded size
-  std::unordered_map<size_t, std::vector<void*>> cache_;    // rounded size -> freed blocks
+  LiveBlocks live_;                                       // block -> rounded size
+  std::unordered_map<size_t, std::vector<void*>> cache_;  // rounded size -> freed blocks
   PoolStats stats_;
 };
 
@@ -260,7 +260,8 @@ StatusOr<DeviceAllocator*> device_allocator(std::string_view device) {
   if (device.substr(0, 4) == "cuda") return cuda::device_allocator(device);
   return NotFound("unknown device '" + std::string(device) + "' (this build has: cpu, cuda:N)");
 #else
-  return NotFound("unknown device '" + std::string(device) + "' (this build has: cpu; CUDA devices need a build "
+  return NotFound("unknown device '" + std::string(device) +
+                  "' (this build has: cpu; CUDA devices need a build "
                   "with the CUDA toolkit)");
 #endif
 }

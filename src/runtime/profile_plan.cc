@@ -63,8 +63,8 @@ PlanOptions plan_options(const ReplayConfig& config, PlanningBudget* budget) {
   options.budget = budget ? budget : &process_planning_budget();
   options.budget_share = config.plan_time_share;
   options.cancel = &planning_cancelled_at_exit();
-  options.good_enough = GoodEnough{.unit_bytes = static_cast<int64_t>(os::page_size()),
-                                   .tolerance = config.plan_tolerance};
+  options.good_enough =
+      GoodEnough{.unit_bytes = static_cast<int64_t>(os::page_size()), .tolerance = config.plan_tolerance};
   return options;
 }
 

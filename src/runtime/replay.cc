@@ -133,9 +133,10 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanTables {
   std::mutex records_mutex;
   std::atomic<ThreadRecord*> records{nullptr};
   uint32_t next_window = 0;  // under records_mutex
-  std::vector<std::unique_ptr<rt::PlanJob>> orphaned_jobs;  // under records_mutex: jobs of records given to a new thread
-  std::unique_ptr<rt::BackgroundPlanner> planner;           // plan_in_background only
-  std::atomic<uint64_t> iteration_key{0};                   // the key of the latest mark (Note [Keyed plans])
+  std::vector<std::unique_ptr<rt::PlanJob>>
+      orphaned_jobs;                               // under records_mutex: jobs of records given to a new thread
+  std::unique_ptr<rt::BackgroundPlanner> planner;  // plan_in_background only
+  std::atomic<uint64_t> iteration_key{0};          // the key of the latest mark (Note [Keyed plans])
 
   Impl(const ReplayConfig& c, BackingAllocator& b) : config(c), backing(b) {}
 
@@ -224,9 +225,8 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
   size_t window = std::max<size_t>(rt::os::page_size(), static_cast<size_t>(config.max_slab_bytes));
   unsigned shift = 0;
   while ((size_t{1} << shift) < window) ++shift;
-  const bool pools = config.min_sequenced_size > 0 &&
-                     std::min<int64_t>(config.small_pool_bytes, int64_t{1} << shift) >=
-                         static_cast<int64_t>(fast::kSmallChunkBytes);
+  const bool pools = config.min_sequenced_size > 0 && std::min<int64_t>(config.small_pool_bytes, int64_t{1} << shift) >=
+                                                          static_cast<int64_t>(fast::kSmallChunkBytes);
   if (pools) ++shift;
   const uint64_t windows = static_cast<uint64_t>(std::max<int64_t>(config.max_threads, 0));
   if (windows == 0) return;  // no slabs: every thread uses the backing allocator
@@ -251,7 +251,6 @@ ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& b
   m.window_plans = std::make_unique<std::atomic<const fast::PlanView*>[]>(m.windows);
   m.window_pools = std::make_unique<std::atomic<fast::SmallPool*>[]>(m.windows);
 }
-
 
 ReplayAllocator::~ReplayAllocator() {
   Impl& m = *impl_;
@@ -302,9 +301,10 @@ ThreadRecord* ReplayAllocator::Impl::attach() {
         found->window_base = reservation + (static_cast<size_t>(found->window) << window_shift);
         found->learner.set_window(found->window_base, pool_offset);
         if (pools_enabled()) {
-          found->small.setup(found->window_base + pool_offset,
-                             std::min<uint64_t>(static_cast<uint64_t>(config.small_pool_bytes), window_bytes - pool_offset),
-                             static_cast<fast::ThreadFast*>(found));
+          found->small.setup(
+              found->window_base + pool_offset,
+              std::min<uint64_t>(static_cast<uint64_t>(config.small_pool_bytes), window_bytes - pool_offset),
+              static_cast<fast::ThreadFast*>(found));
           window_pools[found->window].store(&found->small, std::memory_order_release);
         }
       }
@@ -320,7 +320,6 @@ ThreadRecord* ReplayAllocator::Impl::attach() {
   }
 }
 
-
 void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.epoch = epoch.load(std::memory_order_acquire);
   std::unique_ptr<rt::PlanJob> job =
@@ -332,7 +331,8 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   if (config.profile_before_first_mark) open_pool(r);
   // A job of the previous owner's may still be planned: it is kept until the
   // allocator goes (under records_mutex here); finished ones are dropped.
-  std::erase_if(orphaned_jobs, [](const std::unique_ptr<rt::PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
+  std::erase_if(orphaned_jobs,
+                [](const std::unique_ptr<rt::PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
   if (job) orphaned_jobs.push_back(std::move(job));
   // The previous owner's plan stays published: its blocks may still be freed.
 }
@@ -341,8 +341,8 @@ void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e, uint64_t key) 
   r.epoch = e;
   open_pool(r);
   RecordAdapter adapter(*this, r);
-  r.learner.end_iteration(r.deviating, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter,
-                          r.tick, key);
+  r.learner.end_iteration(r.deviating, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter, r.tick,
+                          key);
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
@@ -356,7 +356,6 @@ Status ReplayAllocator::Impl::build_tables(const rt::Profile& a, rt::PreparedPla
   rt::build_served_tables(a, *static_cast<ServedPlan*>(&plan));
   return Status::Ok();
 }
-
 
 void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignment) {
   if (void* p = fast::serve(*this, size, alignment)) return p;
@@ -374,7 +373,7 @@ void* ReplayAllocator::Impl::serve(ThreadRecord& r, size_t size, size_t alignmen
     }
   }
   if (e.limit == 0) return nullptr;  // not planned: the backing allocator serves it
-  r.deviate();  // larger or more aligned than planned
+  r.deviate();                       // larger or more aligned than planned
   return nullptr;
 }
 

@@ -70,9 +70,9 @@ struct PlanView {
 // path reads and writes. Only the owning thread touches it.
 constexpr uint64_t kNotServing = ~uint64_t{0};
 struct ThreadFast {
-  uint64_t serve_epoch = kNotServing;    // the epoch while serving, kNotServing otherwise
-  const TickEntry* entries = nullptr;    // the serving plan's entries
-  const uint32_t* end_ticks = nullptr;   // ticks of planned blocks in order of their planned end
+  uint64_t serve_epoch = kNotServing;   // the epoch while serving, kNotServing otherwise
+  const TickEntry* entries = nullptr;   // the serving plan's entries
+  const uint32_t* end_ticks = nullptr;  // ticks of planned blocks in order of their planned end
   std::atomic<uint32_t>* occupant = nullptr;
   unsigned char* window_base = nullptr;  // where this thread's slab starts
   uint32_t tick = 0;                     // allocations so far in this iteration
@@ -112,7 +112,7 @@ struct SequencedKernel {
   size_t reservation_bytes = 0;
   unsigned window_shift = 0;
   size_t window_bytes = 0;
-  size_t window_mask = 0;                // window_bytes - 1
+  size_t window_mask = 0;                                        // window_bytes - 1
   std::unique_ptr<std::atomic<const PlanView*>[]> window_plans;  // per window: the plan frees consult
   // The small-request pools (Note [Small-request pool]): each window's upper
   // part, from pool_offset, when min_sequenced_size turns them on.

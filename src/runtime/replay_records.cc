@@ -22,10 +22,9 @@ void build_served_tables(const Profile& a, ServedPlan& plan) {
     t.limit = static_cast<uint64_t>(b.size) - shift + 1;
     ends.push_back({b.upper, tick});
   }
-  std::stable_sort(ends.begin(), ends.end(),
-                   [](const std::pair<int64_t, uint32_t>& x, const std::pair<int64_t, uint32_t>& y) {
-                     return x.first < y.first;
-                   });
+  std::stable_sort(
+      ends.begin(), ends.end(),
+      [](const std::pair<int64_t, uint32_t>& x, const std::pair<int64_t, uint32_t>& y) { return x.first < y.first; });
   // walk_end of tick t: the blocks whose planned life ends at or before t, which must be dead before t is served.
   size_t ended = 0;
   for (size_t t = 0; t < served->ticks.size(); ++t) {
@@ -61,7 +60,8 @@ Status check_record(const ThreadRecord& r) {
     if (fast::read_header(block) != t) return Internal("a live slab block's header does not name its tick");
   }
   if (r.walk > p.end_ticks.size()) return Internal("liveness cursor past the plan");
-  if (r.entries != p.ticks.data() || r.occupant != p.occupants.get()) return Internal("the fast path reads another plan");
+  if (r.entries != p.ticks.data() || r.occupant != p.occupants.get())
+    return Internal("the fast path reads another plan");
   if (p.entries != p.ticks.data() || p.tick_count + 1 != p.ticks.size() || p.ticks.back().limit != 0) {
     return Internal("the plan's view or sentinel is wrong");
   }

@@ -60,9 +60,9 @@ struct ThreadRecord : fast::ThreadFast {
   // reads (a copy of the serving plan's arrays, and the cursors).
   explicit ThreadRecord(const ReplayConfig& config) : learner(config, RequestIdentity::kSequence) {}
 
-  uint64_t epoch = 0;         // the last epoch this thread processed
+  uint64_t epoch = 0;          // the last epoch this thread processed
   bool thread_marked = false;  // the thread marked its own boundary (mark_thread) at least once
-  uint32_t entry_count = 0;   // ticks of the serving plan
+  uint32_t entry_count = 0;    // ticks of the serving plan
   std::atomic<uint32_t> claimed{0};
   ThreadRecord* next = nullptr;
   uint32_t window = kNoWindow;
@@ -70,16 +70,14 @@ struct ThreadRecord : fast::ThreadFast {
   fast::SmallPool small;  // the window's small-request pool (used once `pool` points at it)
 
   // The owner's state.
-  bool deviating = false;     // rest of the iteration goes to the backing allocator
+  bool deviating = false;      // rest of the iteration goes to the backing allocator
   ServedPlan* plan = nullptr;  // the learner's serving plan, also in window_plans[window]
-  Learner learner;         // profiles, agreement, planning, the slab, the counters
+  Learner learner;             // profiles, agreement, planning, the slab, the counters
 
   ReplayPhase phase() const { return learner.phase(); }
   bool serving() const { return serve_epoch != fast::kNotServing; }
   // Serving: replaying, not deviating, and in the epoch just processed.
-  void update_serving() {
-    serve_epoch = phase() == ReplayPhase::kReplaying && !deviating ? epoch : fast::kNotServing;
-  }
+  void update_serving() { serve_epoch = phase() == ReplayPhase::kReplaying && !deviating ? epoch : fast::kNotServing; }
   void deviate() {
     deviating = true;
     serve_epoch = fast::kNotServing;

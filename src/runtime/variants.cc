@@ -60,9 +60,7 @@
 
 namespace memplan::runtime {
 
-bool Learner::worth_trimming() const {
-  return config_.trim_backing && std::popcount(mispredicted_ & 0xffu) <= 2;
-}
+bool Learner::worth_trimming() const { return config_.trim_backing && std::popcount(mispredicted_ & 0xffu) <= 2; }
 
 int64_t Learner::agreements_needed() const {
   return config_.profile_iterations + (std::popcount(mispredicted_ & 0xffu) > 4 && !returned_ ? 1 : 0);

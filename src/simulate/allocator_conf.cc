@@ -38,8 +38,8 @@ class Reader {
   const std::string& peek() const { return i_ < words_.size() ? words_[i_] : empty_; }
   std::string next() { return i_ < words_.size() ? words_[i_++] : std::string(); }
   Status expect(std::string_view word, std::string_view key) {
-    if (next() != word) return InvalidArgument("allocator settings: '" + std::string(key) + "' needs '" +
-                                               std::string(word) + "'");
+    if (next() != word)
+      return InvalidArgument("allocator settings: '" + std::string(key) + "' needs '" + std::string(word) + "'");
     return Status::Ok();
   }
 

@@ -24,13 +24,13 @@ namespace memplan::simulate {
 namespace {
 
 // c10/cuda/CUDACachingAllocator.cpp's constants.
-constexpr uint64_t kMinBlockSize = 512;                // every block is a multiple of it
-constexpr uint64_t kSmallSize = uint64_t{1} << 20;     // largest request of the small pool
-constexpr uint64_t kSmallBuffer = uint64_t{2} << 20;   // a small pool segment (and its expandable page)
+constexpr uint64_t kMinBlockSize = 512;               // every block is a multiple of it
+constexpr uint64_t kSmallSize = uint64_t{1} << 20;    // largest request of the small pool
+constexpr uint64_t kSmallBuffer = uint64_t{2} << 20;  // a small pool segment (and its expandable page)
 // A segment for large requests below kMinLargeAlloc, and the large pool's expandable page.
 constexpr uint64_t kLargeBuffer = uint64_t{20} << 20;
 constexpr uint64_t kMinLargeAlloc = uint64_t{10} << 20;
-constexpr uint64_t kRoundLarge = uint64_t{2} << 20;    // larger segments are multiples of it
+constexpr uint64_t kRoundLarge = uint64_t{2} << 20;  // larger segments are multiples of it
 // c10/core/AllocatorConfig.cpp: the power-of-two intervals of roundup_power2_divisions.
 constexpr size_t kRoundUpPowerOfTwoIntervals = 16;
 constexpr uint64_t kRoundUpPowerOfTwoStart = uint64_t{1} << 20;
@@ -50,8 +50,8 @@ uint64_t divisions_for(uint64_t size, const std::vector<uint64_t>& divisions) {
   if (divisions.size() == 1) return divisions[0];
   const int start = floor_log2(kRoundUpPowerOfTwoStart);
   const int log_size = floor_log2(size);
-  const size_t index = std::min<size_t>(log_size > start ? static_cast<size_t>(log_size - start) : 0,
-                                        kRoundUpPowerOfTwoIntervals - 1);
+  const size_t index =
+      std::min<size_t>(log_size > start ? static_cast<size_t>(log_size - start) : 0, kRoundUpPowerOfTwoIntervals - 1);
   return divisions[index];
 }
 
@@ -151,8 +151,8 @@ CachingModel::CachingModel(const AllocatorSettings& settings, bool expandable, A
       max_split_size_(settings.max_split_size_mb > 0
                           ? static_cast<uint64_t>(settings.max_split_size_mb * static_cast<double>(uint64_t{1} << 20))
                           : kUnlimited),
-      max_non_split_rounding_(static_cast<uint64_t>(settings.max_non_split_rounding_mb *
-                                                    static_cast<double>(uint64_t{1} << 20))),
+      max_non_split_rounding_(
+          static_cast<uint64_t>(settings.max_non_split_rounding_mb * static_cast<double>(uint64_t{1} << 20))),
       space_(space),
       small_(std::make_unique<Pool>(true)),
       large_(std::make_unique<Pool>(false)) {}

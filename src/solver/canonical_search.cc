@@ -83,7 +83,8 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
     auto key = [&](int32_t b) {
       return std::tuple(layout_.first_section[b], layout_.end_section[b], size_[b], alignment_[b]);
     };
-    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return key(a) != key(b) ? key(a) < key(b) : a < b; });
+    std::sort(order.begin(), order.end(),
+              [&](int32_t a, int32_t b) { return key(a) != key(b) ? key(a) < key(b) : a < b; });
     for (size_t i = 1; i < order.size(); ++i) {
       const int32_t a = order[i - 1], b = order[i];
       if (fixed_[a] < 0 && fixed_[b] < 0 && key(a) == key(b)) twin_before_[b] = a;
@@ -114,8 +115,7 @@ CanonicalSearch::CanonicalSearch(std::vector<Item> items, const ExactOptions& op
 }
 
 SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, const StopCondition& stop,
-                                      ExactStats* stats, bool allow_restarts, int32_t first_order,
-                                      uint64_t seed) {
+                                      ExactStats* stats, bool allow_restarts, int32_t first_order, uint64_t seed) {
   const size_t orders = key_orders_.size();
   uint64_t run_seed = seed;
   // A seeded decision gives every run (restart) its own jitter.
@@ -138,9 +138,12 @@ SearchVerdict CanonicalSearch::decide(int64_t capacity, int64_t node_limit, cons
   const int64_t hard_end = node_limit > 0 ? saturating_add(stats->nodes, node_limit) : kInfinity;
   auto finish = [](Step step) {
     switch (step) {
-      case Step::kFound: return SearchVerdict::kFound;
-      case Step::kExhausted: return SearchVerdict::kExhausted;
-      default: return SearchVerdict::kStopped;
+      case Step::kFound:
+        return SearchVerdict::kFound;
+      case Step::kExhausted:
+        return SearchVerdict::kExhausted;
+      default:
+        return SearchVerdict::kStopped;
     }
   };
   const int64_t first_node = stats->nodes;
@@ -267,10 +270,17 @@ void CanonicalSearch::rank_part(size_t begin, size_t end) {
     for (const char* k = keys; *k != '\0'; ++k) {
       double x = 0, y = 0;
       switch (*k) {
-        case 'W': x = static_cast<double>(width_[a]), y = static_cast<double>(width_[b]); break;
-        case 'A': x = area_[a], y = area_[b]; break;
-        case 'T': x = static_cast<double>(key_total_[a]), y = static_cast<double>(key_total_[b]); break;
-        default: break;
+        case 'W':
+          x = static_cast<double>(width_[a]), y = static_cast<double>(width_[b]);
+          break;
+        case 'A':
+          x = area_[a], y = area_[b];
+          break;
+        case 'T':
+          x = static_cast<double>(key_total_[a]), y = static_cast<double>(key_total_[b]);
+          break;
+        default:
+          break;
       }
       x *= jitter_[a], y *= jitter_[b];
       if (x != y) return x > y;

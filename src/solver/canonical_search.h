@@ -99,9 +99,7 @@ struct StopCondition {
   const std::atomic<bool>* cancel = nullptr;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
-  bool reached() const {
-    return cancelled() || (has_deadline && std::chrono::steady_clock::now() >= deadline);
-  }
+  bool reached() const { return cancelled() || (has_deadline && std::chrono::steady_clock::now() >= deadline); }
 };
 
 enum class SearchVerdict {
@@ -195,12 +193,12 @@ class CanonicalSearch {
   int32_t n_ = 0;
   std::vector<int64_t> size_, alignment_, fixed_;
   SectionLayout layout_;
-  std::vector<int64_t> initial_total_;  // per section: sum of member sizes
-  std::vector<int64_t> width_;          // per buffer: upper - lower
-  std::vector<double> area_;            // per buffer: size x width (a ranking key only)
-  std::vector<int32_t> slot_base_;      // per buffer: start of its run in member_slot_
-  std::vector<int32_t> twin_before_;    // per buffer: its twin just before it in input order, or -1
-  std::vector<const char*> key_orders_;  // the key orders the restarts cycle through
+  std::vector<int64_t> initial_total_;     // per section: sum of member sizes
+  std::vector<int64_t> width_;             // per buffer: upper - lower
+  std::vector<double> area_;               // per buffer: size x width (a ranking key only)
+  std::vector<int32_t> slot_base_;         // per buffer: start of its run in member_slot_
+  std::vector<int32_t> twin_before_;       // per buffer: its twin just before it in input order, or -1
+  std::vector<const char*> key_orders_;    // the key orders the restarts cycle through
   std::vector<int64_t> alignment_levels_;  // distinct alignments > 1, increasing
   int32_t partition_count_ = 0;
 
@@ -212,9 +210,9 @@ class CanonicalSearch {
   int64_t node_budget_end_ = 0;  // stats_->nodes value at which the current run gives up
 
   // --- search state ---
-  const char* keys_ = "";        // the key order of the current run
-  bool jittered_ = false;        // the current run ranks by jittered keys (a seeded decision)
-  std::vector<double> jitter_;   // per buffer: its key factor in the current run
+  const char* keys_ = "";         // the key order of the current run
+  bool jittered_ = false;         // the current run ranks by jittered keys (a seeded decision)
+  std::vector<double> jitter_;    // per buffer: its key factor in the current run
   bool overload_active_ = false;  // the current run uses the overload check
   std::vector<int32_t> rank_;
   std::vector<int64_t> key_total_;  // scratch for rank_part
@@ -227,23 +225,23 @@ class CanonicalSearch {
   std::vector<int64_t> min_offset_;
   std::vector<int64_t> offset_;  // kUnplaced or the placed offset
   std::vector<int64_t> solution_;
-  std::vector<int64_t> total_;   // per section: unplaced bytes
-  std::vector<int64_t> floor_;   // per section: the holder's min offset
-  std::vector<int32_t> holder_;  // per section: an unplaced member whose min offset passes the floor check (a
-                                 // witness), else the one with the lowest; -1: none left
-  std::vector<int32_t> holds_;   // per buffer: sections it is the holder of
+  std::vector<int64_t> total_;         // per section: unplaced bytes
+  std::vector<int64_t> floor_;         // per section: the holder's min offset
+  std::vector<int32_t> holder_;        // per section: an unplaced member whose min offset passes the floor check (a
+                                       // witness), else the one with the lowest; -1: none left
+  std::vector<int32_t> holds_;         // per buffer: sections it is the holder of
   std::vector<int32_t> members_;       // per section, unplaced members first (see live_members_)
   std::vector<int32_t> live_members_;  // per section: number of unplaced members
   std::vector<int32_t> member_slot_;   // per (buffer, section of its run): index in members_
   std::vector<int32_t> crossing_;
-  std::vector<int32_t> pool_;    // buffer lists of the parts on the recursion stack
+  std::vector<int32_t> pool_;     // buffer lists of the parts on the recursion stack
   std::vector<size_t> position_;  // index of each buffer in its innermost part's list
   std::vector<int32_t> candidates_;
   SectionOverloadScratch overload_scratch_;
   std::vector<int32_t> cut_boundaries_;
   std::vector<MinOffsetUndo> min_offset_trail_;
   std::vector<FloorUndo> floor_trail_;
-  std::vector<int32_t> dirty_;          // sections whose floor must be recomputed
+  std::vector<int32_t> dirty_;  // sections whose floor must be recomputed
   std::vector<uint32_t> dirty_stamp_;
   std::vector<int32_t> overload_dirty_;  // sections for the overload check (section_overload)
   std::vector<uint32_t> overload_stamp_;

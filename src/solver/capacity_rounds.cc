@@ -40,9 +40,14 @@ void CapacityBounds::refuted(int64_t capacity, int64_t next_capacity) {
 
 void CapacityBounds::absorb(const CapacityProbe& probe, const ProbeResult& result) {
   switch (result.verdict) {
-    case ProbeVerdict::kPlan: plan_found(result.arena); break;
-    case ProbeVerdict::kRefuted: refuted(probe.capacity, result.next_capacity); break;
-    case ProbeVerdict::kOutOfBudget: break;  // a time-out proves nothing
+    case ProbeVerdict::kPlan:
+      plan_found(result.arena);
+      break;
+    case ProbeVerdict::kRefuted:
+      refuted(probe.capacity, result.next_capacity);
+      break;
+    case ProbeVerdict::kOutOfBudget:
+      break;  // a time-out proves nothing
   }
 }
 
@@ -54,9 +59,9 @@ int64_t seeded_capacity(const CapacityBounds& bounds, int32_t levels, SplitMix64
   return std::max(bounds.floor(), bounds.round_down(bounds.ceiling() - *k * step));
 }
 
-StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSchedule& schedule,
-                                                const DecideFn& decide, const std::function<bool()>& stop,
-                                                const RaiseFloorFn& raise_floor, const std::function<double()>& clock) {
+StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSchedule& schedule, const DecideFn& decide,
+                                         const std::function<bool()>& stop, const RaiseFloorFn& raise_floor,
+                                         const std::function<double()>& clock) {
   auto now = [&] { return clock ? clock() : 0.0; };
   RoundStats stats;
   const int32_t orders = std::max<int32_t>(schedule.orders, 1);
@@ -115,17 +120,17 @@ StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSche
       const double used = clock ? seeded_seconds + (now() - seeded_start) : static_cast<double>(seeded_nodes);
       if (used >= target) break;
       int64_t k = 1;
-      const bool at_floor = schedule.seeded_floor_every > 0 &&
-                            (stats.seeded_probes + 1) % schedule.seeded_floor_every == 0;  // step 5b
+      const bool at_floor =
+          schedule.seeded_floor_every > 0 && (stats.seeded_probes + 1) % schedule.seeded_floor_every == 0;  // step 5b
       const int64_t c = at_floor ? bounds->floor() : seeded_capacity(*bounds, schedule.seeded_levels, &draws, &k);
       const int64_t ceiling = bounds->ceiling();
-      const int64_t nodes = at_floor ? std::max(schedule.seeded_budget, schedule.seeded_floor_budget)
-                                     : schedule.seeded_budget;
+      const int64_t nodes =
+          at_floor ? std::max(schedule.seeded_budget, schedule.seeded_floor_budget) : schedule.seeded_budget;
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c,
-                                                             .node_budget = nodes,
-                                                             .first_order = static_cast<int32_t>(k % orders),
-                                                             .seed = seed++,
-                                                             .step = PlanSource::kSeeded}));
+                                                            .node_budget = nodes,
+                                                            .first_order = static_cast<int32_t>(k % orders),
+                                                            .seed = seed++,
+                                                            .step = PlanSource::kSeeded}));
       ++stats.seeded_probes;
       if (v == ProbeVerdict::kPlan && bounds->ceiling() < ceiling) ++stats.seeded_plans;
       seeded_nodes += nodes;
@@ -184,9 +189,9 @@ StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSche
     // 2. Just below the ceiling, while that finds plans.
     while (!stopped && !bounds->closed()) {
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = bounds->round_down(bounds->ceiling() - 1),
-                                                             .node_budget = std::max<int64_t>(budget / 4, 1),
-                                                             .first_order = order + 1,
-                                                             .step = PlanSource::kCeiling}));
+                                                            .node_budget = std::max<int64_t>(budget / 4, 1),
+                                                            .first_order = order + 1,
+                                                            .step = PlanSource::kCeiling}));
       if (v != ProbeVerdict::kPlan) break;
     }
     // 3. Bisection between the bounds, over the multiples of the granule
@@ -197,9 +202,9 @@ StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSche
       const int64_t units = (bounds->ceiling() - 1 - from) / g;  // multiples of g in [from, ceiling) minus one
       const int64_t c = from + (units / 2) * g;
       MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c,
-                                                             .node_budget = std::max<int64_t>(budget / 8, 1),
-                                                             .first_order = order + 2,
-                                                             .step = PlanSource::kBisection}));
+                                                            .node_budget = std::max<int64_t>(budget / 8, 1),
+                                                            .first_order = order + 2,
+                                                            .step = PlanSource::kBisection}));
       from = v == ProbeVerdict::kOutOfBudget ? c + g : bounds->round_up(bounds->floor() + 1);
     }
     // 4. The sweep: 2 B nodes a round over capacities spread through the
@@ -221,7 +226,8 @@ StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSche
       }
       const int64_t nodes = std::max<int64_t>(sweep_budget / (cursor + 1), 1);
       ++cursor;
-      MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v, probe({.capacity = c, .node_budget = nodes, .step = PlanSource::kSweep}));
+      MEMPLAN_ASSIGN_OR_RETURN(const ProbeVerdict v,
+                               probe({.capacity = c, .node_budget = nodes, .step = PlanSource::kSweep}));
       (void)v;
       spent += nodes;
       MEMPLAN_RETURN_IF_ERROR(others_then_seeded());

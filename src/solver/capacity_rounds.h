@@ -92,7 +92,7 @@ namespace memplan::solver {
 struct CapacityProbe {
   int64_t capacity = 0;
   int64_t node_budget = 0;
-  int32_t first_order = 0;   // the key order the search starts with
+  int32_t first_order = 0;  // the key order the search starts with
   bool allow_restarts = true;
   // Wall-clock cap in seconds (0: none): the floor's probes, whose time the
   // rounds balance against the other probes' (needs a clock).
@@ -170,7 +170,7 @@ struct RoundSchedule {
   // instead of below the ceiling (step 5b): a plan there ends the call.
   int32_t seeded_floor_every = 0;
   int64_t seeded_floor_budget = 0;  // their node budget when above seeded_budget
-  uint64_t seed = 1;  // the first seeded probe's seed; later ones count up
+  uint64_t seed = 1;                // the first seeded probe's seed; later ones count up
 };
 
 // Where a seeded restart decides (step 5): a capacity drawn uniformly from
@@ -188,8 +188,8 @@ struct RoundStats {
   int64_t probes = 0;   // decisions run
   int64_t skipped = 0;  // probes skipped as repeats of one already run
   int64_t rounds = 0;
-  int64_t sweep_budget = 0;  // the sweep's budget (for the capacity just below the ceiling) at the end
-  int64_t sweep_passes = 0;  // passes the sweep completed over the gap
+  int64_t sweep_budget = 0;   // the sweep's budget (for the capacity just below the ceiling) at the end
+  int64_t sweep_passes = 0;   // passes the sweep completed over the gap
   int64_t seeded_probes = 0;  // seeded restarts run (step 5)
   int64_t seeded_plans = 0;   // of them, those that lowered the ceiling
 };
@@ -199,9 +199,8 @@ struct RoundStats {
 // short ones (the overload check starts after 2^17 nodes).
 // Runs rounds (above) until the bounds meet, stop() holds, or max_budget is
 // spent. Errors: those of decide / raise_floor.
-StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSchedule& schedule,
-                                                const DecideFn& decide, const std::function<bool()>& stop,
-                                                const RaiseFloorFn& raise_floor = {},
-                                                const std::function<double()>& clock = {});
+StatusOr<RoundStats> run_capacity_rounds(CapacityBounds* bounds, const RoundSchedule& schedule, const DecideFn& decide,
+                                         const std::function<bool()>& stop, const RaiseFloorFn& raise_floor = {},
+                                         const std::function<double()>& clock = {});
 
 }  // namespace memplan::solver

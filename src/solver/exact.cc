@@ -60,9 +60,9 @@
 
 #include "memplan/bounds.h"
 #include "memplan/exact.h"
+#include "memplan/heuristics.h"
 #include "memplan/planner.h"
 #include "memplan/validate.h"
-#include "memplan/heuristics.h"
 #include "solver/canonical_search.h"
 #include "solver/capacity_rounds.h"
 #include "solver/seeded_helpers.h"
@@ -83,17 +83,15 @@ constexpr int64_t kProofBudget = int64_t{1} << 20;
 // Node budget of one band decision of the repair (options.repair_share).
 constexpr int64_t kRepairBudget = int64_t{1} << 18;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 solver::StopCondition stop_condition(const ExactOptions& options, Clock::time_point start) {
   solver::StopCondition stop;
   stop.cancel = options.cancel;
   if (options.time_limit_seconds > 0) {
     stop.has_deadline = true;
-    stop.deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(options.time_limit_seconds));
+    stop.deadline =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_seconds));
   }
   return stop;
 }
@@ -214,8 +212,7 @@ struct Decision {
 
 // One decision at `capacity` with a node limit (0 = none).
 Decision decide(solver::CanonicalSearch& search, int64_t capacity, int64_t node_limit,
-                const solver::StopCondition& stop, ExactStats* stats, bool allow_restarts = true,
-                uint64_t seed = 0) {
+                const solver::StopCondition& stop, ExactStats* stats, bool allow_restarts = true, uint64_t seed = 0) {
   ++stats->decisions;
   const solver::SearchVerdict verdict = search.decide(capacity, node_limit, stop, stats, allow_restarts, 0, seed);
   return {verdict, search.next_capacity()};
@@ -225,29 +222,46 @@ Decision decide(solver::CanonicalSearch& search, int64_t capacity, int64_t node_
 
 std::string_view exact_outcome_name(ExactOutcome outcome) {
   switch (outcome) {
-    case ExactOutcome::kOptimal: return "optimal";
-    case ExactOutcome::kFeasible: return "feasible";
-    case ExactOutcome::kInfeasible: return "infeasible";
-    case ExactOutcome::kTimedOut: return "timed out";
+    case ExactOutcome::kOptimal:
+      return "optimal";
+    case ExactOutcome::kFeasible:
+      return "feasible";
+    case ExactOutcome::kInfeasible:
+      return "infeasible";
+    case ExactOutcome::kTimedOut:
+      return "timed out";
   }
   return "unknown";
 }
 
 std::string_view plan_source_name(PlanSource source) {
   switch (source) {
-    case PlanSource::kDive: return "dive";
-    case PlanSource::kStartPlan: return "start plan";
-    case PlanSource::kHeuristics: return "heuristics";
-    case PlanSource::kWindows: return "windows";
-    case PlanSource::kDescending: return "descending probe";
-    case PlanSource::kFloor: return "floor probe";
-    case PlanSource::kCeiling: return "ceiling probe";
-    case PlanSource::kBisection: return "bisection probe";
-    case PlanSource::kSweep: return "sweep probe";
-    case PlanSource::kSeeded: return "seeded restart";
-    case PlanSource::kHelper: return "seeded restart (helper thread)";
-    case PlanSource::kSat: return "SAT solver (helper thread)";
-    case PlanSource::kRepair: return "band repair";
+    case PlanSource::kDive:
+      return "dive";
+    case PlanSource::kStartPlan:
+      return "start plan";
+    case PlanSource::kHeuristics:
+      return "heuristics";
+    case PlanSource::kWindows:
+      return "windows";
+    case PlanSource::kDescending:
+      return "descending probe";
+    case PlanSource::kFloor:
+      return "floor probe";
+    case PlanSource::kCeiling:
+      return "ceiling probe";
+    case PlanSource::kBisection:
+      return "bisection probe";
+    case PlanSource::kSweep:
+      return "sweep probe";
+    case PlanSource::kSeeded:
+      return "seeded restart";
+    case PlanSource::kHelper:
+      return "seeded restart (helper thread)";
+    case PlanSource::kSat:
+      return "SAT solver (helper thread)";
+    case PlanSource::kRepair:
+      return "band repair";
   }
   return "unknown";
 }

@@ -38,9 +38,8 @@ struct SectionOverloadScratch {
 // member i < unplaced_count; placed(j) returns (offset, size) of placed member
 // j < placed_count, best listed by ascending offset (any order is correct).
 template <class Threshold, class UnplacedSize, class Placed>
-std::optional<int64_t> section_overload_waste(int32_t unplaced_count, Threshold threshold,
-                                              UnplacedSize unplaced_size, int32_t placed_count,
-                                              Placed placed, int64_t slack,
+std::optional<int64_t> section_overload_waste(int32_t unplaced_count, Threshold threshold, UnplacedSize unplaced_size,
+                                              int32_t placed_count, Placed placed, int64_t slack,
                                               SectionOverloadScratch& scratch) {
   if (unplaced_count == 0) return std::nullopt;
   int64_t lowest = std::numeric_limits<int64_t>::max(), highest = std::numeric_limits<int64_t>::min();

@@ -47,10 +47,10 @@ SectionLayout build_sections(std::span<const int64_t> lower, std::span<const int
 
   for (int32_t b = 0; b < n; ++b) {
     const SlotRange r = slots.of(b);
-    layout.first_section[b] = static_cast<int32_t>(
-        std::lower_bound(section_tick.begin(), section_tick.end(), r.first) - section_tick.begin());
-    layout.end_section[b] = static_cast<int32_t>(
-        std::lower_bound(section_tick.begin(), section_tick.end(), r.last) - section_tick.begin());
+    layout.first_section[b] = static_cast<int32_t>(std::lower_bound(section_tick.begin(), section_tick.end(), r.first) -
+                                                   section_tick.begin());
+    layout.end_section[b] =
+        static_cast<int32_t>(std::lower_bound(section_tick.begin(), section_tick.end(), r.last) - section_tick.begin());
     assert(layout.first_section[b] < layout.end_section[b] && "every buffer lies in at least one section");
   }
 
@@ -83,9 +83,8 @@ SectionLayout build_sections(std::span<const int64_t> lower, std::span<const int
   // temporary edge list: on large problems it would double the peak memory).
   std::vector<int32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return lower[a] != lower[b] ? lower[a] < lower[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int32_t a, int32_t b) { return lower[a] != lower[b] ? lower[a] < lower[b] : a < b; });
   std::vector<int32_t> live;
   auto sweep = [&](auto&& visit) {
     live.clear();

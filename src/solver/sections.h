@@ -62,8 +62,8 @@ SectionLayout build_sections(std::span<const int64_t> lower, std::span<const int
 // What build_sections would store, counted in O(n log n) time and O(n) space
 // so that a caller can refuse problems whose index would not fit in memory.
 struct LayoutSize {
-  int64_t overlapping_pairs = 0;   // each appears in two neighbour lists
-  int64_t memberships = 0;         // sum over buffers of their sections
+  int64_t overlapping_pairs = 0;  // each appears in two neighbour lists
+  int64_t memberships = 0;        // sum over buffers of their sections
 };
 LayoutSize measure_sections(std::span<const int64_t> lower, std::span<const int64_t> upper);
 

@@ -93,7 +93,8 @@ void SeededHelpers::run(int32_t index) {
         dive_stop.has_deadline = true;
       }
       for (int32_t i = 0; i < config_.floor_first && !halted() && !bounds.closed(); ++i) {
-        probe(bounds, bounds.floor(), std::max(config_.node_budget, config_.floor_probe_budget), stop_, i % orders, seed++);
+        probe(bounds, bounds.floor(), std::max(config_.node_budget, config_.floor_probe_budget), stop_, i % orders,
+              seed++);
         bounds.refuted(exchange_.floor() - 1, exchange_.floor());
         bounds.plan_found(exchange_.ceiling());
       }

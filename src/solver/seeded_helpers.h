@@ -75,8 +75,8 @@ class SeededHelpers : public HelperBounds {
 
   // Starts config.threads helpers at once. `stop` bounds them (deadline and
   // the caller's cancel); they also end when the bounds meet.
-  SeededHelpers(const std::vector<CanonicalSearch::Item>& items, const ExactOptions& options,
-                const StopCondition& stop, const Config& config, int64_t floor, int64_t ceiling);
+  SeededHelpers(const std::vector<CanonicalSearch::Item>& items, const ExactOptions& options, const StopCondition& stop,
+                const Config& config, int64_t floor, int64_t ceiling);
   ~SeededHelpers();
   SeededHelpers(const SeededHelpers&) = delete;
   SeededHelpers& operator=(const SeededHelpers&) = delete;

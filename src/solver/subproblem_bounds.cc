@@ -153,8 +153,8 @@ bool SubproblemBounds::raise(int64_t* lower, int64_t upper, int64_t node_budget,
 }
 
 size_t SubproblemBounds::live() const {
-  return static_cast<size_t>(std::count_if(candidates_.begin(), candidates_.end(),
-                                           [](const Candidate& c) { return !c.retired; }));
+  return static_cast<size_t>(
+      std::count_if(candidates_.begin(), candidates_.end(), [](const Candidate& c) { return !c.retired; }));
 }
 
 std::vector<size_t> SubproblemBounds::candidate_sizes() const {

@@ -155,8 +155,8 @@ bool choose_band(const Problem& problem, const Plan& plan, const std::vector<cha
 
 // Steps 3 and 4 of the header for peak buffer p and `target` free buffers;
 // false when the window cannot be built within twice the target.
-bool choose_window(const Problem& problem, const Plan& plan, const std::vector<char>& movable, size_t p,
-                   int64_t target, Window* window) {
+bool choose_window(const Problem& problem, const Plan& plan, const std::vector<char>& movable, size_t p, int64_t target,
+                   Window* window) {
   const Buffer& peak = problem.buffers[p];
   int64_t t0 = peak.lower, t1 = peak.upper;
   // Largest symmetric margin keeping at most `target` buffers inside.
@@ -392,7 +392,6 @@ StatusOr<ExactResult> improve_by_windows(const Problem& problem, const Plan& sta
   result.stats.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   return result;
 }
-
 
 namespace solver {
 

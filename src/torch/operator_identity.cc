@@ -63,7 +63,8 @@ NameInfo name_info_locked(const char* name) {
     g_names = new std::unordered_map<std::string, NameInfo>();
     g_names_by_id = new std::vector<const std::string*>();
   }
-  auto [it, inserted] = g_names->emplace(name, NameInfo{static_cast<uint32_t>(g_names->size()), hash_name(name), nullptr});
+  auto [it, inserted] =
+      g_names->emplace(name, NameInfo{static_cast<uint32_t>(g_names->size()), hash_name(name), nullptr});
   if (inserted) {
     it->second.text = &it->first;
     g_names_by_id->push_back(&it->first);
@@ -167,7 +168,8 @@ Client::Client(bool notify_tracer) {
       if (g_tracer_clients++ == 0) {
         // Names handed out before the tracer was connected are named now.
         if (g_names_by_id != nullptr) {
-          for (size_t id = 0; id < g_names_by_id->size(); ++id) g_name(static_cast<uint32_t>(id), (*g_names_by_id)[id]->c_str());
+          for (size_t id = 0; id < g_names_by_id->size(); ++id)
+            g_name(static_cast<uint32_t>(id), (*g_names_by_id)[id]->c_str());
         }
         g_tracing.store(true, std::memory_order_release);
       }

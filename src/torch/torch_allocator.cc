@@ -41,8 +41,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -140,7 +140,10 @@ class TorchBacking final : public BackingAllocator {
 // publishes one.
 struct TorchReplayAllocator::Impl final : runtime::PlanTables, runtime::Learner::Adapter {
   Impl(const ReplayConfig& c, const runtime::os::MimallocApi* mimalloc, c10::DeleterFnPtr d)
-      : config(c), backing(mimalloc), deleter(d), learner(config, runtime::RequestIdentity::kKeyed),
+      : config(c),
+        backing(mimalloc),
+        deleter(d),
+        learner(config, runtime::RequestIdentity::kKeyed),
         kernel(learner.slab()) {}
 
   ReplayConfig config;
@@ -151,9 +154,9 @@ struct TorchReplayAllocator::Impl final : runtime::PlanTables, runtime::Learner:
   TorchBacking backing;
   // Every block's deleter (Note [Block ownership]).
   const c10::DeleterFnPtr deleter;
-  runtime::Learner learner;                          // under mutex
-  runtime::CheckedKernel kernel;                     // under mutex: serves the learner's plan
-  std::unique_ptr<runtime::BackgroundPlanner> planner;  // plan_in_background only
+  runtime::Learner learner;                                 // under mutex
+  runtime::CheckedKernel kernel;                            // under mutex: serves the learner's plan
+  std::unique_ptr<runtime::BackgroundPlanner> planner;      // plan_in_background only
   std::atomic<ReplayPhase> phase{ReplayPhase::kProfiling};  // the learner's, for frees that take no lock
   c10::Allocator* previous = nullptr;
   std::unique_ptr<torch_identity::Client> identity;  // while installed: operator keys
@@ -277,8 +280,7 @@ void TorchReplayAllocator::Impl::note_free(void* p) {
   if (learner.phase() == ReplayPhase::kProfiling) learner.record_end(p, false);
 }
 
-Status TorchReplayAllocator::Impl::build_tables(const runtime::Profile& agreed,
-                                               runtime::PreparedPlan& plan) const {
+Status TorchReplayAllocator::Impl::build_tables(const runtime::Profile& agreed, runtime::PreparedPlan& plan) const {
   auto* next = static_cast<TorchPlan*>(&plan);
   runtime::CheckedKernel::build_blocks(agreed, *next);
   std::vector<bool> planned(agreed.size(), false);
@@ -385,7 +387,8 @@ StatusOr<std::unique_ptr<TorchReplayAllocator>> TorchReplayAllocator::create(con
   }
   for (auto& slot : g_allocators) {
     Impl* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, impl)) return std::unique_ptr<TorchReplayAllocator>(new TorchReplayAllocator(impl));
+    if (slot.compare_exchange_strong(expected, impl))
+      return std::unique_ptr<TorchReplayAllocator>(new TorchReplayAllocator(impl));
   }
   runtime::os::release(window, bytes);
   delete impl;

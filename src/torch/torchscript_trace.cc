@@ -75,9 +75,12 @@ int main(int argc, char** argv) {
     const char* arg = argv[i];
     int* target = nullptr;
     int low = 1;
-    if (std::strcmp(arg, "--iterations") == 0) target = &options.iterations;
-    else if (std::strcmp(arg, "--size") == 0) target = &options.size, low = 8;
-    else if (std::strcmp(arg, "--threads") == 0) target = &options.threads;
+    if (std::strcmp(arg, "--iterations") == 0)
+      target = &options.iterations;
+    else if (std::strcmp(arg, "--size") == 0)
+      target = &options.size, low = 8;
+    else if (std::strcmp(arg, "--threads") == 0)
+      target = &options.threads;
     if (std::strcmp(arg, "--no-operators") == 0) {
       options.operators = false;
     } else if (target) {
@@ -132,7 +135,7 @@ int main(int argc, char** argv) {
   std::printf("%s: %d forward passes at %dx%d, median %.2f ms wall, %.2f ms CPU; operators %s (%u named)\n",
               options.model.c_str(), options.iterations, options.size, options.size, ms[ms.size() / 2],
               cpu_ms[cpu_ms.size() / 2],
-              attributed           ? "recorded into the trace"
+              attributed          ? "recorded into the trace"
               : options.operators ? "not recorded (the tracer is not preloaded)"
                                   : "not recorded (--no-operators)",
               memplan::torch_trace::OperatorRecorder::operators_named());

@@ -30,10 +30,10 @@ namespace {
 constexpr uint64_t kMaxBufferBytes = uint64_t{1} << 62;
 
 struct Action {
-  uint64_t key = 0;     // sequence number at which the allocator's state changed
-  bool acquire = false; // false: release
-  size_t event = 0;     // index into trace.events
-  int64_t tick = 0;     // the tick a release closes its buffer at, or an acquire opens it
+  uint64_t key = 0;      // sequence number at which the allocator's state changed
+  bool acquire = false;  // false: release
+  size_t event = 0;      // index into trace.events
+  int64_t tick = 0;      // the tick a release closes its buffer at, or an acquire opens it
 };
 
 struct OpenBuffer {

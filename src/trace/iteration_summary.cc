@@ -89,7 +89,8 @@ std::vector<IterationSummary> summarize_iterations(const Trace& trace) {
       }
     }
     // The mark that opens iteration k carries what earlier iterations left live into it.
-    if (k > 0) actions.push_back({.key = trace.events[span->begin - 1].sequence, .step = Step::kMark, .event = span->begin - 1});
+    if (k > 0)
+      actions.push_back({.key = trace.events[span->begin - 1].sequence, .step = Step::kMark, .event = span->begin - 1});
     s.threads = threads.size();
     s.repeats_previous = k >= 2 && current == previous;
     std::swap(previous, current);

@@ -7,17 +7,28 @@ namespace memplan {
 
 std::string_view trace_call_name(TraceCall call) {
   switch (call) {
-    case TraceCall::kMalloc: return "malloc";
-    case TraceCall::kCalloc: return "calloc";
-    case TraceCall::kRealloc: return "realloc";
-    case TraceCall::kReallocArray: return "reallocarray";
-    case TraceCall::kPosixMemalign: return "posix_memalign";
-    case TraceCall::kAlignedAlloc: return "aligned_alloc";
-    case TraceCall::kMemalign: return "memalign";
-    case TraceCall::kValloc: return "valloc";
-    case TraceCall::kPvalloc: return "pvalloc";
-    case TraceCall::kFree: return "free";
-    case TraceCall::kMark: return "mark";
+    case TraceCall::kMalloc:
+      return "malloc";
+    case TraceCall::kCalloc:
+      return "calloc";
+    case TraceCall::kRealloc:
+      return "realloc";
+    case TraceCall::kReallocArray:
+      return "reallocarray";
+    case TraceCall::kPosixMemalign:
+      return "posix_memalign";
+    case TraceCall::kAlignedAlloc:
+      return "aligned_alloc";
+    case TraceCall::kMemalign:
+      return "memalign";
+    case TraceCall::kValloc:
+      return "valloc";
+    case TraceCall::kPvalloc:
+      return "pvalloc";
+    case TraceCall::kFree:
+      return "free";
+    case TraceCall::kMark:
+      return "mark";
   }
   return "unknown";
 }
@@ -25,10 +36,14 @@ std::string_view trace_call_name(TraceCall call) {
 TraceEventKind kind_of(TraceCall call) {
   switch (call) {
     case TraceCall::kRealloc:
-    case TraceCall::kReallocArray: return TraceEventKind::kRealloc;
-    case TraceCall::kFree: return TraceEventKind::kFree;
-    case TraceCall::kMark: return TraceEventKind::kMark;
-    default: return TraceEventKind::kAlloc;
+    case TraceCall::kReallocArray:
+      return TraceEventKind::kRealloc;
+    case TraceCall::kFree:
+      return TraceEventKind::kFree;
+    case TraceCall::kMark:
+      return TraceEventKind::kMark;
+    default:
+      return TraceEventKind::kAlloc;
   }
 }
 

@@ -87,7 +87,8 @@ void interpolate_untimed_events(const std::vector<TraceEvent>& events, std::vect
       const uint64_t from = raw[order[timed]], to = raw[order[k]];
       if (k - timed > 1 && to > from) {
         for (size_t j = timed + 1; j < k; ++j) {
-          raw[order[j]] = from + static_cast<uint64_t>(static_cast<unsigned __int128>(to - from) * (j - timed) / (k - timed));
+          raw[order[j]] =
+              from + static_cast<uint64_t>(static_cast<unsigned __int128>(to - from) * (j - timed) / (k - timed));
         }
       }
       timed = k;
@@ -216,8 +217,8 @@ StatusOr<Trace> parse_trace(std::span<const uint8_t> bytes, std::string_view sou
           continue;
         }
         if ((e.call == tf::kMark) != marks) {
-          return InvalidArgument(at(source, event_offset) + (marks ? "a mark block holds a non-mark event"
-                                                                   : "an event block holds a mark"));
+          return InvalidArgument(at(source, event_offset) +
+                                 (marks ? "a mark block holds a non-mark event" : "an event block holds a mark"));
         }
         if (e.seq == 0) return InvalidArgument(at(source, event_offset) + "sequence number 0");
         uint32_t thread = header.thread;

@@ -254,12 +254,12 @@ struct BlockHeader {
   uint8_t type = kEventBlock;
   uint32_t payload_bytes = 0;
   uint32_t event_count = 0;
-  uint32_t thread = 0;      // event blocks: the thread's index in this trace
-  uint32_t os_tid = 0;      // event blocks: the kernel's thread id
-  uint64_t base_seq = 0;    // deltas of the first event are taken from these
+  uint32_t thread = 0;    // event blocks: the thread's index in this trace
+  uint32_t os_tid = 0;    // event blocks: the kernel's thread id
+  uint64_t base_seq = 0;  // deltas of the first event are taken from these
   uint64_t base_raw = 0;
   uint64_t base_ptr = 0;
-  uint64_t clock_raw = 0;   // clock pair sampled when the block was written
+  uint64_t clock_raw = 0;  // clock pair sampled when the block was written
   uint64_t clock_ns = 0;
 };
 
@@ -310,12 +310,12 @@ struct EventFields {
   uint64_t seq = 0;
   uint64_t raw = 0;
   uint64_t ptr = 0;
-  uint64_t size = 0;         // call_has_size
-  uint64_t alignment = 0;    // call_has_alignment
-  uint64_t old_ptr = 0;      // call_is_realloc
-  uint64_t release_seq = 0;  // call_is_realloc; <= seq
-  uint32_t thread = 0;       // kMark
-  uint64_t operator_id = 0;  // kOperatorEnter, kOperatorName
+  uint64_t size = 0;              // call_has_size
+  uint64_t alignment = 0;         // call_has_alignment
+  uint64_t old_ptr = 0;           // call_is_realloc
+  uint64_t release_seq = 0;       // call_is_realloc; <= seq
+  uint32_t thread = 0;            // kMark
+  uint64_t operator_id = 0;       // kOperatorEnter, kOperatorName
   const uint8_t* name = nullptr;  // kOperatorName: name_length bytes, not NUL-terminated
   uint64_t name_length = 0;
 };

@@ -36,9 +36,9 @@
 namespace memplan {
 namespace {
 
-constexpr ProblemShape kAllShapes[] = {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals,
+constexpr ProblemShape kAllShapes[] = {ProblemShape::kDnnLike,     ProblemShape::kRandomIntervals,
                                        ProblemShape::kHeavyTailed, ProblemShape::kNested,
-                                       ProblemShape::kEqualSizes, ProblemShape::kPuzzle};
+                                       ProblemShape::kEqualSizes,  ProblemShape::kPuzzle};
 
 // A splitmix64 stream: the test's own choices (case options, plan mutations)
 // must not depend on the generator under test, nor on <random>'s
@@ -56,7 +56,9 @@ class Choices {
   int64_t below(int64_t n) { return n <= 1 ? 0 : static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
   int64_t between(int64_t lo, int64_t hi) { return lo + below(hi - lo + 1); }
   template <typename T, size_t N>
-  T pick(const T (&options)[N]) { return options[below(N)]; }
+  T pick(const T (&options)[N]) {
+    return options[below(N)];
+  }
 
  private:
   uint64_t state_;
@@ -101,7 +103,9 @@ PropertyCase case_of(ProblemShape shape, uint64_t seed, int64_t max_buffers = 30
   const int64_t tier = c.below(20);
   const int64_t small = std::min<int64_t>(20, max_buffers);
   const int64_t middle = std::min<int64_t>(120, max_buffers);
-  const int64_t buffers = tier < 10 ? c.between(1, small) : tier < 17 ? c.between(1, middle) : c.between(1, max_buffers);
+  const int64_t buffers = tier < 10   ? c.between(1, small)
+                          : tier < 17 ? c.between(1, middle)
+                                      : c.between(1, max_buffers);
   PropertyCase pc;
   pc.options = GenerateOptions{
       .shape = shape,
@@ -209,13 +213,14 @@ bool intersect(int64_t lo1, int64_t hi1, int64_t lo2, int64_t hi2) { return std:
 // Every way a plan can be wrong, found by looking at every buffer and every pair.
 struct BruteForceVerdict {
   bool wrong_count = false;
-  std::vector<Violation> buffer_violation;  // per buffer: the first per-buffer reason, or kNone
+  std::vector<Violation> buffer_violation;          // per buffer: the first per-buffer reason, or kNone
   std::set<std::pair<size_t, size_t>> overlapping;  // (i, j), i < j
   bool wrong_arena = false;
 
   bool any() const {
     if (wrong_count || wrong_arena || !overlapping.empty()) return true;
-    return std::any_of(buffer_violation.begin(), buffer_violation.end(), [](Violation v) { return v != Violation::kNone; });
+    return std::any_of(buffer_violation.begin(), buffer_violation.end(),
+                       [](Violation v) { return v != Violation::kNone; });
   }
 };
 
@@ -231,10 +236,14 @@ BruteForceVerdict brute_force_check(const Problem& p, const Plan& plan) {
     const Buffer& b = p.buffers[i];
     const int64_t off = plan.offsets[i];
     Violation& bv = v.buffer_violation[i];
-    if (off < 0) bv = Violation::kNegativeOffset;
-    else if (off % p.alignment_of(i) != 0) bv = Violation::kMisaligned;
-    else if (b.offset && *b.offset != off) bv = Violation::kFixedOffsetMoved;
-    else if (p.capacity && off + b.size > *p.capacity) bv = Violation::kExceedsCapacity;
+    if (off < 0)
+      bv = Violation::kNegativeOffset;
+    else if (off % p.alignment_of(i) != 0)
+      bv = Violation::kMisaligned;
+    else if (b.offset && *b.offset != off)
+      bv = Violation::kFixedOffsetMoved;
+    else if (p.capacity && off + b.size > *p.capacity)
+      bv = Violation::kExceedsCapacity;
     arena = std::max(arena, off + b.size);
   }
   for (size_t i = 0; i < p.size(); ++i) {
@@ -298,7 +307,8 @@ Plan plan_to_judge(const Problem& p, Choices& c) {
       int64_t total = 1;
       for (const Buffer& b : p.buffers) total += b.size;
       for (size_t i = 0; i < n; ++i) {
-        plan.offsets[i] = p.buffers[i].offset ? *p.buffers[i].offset : align_up(c.below(total / 3 + 1), p.alignment_of(i));
+        plan.offsets[i] =
+            p.buffers[i].offset ? *p.buffers[i].offset : align_up(c.below(total / 3 + 1), p.alignment_of(i));
       }
       plan = make_plan(p, plan.offsets);
       break;
@@ -329,8 +339,10 @@ Plan plan_to_judge(const Problem& p, Choices& c) {
       plan.arena += c.below(2) ? 1 : -1;
       break;
     case 6:  // an offset lost or added
-      if (n > 0 && c.below(2)) plan.offsets.pop_back();
-      else plan.offsets.push_back(0);
+      if (n > 0 && c.below(2))
+        plan.offsets.pop_back();
+      else
+        plan.offsets.push_back(0);
       break;
     case 7:  // negative offset
       if (n > 0) {
@@ -359,10 +371,17 @@ TEST(ValidatorProperty, AgreesWithABruteForcePairCheck) {
     Plan plan = plan_to_judge(problem, c);
     // A capacity at, just below, or well above the plan's arena.
     switch (c.below(4)) {
-      case 0: problem.capacity = plan.arena; break;
-      case 1: problem.capacity = std::max<int64_t>(0, plan.arena - 1); break;
-      case 2: problem.capacity = plan.arena + 1000; break;
-      default: break;
+      case 0:
+        problem.capacity = plan.arena;
+        break;
+      case 1:
+        problem.capacity = std::max<int64_t>(0, plan.arena - 1);
+        break;
+      case 2:
+        problem.capacity = plan.arena + 1000;
+        break;
+      default:
+        break;
     }
     const std::string repro = describe(pc) + " (plan and capacity chosen by the same seed)";
 
@@ -391,7 +410,8 @@ TEST(ValidatorProperty, AgreesWithABruteForcePairCheck) {
           agrees = !truth.wrong_count && i < j && truth.overlapping.count({i, j}) == 1;
           if (agrees) {
             const Buffer &a = problem.buffers[i], &b = problem.buffers[j];
-            agrees = a.lower <= verdict.tick && verdict.tick < a.upper && b.lower <= verdict.tick && verdict.tick < b.upper;
+            agrees =
+                a.lower <= verdict.tick && verdict.tick < a.upper && b.lower <= verdict.tick && verdict.tick < b.upper;
           }
           break;
         }

@@ -71,7 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
-  if (!memplan::check_problem(*problem, memplan::FixedOffsetScope::kPerBank).ok()) fail("reader returned an invalid problem", std::string(text));
+  if (!memplan::check_problem(*problem, memplan::FixedOffsetScope::kPerBank).ok())
+    fail("reader returned an invalid problem", std::string(text));
 
   const std::string written = memplan::format_problem_csv(*problem);
   auto back = memplan::parse_problem_csv(written, "written.csv");
@@ -99,7 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const memplan::BankedPlan written_plan = memplan::make_banked_plan(*problem, 2, bank_of, offsets);
     const std::string banked_text = memplan::format_banked_plan_csv(*problem, two, written_plan);
     auto banked_back = memplan::parse_banked_plan_csv(*problem, two, banked_text, "banked.csv");
-    if (!banked_back.ok()) fail("written banked plan does not read back", banked_back.status().message() + "\n" + banked_text);
+    if (!banked_back.ok())
+      fail("written banked plan does not read back", banked_back.status().message() + "\n" + banked_text);
     if (banked_back->bank_of != written_plan.bank_of || banked_back->offsets != written_plan.offsets) {
       fail("banked plan changed in a write/read round trip", banked_text);
     }

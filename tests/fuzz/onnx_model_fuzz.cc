@@ -6,8 +6,8 @@
 // libonnx-dev is installed). Debian's libonnx and libprotobuf are not
 // instrumented, so the fuzzer is guided by coverage of memplan's own code
 // only, and ASan sees memplan's accesses, not the libraries'; the parse and
-// shape inference still run on every input, so a crash in them shows too. The first input byte picks the input shapes tried, so that
-// models with a symbolic batch get past shape inference too.
+// shape inference still run on every input, so a crash in them shows too. The first input byte picks the input shapes
+// tried, so that models with a symbolic batch get past shape inference too.
 //
 // Properties checked on every input:
 //   - an error has a message;

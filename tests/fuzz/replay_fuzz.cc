@@ -141,7 +141,7 @@ class Harness {
     check(b, b.size);
     void* q = a_.reallocate(b.p, size);
     if (!q) {
-      if (size == 0) return;  // realloc(p, 0) freed it
+      if (size == 0) return;      // realloc(p, 0) freed it
       by_address_[b.p] = b.size;  // failed: p is still valid
       live_.push_back(b);
       return;
@@ -165,10 +165,14 @@ class Harness {
 size_t size_from(uint8_t hi, uint8_t lo) {
   const size_t v = (size_t{hi} << 8) | lo;
   switch (hi >> 6) {
-    case 0: return v & 63;            // tiny, including 0
-    case 1: return v & 4095;          // small
-    case 2: return (v & 0x3fff) * 2;  // up to 32 KiB
-    default: return (v & 0x3fff) * 16;  // up to 256 KiB
+    case 0:
+      return v & 63;  // tiny, including 0
+    case 1:
+      return v & 4095;  // small
+    case 2:
+      return (v & 0x3fff) * 2;  // up to 32 KiB
+    default:
+      return (v & 0x3fff) * 16;  // up to 256 KiB
   }
 }
 
@@ -185,7 +189,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.planner = "greedy_by_size";
   config.huge_pages = false;
   config.plan_in_background = false;  // deterministic: the plan is adopted at the boundary that made it
-  config.min_sequenced_size = 0;  // every request in the sequence unless bit 6 or 7 says otherwise
+  config.min_sequenced_size = 0;      // every request in the sequence unless bit 6 or 7 says otherwise
   if (data[0] & 0x40) config.min_sequenced_size = 256;
   if (data[0] & 0x80) {
     config.min_sequenced_size = 4097;

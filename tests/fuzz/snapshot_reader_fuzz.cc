@@ -76,7 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   visit_all(*doc);
   auto snapshot = memplan::snapshot::snapshot_from_pickle(*doc, "fuzz.pickle");
   if (!snapshot.ok()) {
-    if (snapshot.status().message().rfind("fuzz.pickle: ", 0) != 0) fail("error does not name the source", snapshot.status().message());
+    if (snapshot.status().message().rfind("fuzz.pickle: ", 0) != 0)
+      fail("error does not name the source", snapshot.status().message());
     return 0;
   }
   for (const memplan::snapshot::Device& device : snapshot->devices) {
@@ -84,7 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (w.peak_allocated.bytes < w.start_allocated || w.peak_allocated.bytes < w.end_allocated) {
       fail("peak allocated below the start or the end", std::to_string(w.peak_allocated.bytes));
     }
-    if (w.peak_reserved.bytes < w.start_reserved) fail("peak reserved below the start", std::to_string(w.peak_reserved.bytes));
+    if (w.peak_reserved.bytes < w.start_reserved)
+      fail("peak reserved below the start", std::to_string(w.peak_reserved.bytes));
     for (size_t i : w.live_at_peak) {
       if (i >= w.blocks.size()) fail("live-at-peak index out of range", std::to_string(i));
     }
@@ -106,7 +108,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         end = b.offset + b.size;
         if (b.allocated) live.insert(s.address + b.offset);
       }
-      if (!s.blocks.empty() && end != s.size) fail("start blocks do not cover their segment", std::to_string(s.address));
+      if (!s.blocks.empty() && end != s.size)
+        fail("start blocks do not cover their segment", std::to_string(s.address));
     }
     for (const auto& r : trace.requests) {
       using Kind = memplan::simulate::Request::Kind;

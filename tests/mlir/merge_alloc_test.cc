@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/LLVMContext.h"
 #include "memplan/plan.h"
 #include "memplan/planner.h"
 #include "memplan/validate.h"
 #include "merge_alloc.h"
-#include "llvm/IR/DataLayout.h"
-#include "llvm/IR/LLVMContext.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -113,10 +113,31 @@ TEST_F(MergeAllocTest, ExtractsTheProposalExampleAsAChainOfConflicts) {
 // memref.store of the element, at translation) and the preferred alignment
 // (vector.load, vector.store, vector transfers on the memref).
 TEST_F(MergeAllocTest, EveryMergedElementTypeGetsTheAlignmentItsLoweringAssumes) {
-  const std::vector<std::string> types = {
-      "i1", "i4", "i8", "i16", "i32", "i64", "i128", "index", "f16", "bf16", "f32", "f64", "f128",
-      "vector<8xi1>", "vector<2xi4>", "vector<16xi8>", "vector<4xf16>", "vector<2xf32>", "vector<4xf32>",
-      "vector<8xf32>", "vector<16xf32>", "vector<2xf64>", "vector<4xf64>", "vector<2x4xf32>", "vector<4xi64>"};
+  const std::vector<std::string> types = {"i1",
+                                          "i4",
+                                          "i8",
+                                          "i16",
+                                          "i32",
+                                          "i64",
+                                          "i128",
+                                          "index",
+                                          "f16",
+                                          "bf16",
+                                          "f32",
+                                          "f64",
+                                          "f128",
+                                          "vector<8xi1>",
+                                          "vector<2xi4>",
+                                          "vector<16xi8>",
+                                          "vector<4xf16>",
+                                          "vector<2xf32>",
+                                          "vector<4xf32>",
+                                          "vector<8xf32>",
+                                          "vector<16xf32>",
+                                          "vector<2xf64>",
+                                          "vector<4xf64>",
+                                          "vector<2x4xf32>",
+                                          "vector<4xi64>"};
   std::string text = "func.func @types() {\n";
   for (const std::string& type : types) text += "  memref.alloc() : memref<3x" + type + ">\n";
   text += "  return\n}\n";
@@ -315,8 +336,8 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
       if (kind < 4) {
         body += "  " + joined.name + " = arith.select %cond, " + h.name + ", " + other.name + " : " + h.type + "\n";
       } else {
-        body += "  " + joined.name + " = scf.if %cond -> (" + h.type + ") {\n    scf.yield " + h.name + " : " +
-                h.type + "\n  } else {\n    scf.yield " + other.name + " : " + h.type + "\n  }\n";
+        body += "  " + joined.name + " = scf.if %cond -> (" + h.type + ") {\n    scf.yield " + h.name + " : " + h.type +
+                "\n  } else {\n    scf.yield " + other.name + " : " + h.type + "\n  }\n";
       }
       touch(h);
       touch(other);
@@ -336,10 +357,11 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
       const std::string inner_type = std::string("memref<8x") + h.element->type + ">";
       const std::string inside = "    " + inner + " = memref.alloc() : " + inner_type + "\n" + "    " +
                                  write_op(inner, inner_type, *h.element) + "    " + x + " = memref.load " + h.name +
-                                 "[%c0] : " + h.type + "\n" + "    memref.store " + x + ", " + inner + "[%c0] : " +
-                                 inner_type + "\n";
+                                 "[%c0] : " + h.type + "\n" + "    memref.store " + x + ", " + inner +
+                                 "[%c0] : " + inner_type + "\n";
       if (kind < 15)
-        body += "  scf.parallel (" + fresh("%i") + ") = (%c0) to (%c4) step (%c1) {\n" + inside + "    scf.reduce\n  }\n";
+        body +=
+            "  scf.parallel (" + fresh("%i") + ") = (%c0) to (%c4) step (%c1) {\n" + inside + "    scf.reduce\n  }\n";
       else
         body += "  affine.parallel (" + fresh("%i") + ") = (0) to (4) {\n" + inside + "  }\n";
       ++p.parallel_bodies;
@@ -367,10 +389,11 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
       const Handle& c = handles[ci];
       const std::string in = h.element->type;
       const std::string out = c.element->type;
-      body += "  linalg.generic {indexing_maps = [affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], "
-              "iterator_types = [\"parallel\"]} ins(" + h.name + " : " + h.type + ") outs(" + c.name +
-              " : " + c.type + ") {\n  ^bb0(%in: " + in + ", %out: " + out + "):\n    linalg.yield " +
-              (in == out ? "%in" : "%out") + " : " + out + "\n  }\n";
+      body +=
+          "  linalg.generic {indexing_maps = [affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], "
+          "iterator_types = [\"parallel\"]} ins(" +
+          h.name + " : " + h.type + ") outs(" + c.name + " : " + c.type + ") {\n  ^bb0(%in: " + in + ", %out: " + out +
+          "):\n    linalg.yield " + (in == out ? "%in" : "%out") + " : " + out + "\n  }\n";
       touch(h);
       touch(c);
     } else if (roll < 80) {
@@ -389,7 +412,9 @@ RandomProgram generate_program(std::mt19937_64& rng, int buffer_count, bool rich
       const size_t b = h.buffers[0];
       body += "  memref.dealloc " + h.name + " : " + h.type + "\n";
       live[b] = false;
-      std::erase_if(handles, [&](const Handle& k) { return std::find(k.buffers.begin(), k.buffers.end(), b) != k.buffers.end(); });
+      std::erase_if(handles, [&](const Handle& k) {
+        return std::find(k.buffers.begin(), k.buffers.end(), b) != k.buffers.end();
+      });
     }
     ++step;
   }
@@ -480,9 +505,9 @@ std::vector<std::string> check_program(mlir::MLIRContext& context, const RandomP
       const bool steps_intersect =
           program.first_step[i] <= program.last_step[j] && program.first_step[j] <= program.last_step[i];
       if (problem.buffers[mergeable_index[i]].overlaps_in_time(problem.buffers[mergeable_index[j]]) != steps_intersect)
-        violations.push_back("buffers " + std::to_string(i) + " and " + std::to_string(j) +
-                             (steps_intersect ? " overlap in steps, not in the problem"
-                                              : " overlap in the problem, not in steps"));
+        violations.push_back(
+            "buffers " + std::to_string(i) + " and " + std::to_string(j) +
+            (steps_intersect ? " overlap in steps, not in the problem" : " overlap in the problem, not in steps"));
     }
 
   // Properties 3 and 4: run the pass, read the plan back from the IR.

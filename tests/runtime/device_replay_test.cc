@@ -174,7 +174,8 @@ TEST(DeviceReplay, BlockKeptPastItsPlanIsNeverShared) {
   const uint64_t busy_before = a->stats().busy;
   for (int i = 0; i < 2; ++i) {
     for (void* q : chain(*a, stream, kSizes)) {
-      const bool overlaps = q < static_cast<unsigned char*>(held) + kSizes[1] && held < static_cast<unsigned char*>(q) + 1;
+      const bool overlaps =
+          q < static_cast<unsigned char*>(held) + kSizes[1] && held < static_cast<unsigned char*>(q) + 1;
       EXPECT_FALSE(overlaps) << "a block shares bytes with the held one";
     }
     a->mark();

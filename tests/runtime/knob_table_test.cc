@@ -110,11 +110,10 @@ TEST(KnobTable, AnUnsetKnobKeepsTheCallersBase) {
 }
 
 TEST(KnobTable, AMalformedKnobNamesItselfAndWhatItTakes) {
-  std::map<std::string, std::string> environment = {
-      {"MEMPLAN_COLOR_SPAN", "100"},
-      {"MEMPLAN_STATS", "maybe"},
-      {"MEMPLAN_BACKING", "glibc"},
-      {"MEMPLAN_POOL_PAGE_UNIT", "0"}};
+  std::map<std::string, std::string> environment = {{"MEMPLAN_COLOR_SPAN", "100"},
+                                                    {"MEMPLAN_STATS", "maybe"},
+                                                    {"MEMPLAN_BACKING", "glibc"},
+                                                    {"MEMPLAN_POOL_PAGE_UNIT", "0"}};
   g_environment = &environment;
   std::vector<std::string> rejected;
   read_replay_config(from_map, &rejected);

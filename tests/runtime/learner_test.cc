@@ -5,11 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
-#include <vector>
-#include <chrono>
 #include <thread>
+#include <vector>
 
 #include "memplan/bounds.h"
 #include "memplan/generate.h"
@@ -379,7 +379,7 @@ TEST_F(LearnerTest, ProfilesOfOtherStructuresAreFiledUnderTheirOwnVariant) {
 TEST_F(LearnerTest, TheNextVariantIsTheOneThatFollowedTheLastOne) {
   auto l = make(RequestIdentity::kSequence);
   const std::vector<std::pair<uint64_t, uint64_t>> a = {{0, 4096}}, b = {{0, 4096}, {0, 8192}},
-                                                    c = {{0, 100}, {0, 100}, {0, 100}};
+                                                   c = {{0, 100}, {0, 100}, {0, 100}};
   for (int round = 0; round < 3; ++round) {
     iteration(*l, a);
     iteration(*l, b);
@@ -412,12 +412,12 @@ TEST_F(LearnerTest, ExplicitKeysWinOverPredictedOnes) {
 TEST_F(LearnerTest, WithoutPredictionUnkeyedIterationsAreOneVariant) {
   config_.predict_variants = false;
   auto l = make(RequestIdentity::kSequence);
-  for (int i = 0; i < 4; ++i) iteration(*l, i % 2 ? std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}, {0, 2}}
-                                                  : std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}});
+  for (int i = 0; i < 4; ++i)
+    iteration(*l, i % 2 ? std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}, {0, 2}}
+                        : std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}});
   EXPECT_EQ(l->key(), 0u);
   EXPECT_EQ(l->counters().plans_made.get(), 0u);
 }
-
 
 }  // namespace
 }  // namespace memplan::runtime

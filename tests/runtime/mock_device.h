@@ -18,10 +18,10 @@
 // still used it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -139,9 +139,13 @@ class MockStreams {
   static void* handle(int stream) { return reinterpret_cast<void*>(static_cast<uintptr_t>(0x5000 + 16 * stream)); }
 
   // A kernel on `stream` that writes `cookie` over [p, p + bytes).
-  void fill(int stream, void* p, size_t bytes, unsigned char cookie) { queue(stream).push_back({p, bytes, cookie, true}); }
+  void fill(int stream, void* p, size_t bytes, unsigned char cookie) {
+    queue(stream).push_back({p, bytes, cookie, true});
+  }
   // A kernel on `stream` that checks [p, p + bytes) still holds `cookie`.
-  void check(int stream, void* p, size_t bytes, unsigned char cookie) { queue(stream).push_back({p, bytes, cookie, false}); }
+  void check(int stream, void* p, size_t bytes, unsigned char cookie) {
+    queue(stream).push_back({p, bytes, cookie, false});
+  }
 
   // Runs up to `count` queued kernels, each the head of a random non-empty stream.
   void run_some(int count) {

@@ -162,7 +162,7 @@ TEST(PoolTest, ReplayPoolServesARepeatedIterationFromItsSlab) {
   options.replay.max_slab_bytes = 1 << 24;
   options.replay.max_threads = 2;
   options.replay.plan_in_background = false;  // adopted at the boundary that agreed: served from the third iteration
-  options.replay.min_sequenced_size = 0;       // every request in the sequence (the pool's hits include pooled ones)
+  options.replay.min_sequenced_size = 0;      // every request in the sequence (the pool's hits include pooled ones)
   auto made = make_pool("replay", device, options);
   ASSERT_TRUE(made.ok()) << made.status().message();
   auto& pool = *made;
@@ -243,9 +243,8 @@ TEST(PoolTest, OptionsComeFromTheEnvironment) {
   EXPECT_EQ(options->page_unit_bytes, 65536);
   EXPECT_EQ(options->max_cached_bytes, 0);
   EXPECT_EQ(options->replay.profile_iterations, 3);
-  auto bad = pool_options_from_environment([](const char* name) -> const char* {
-    return std::string(name) == "MEMPLAN_POOL_PAGE_UNIT" ? "0" : nullptr;
-  });
+  auto bad = pool_options_from_environment(
+      [](const char* name) -> const char* { return std::string(name) == "MEMPLAN_POOL_PAGE_UNIT" ? "0" : nullptr; });
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("MEMPLAN_POOL_PAGE_UNIT"), std::string::npos);
 }

@@ -286,7 +286,8 @@ TEST(ReplayBackgroundTest, ForkChildPlansAtItsBoundaryWithoutAThread) {
       a.mark();
     }
     const ReplayStats s = a.stats();
-    _exit(replaying && planned_at_once && intact && s.served > 0 && s.deviations == 0 && a.check_invariants().ok() ? 0 : 1);
+    _exit(replaying && planned_at_once && intact && s.served > 0 && s.deviations == 0 && a.check_invariants().ok() ? 0
+                                                                                                                   : 1);
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
@@ -296,13 +297,15 @@ TEST(ReplayBackgroundTest, ForkChildPlansAtItsBoundaryWithoutAThread) {
 }
 
 TEST(ReplayBackgroundTest, OnByDefaultAndTheKnobTurnsItOff) {
-  auto config = replay_config_from_environment(
-      [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "0" : nullptr; });
+  auto config = replay_config_from_environment([](const char* name) -> const char* {
+    return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "0" : nullptr;
+  });
   ASSERT_TRUE(config.ok());
   EXPECT_FALSE(config->plan_in_background);
   EXPECT_TRUE(ReplayConfig{}.plan_in_background);
-  auto bad = replay_config_from_environment(
-      [](const char* name) -> const char* { return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "maybe" : nullptr; });
+  auto bad = replay_config_from_environment([](const char* name) -> const char* {
+    return std::strcmp(name, "MEMPLAN_PLAN_IN_BACKGROUND") == 0 ? "maybe" : nullptr;
+  });
   EXPECT_FALSE(bad.ok());
 }
 

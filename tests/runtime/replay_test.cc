@@ -766,7 +766,7 @@ TEST(ReplayTest, FreeOfAPointerThatIsNotABlockIsIgnored) {
   ASSERT_TRUE(a.owns(p));
   a.deallocate(static_cast<char*>(p) + 8);  // inside the block, not its start
   a.deallocate(p);
-  a.deallocate(p);                          // twice
+  a.deallocate(p);  // twice
   EXPECT_EQ(a.stats().invalid_frees, 2u);
   EXPECT_TRUE(a.check_invariants().ok());
 }
@@ -1002,7 +1002,6 @@ TEST(ReplayTest, RejectsAMalformedKnob) {
   EXPECT_NE(config.status().message().find("MEMPLAN_PROFILE_ITERATIONS"), std::string::npos);
 }
 
-
 // ---------------------------------------------------------------------------
 // Upper-bound plans (Note [Upper-bound plans], runtime/learner.cc).
 
@@ -1206,7 +1205,6 @@ TEST(ReplayTest, CreepingSizesCostAFewPlansPerDoubling) {
   EXPECT_GT(s.served, 80u * 8 / 2);
   EXPECT_TRUE(a.check_invariants().ok());
 }
-
 
 // ---------------------------------------------------------------------------
 // Keyed plans (Note [Keyed plans], runtime/variants.cc).
@@ -1627,10 +1625,8 @@ TEST(ReplayTest, GeneratedMultiVariantStreamsKeepCookies) {
 }
 
 TEST(ReplayTest, PredictionIsAKnob) {
-  StatusOr<ReplayConfig> config =
-      replay_config_from_environment([](const char* name) -> const char* {
-        return std::string(name) == "MEMPLAN_PREDICT" ? "0" : nullptr;
-      });
+  StatusOr<ReplayConfig> config = replay_config_from_environment(
+      [](const char* name) -> const char* { return std::string(name) == "MEMPLAN_PREDICT" ? "0" : nullptr; });
   ASSERT_TRUE(config.ok());
   EXPECT_FALSE(config->predict_variants);
   EXPECT_TRUE(ReplayConfig{}.predict_variants);

@@ -238,13 +238,14 @@ inline Scenario DefaultAlignment() {
 inline Scenario FixedOffsets() {
   return {.name = "FixedOffsets",
           .description = "buffers pinned at fixed offsets, with free buffers around and under them",
-          .problem = buffers_of({{.id = "pinned_high", .lower = 0, .upper = 4, .size = 64, .offset = 128},
-                                 {.id = "pinned_low", .lower = 2, .upper = 6, .size = 32, .offset = 0},
-                                 {.id = "pinned_aligned", .lower = 5, .upper = 8, .size = 48, .alignment = 16, .offset = 256},
-                                 {.lower = 0, .upper = 2, .size = 64},
-                                 {.lower = 1, .upper = 5, .size = 32, .alignment = 32},
-                                 {.lower = 4, .upper = 8, .size = 200},
-                                 {.lower = 6, .upper = 8, .size = 16}})};
+          .problem =
+              buffers_of({{.id = "pinned_high", .lower = 0, .upper = 4, .size = 64, .offset = 128},
+                          {.id = "pinned_low", .lower = 2, .upper = 6, .size = 32, .offset = 0},
+                          {.id = "pinned_aligned", .lower = 5, .upper = 8, .size = 48, .alignment = 16, .offset = 256},
+                          {.lower = 0, .upper = 2, .size = 64},
+                          {.lower = 1, .upper = 5, .size = 32, .alignment = 32},
+                          {.lower = 4, .upper = 8, .size = 200},
+                          {.lower = 6, .upper = 8, .size = 16}})};
 }
 
 // Sizes above 2^32 bytes: a planner that narrows sizes or offsets to 32 bits
@@ -291,10 +292,11 @@ inline Scenario HeavyTailedMixed() {
 }
 
 inline std::vector<Scenario> all_scenarios() {
-  return {Empty(),       SingleBuffer(),   ZeroSizeBuffers(),   Chain(),           Diamond(),
-          NestedLifetimes(), EqualSizes(), OneHugeBuffer(),     ManyTinyBuffers(), TfliteChain(),
-          MinimallocInput12(), Staircase(), TwoPartitions(),    AllLiveAtOnce(),   AlignedBuffers(),
-          DefaultAlignment(), FixedOffsets(), TerabyteBuffers(), DistantTicks(),   DnnLike(),
+  return {Empty(),           SingleBuffer(),    ZeroSizeBuffers(),   Chain(),
+          Diamond(),         NestedLifetimes(), EqualSizes(),        OneHugeBuffer(),
+          ManyTinyBuffers(), TfliteChain(),     MinimallocInput12(), Staircase(),
+          TwoPartitions(),   AllLiveAtOnce(),   AlignedBuffers(),    DefaultAlignment(),
+          FixedOffsets(),    TerabyteBuffers(), DistantTicks(),      DnnLike(),
           HeavyTailedMixed()};
 }
 

@@ -54,3 +54,23 @@ if(NOT MEMPLAN_SANITIZE AND NOT MEMPLAN_BUILD_FUZZ)
       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1;MEMPLAN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
   endif()
 endif()
+
+# scripts/check-format.sh (scripts/test.sh's first step) fails on a file that
+# is not formatted, naming it, and passes on one that is.
+file(WRITE ${_memplan_ctest_fixtures}/format/unformatted.cc "int  f( ){return 1;}\n")
+file(WRITE ${_memplan_ctest_fixtures}/format/formatted.cc "int f() { return 1; }\n")
+find_program(MEMPLAN_CLANG_FORMAT clang-format)
+if(MEMPLAN_CLANG_FORMAT)
+  add_test(NAME scripts.check_format_fails_on_an_unformatted_file
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-format.sh ${_memplan_ctest_fixtures}/format/unformatted.cc)
+  set_tests_properties(scripts.check_format_fails_on_an_unformatted_file PROPERTIES LABELS scripts TIMEOUT 60
+    WILL_FAIL TRUE)
+  add_test(NAME scripts.check_format_names_the_unformatted_file
+    COMMAND sh -c "${PROJECT_SOURCE_DIR}/scripts/check-format.sh ${_memplan_ctest_fixtures}/format/unformatted.cc 2>&1; true")
+  set_tests_properties(scripts.check_format_names_the_unformatted_file PROPERTIES LABELS scripts TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "1 file\\(s\\) not formatted.*format/unformatted.cc")
+  add_test(NAME scripts.check_format_passes_a_formatted_file
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/check-format.sh ${_memplan_ctest_fixtures}/format/formatted.cc)
+  set_tests_properties(scripts.check_format_passes_a_formatted_file PROPERTIES LABELS scripts TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "check-format: 1 files formatted")
+endif()

@@ -146,16 +146,15 @@ TEST(CachingModel, StreamsDoNotShareCachedBlocks) {
 TEST(CachingModel, ReusesTheBestFittingCachedBlock) {
   // Cached 12 MiB and 16 MiB segments: a 12 MiB request takes the 12 MiB one,
   // so that 16 MiB is still there for the next request.
-  const ModelResult r = caching(trace_of({alloc(1, 16 * MiB), alloc(2, 12 * MiB), free_of(1), free_of(2),
-                                          alloc(3, 12 * MiB), alloc(4, 15 * MiB)}));
+  const ModelResult r = caching(trace_of(
+      {alloc(1, 16 * MiB), alloc(2, 12 * MiB), free_of(1), free_of(2), alloc(3, 12 * MiB), alloc(4, 15 * MiB)}));
   EXPECT_EQ(r.peak_reserved_bytes, 28 * MiB);
   EXPECT_EQ(r.device_allocations, 2u);
 }
 
 TEST(CachingModel, EmptyCacheReleasesUnsplitCachedSegments) {
-  const ModelResult r =
-      caching(trace_of({alloc(1, 12 * MiB), alloc(2, 3 * MiB), alloc(3, 3 * MiB), free_of(1), free_of(2),
-                        empty_cache()}));
+  const ModelResult r = caching(
+      trace_of({alloc(1, 12 * MiB), alloc(2, 3 * MiB), alloc(3, 3 * MiB), free_of(1), free_of(2), empty_cache()}));
   // The 12 MiB segment goes; the 20 MiB one holds block 3.
   EXPECT_EQ(r.peak_reserved_bytes, 32 * MiB);
   EXPECT_EQ(r.final_reserved_bytes, 20 * MiB);
@@ -176,8 +175,8 @@ TEST(CachingModel, EmptyCacheReleasesUnsplitCachedSegments) {
 TEST(CachingModel, CapacityFreesCachedSegmentsBeforeFailing) {
   // 40 MiB of device: the cached 20 MiB segment of stream 1 is freed for stream 2.
   const AllocatorSettings settings{.capacity_bytes = 40 * MiB};
-  const DeviceTrace trace = trace_of({alloc(1, 12 * MiB, 1), alloc(2, 3 * MiB, 1), free_of(2, 1), alloc(3, 3 * MiB, 2),
-                                      alloc(4, 3 * MiB, 3)});
+  const DeviceTrace trace = trace_of(
+      {alloc(1, 12 * MiB, 1), alloc(2, 3 * MiB, 1), free_of(2, 1), alloc(3, 3 * MiB, 2), alloc(4, 3 * MiB, 3)});
   const ModelResult r = caching(trace, settings);
   EXPECT_EQ(r.device_frees, 1u);
   // The third stream's segment does not fit beside the other two, and no
@@ -216,8 +215,7 @@ TEST(CachingModel, StartStateIsHonoured) {
 
 TEST(CachingModel, RefusesTracesThatContradictThemselves) {
   EXPECT_EQ(simulate_caching(trace_of({free_of(7)}), {}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(simulate_caching(trace_of({alloc(7, 10), alloc(7, 10)}), {}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(simulate_caching(trace_of({alloc(7, 10), alloc(7, 10)}), {}).status().code(), StatusCode::kInvalidArgument);
   const std::vector<StartSegment> gap = {
       {.address = 1 << 30, .size = 2 * MiB, .small_pool = true, .blocks = {{.offset = 512, .size = 2 * MiB - 512}}}};
   const StatusOr<ModelResult> r = simulate_caching(trace_of({}, gap), {});
@@ -440,8 +438,7 @@ DeviceTrace random_trace(uint64_t seed) {
   DeviceTrace trace;
   trace.start = {{.address = base,
                   .size = 20 * MiB,
-                  .blocks = {{.offset = 0, .size = 6 * MiB, .allocated = true},
-                             {.offset = 6 * MiB, .size = 14 * MiB}}},
+                  .blocks = {{.offset = 0, .size = 6 * MiB, .allocated = true}, {.offset = 6 * MiB, .size = 14 * MiB}}},
                  {.address = base + 20 * MiB,
                   .size = 2 * MiB,
                   .small_pool = true,
@@ -476,9 +473,10 @@ void expect_ordered(const ModelResult& r, const char* model, uint64_t seed) {
 }
 
 TEST(AllocatorModels, ReservedCoversAllocatedCoversRequestedOnRandomTraces) {
-  const std::vector<AllocatorSettings> settings = {
-      {}, {.max_split_size_mb = 32}, {.roundup_power2_divisions = {4}},
-      {.garbage_collection_threshold = 0.6, .capacity_bytes = 256 * MiB}};
+  const std::vector<AllocatorSettings> settings = {{},
+                                                   {.max_split_size_mb = 32},
+                                                   {.roundup_power2_divisions = {4}},
+                                                   {.garbage_collection_threshold = 0.6, .capacity_bytes = 256 * MiB}};
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     const DeviceTrace trace = random_trace(seed);
     const AllocatorSettings& s = settings[seed % settings.size()];

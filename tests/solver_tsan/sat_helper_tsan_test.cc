@@ -31,7 +31,8 @@ TEST(SatHelperTsan, CallerTradesBoundsWhileTheSolverRuns) {
   // A 100-buffer puzzle that fits in 256 bytes: plans come from the
   // heuristic plan down, which the solver's phases start from (200 buffers
   // took 19-29 s to the first plan under ThreadSanitizer, for the same races).
-  const Problem problem = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 100, .seed = 4, .max_size = 256});
+  const Problem problem =
+      generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 100, .seed = 4, .max_size = 256});
   std::vector<solver::CanonicalSearch::Item> items;
   for (const Buffer& b : problem.buffers) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size});
   const StatusOr<Plan> heuristic = plan_with("greedy_by_size", problem);

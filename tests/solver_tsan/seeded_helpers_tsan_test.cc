@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "memplan/bounds.h"
-#include "memplan/exact.h"
 #include "memplan/csv.h"
+#include "memplan/exact.h"
 #include "memplan/plan.h"
 #include "memplan/validate.h"
 #include "solver/seeded_helpers.h"
@@ -53,8 +53,8 @@ TEST(SeededHelpersTsan, CallerTradesBoundsWhileHelpersSearch) {
   std::atomic<bool> cancel{false};
   solver::StopCondition stop;  // no deadline: the caller's cancel ends the helpers
   stop.cancel = &cancel;
-  solver::SeededHelpers helpers(items_of(problem), ExactOptions{}, stop,
-                                {.threads = 3, .node_budget = 4096, .seed = 5}, lower, kCeiling);
+  solver::SeededHelpers helpers(items_of(problem), ExactOptions{}, stop, {.threads = 3, .node_budget = 4096, .seed = 5},
+                                lower, kCeiling);
   int64_t best = kCeiling;
   int64_t plans = 0;
   // Trade for at least 1.5 s, and on until a plan and a probe were seen.

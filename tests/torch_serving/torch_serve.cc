@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
     const std::vector<unsigned char> out = bytes_of(module.forward({inputs[k]}).toTensor());
     if (reference[k].empty()) reference[k] = out;
     if (out != reference[k]) {
-      std::fprintf(stderr, "the default allocator's pass %lld differs from its first pass on that shape\n", (long long)i);
+      std::fprintf(stderr, "the default allocator's pass %lld differs from its first pass on that shape\n",
+                   (long long)i);
       return 1;
     }
   }
@@ -181,7 +182,8 @@ int main(int argc, char** argv) {
       (unsigned long long)s.planned_buffers, (unsigned long long)s.plans_held, (unsigned long long)s.plan_bytes,
       (unsigned long long)s.growths, (unsigned long long)s.evictions);
   const uint64_t requests = s.profiled + s.served + s.unplanned + s.fallback;
-  std::printf("served %.1f%% of %llu requests\n", requests ? 100.0 * static_cast<double>(s.served) / static_cast<double>(requests) : 0.0,
+  std::printf("served %.1f%% of %llu requests\n",
+              requests ? 100.0 * static_cast<double>(s.served) / static_cast<double>(requests) : 0.0,
               (unsigned long long)requests);
   if (!invariants.ok()) {
     std::fprintf(stderr, "invariants: %s\n", invariants.message().c_str());

@@ -40,7 +40,16 @@ TEST(Extract, LifetimesAreHalfOpenInEventTicks) {
   EXPECT_EQ(x->problem.buffers[0].id, "0");
   EXPECT_EQ(x->problem.buffers[1].id, "2");
   // A buffer freed at tick t may share bytes with one allocated at t.
-  const Trace u = TraceBuilder().mark().malloc(0xA0, 8).malloc(0xB0, 8).free(0xA0).malloc(0xC0, 8).free(0xB0).free(0xC0).mark().build();
+  const Trace u = TraceBuilder()
+                      .mark()
+                      .malloc(0xA0, 8)
+                      .malloc(0xB0, 8)
+                      .free(0xA0)
+                      .malloc(0xC0, 8)
+                      .free(0xB0)
+                      .free(0xC0)
+                      .mark()
+                      .build();
   auto y = extract_iteration(u, 1);
   ASSERT_TRUE(y.ok());
   EXPECT_EQ(lifetimes(y->problem), (std::vector<Lifetime>{{0, 2, 8}, {1, 4, 8}, {3, 5, 8}}));
@@ -88,10 +97,10 @@ TEST(Extract, LeavesOutBuffersAllocatedBeforeTheIterationEvenWhenReallocated) {
 TEST(Extract, ReallocKeepsOldAndNewBuffersLiveTogetherForTheCopy) {
   const Trace t = TraceBuilder()
                       .mark()
-                      .malloc(0xA0, 100)          // tick 0
-                      .realloc(0xA0, 0xC0, 400)   // tick 1
-                      .realloc(0xC0, 0xC0, 800)   // tick 2: in place
-                      .free(0xC0)                 // tick 3
+                      .malloc(0xA0, 100)         // tick 0
+                      .realloc(0xA0, 0xC0, 400)  // tick 1
+                      .realloc(0xC0, 0xC0, 800)  // tick 2: in place
+                      .free(0xC0)                // tick 3
                       .mark()
                       .build();
   auto x = extract_iteration(t, 1);
@@ -135,7 +144,8 @@ TEST(Extract, MinSizeLeavesOutSmallBuffersAndCountsThem) {
 }
 
 TEST(Extract, BuffersKeepMallocsAlignmentOrTheOneTheyAskedFor) {
-  const Trace t = TraceBuilder().mark().malloc(0xA0, 10).aligned(0x1000, 64, 4096).free(0xA0).free(0x1000).mark().build();
+  const Trace t =
+      TraceBuilder().mark().malloc(0xA0, 10).aligned(0x1000, 64, 4096).free(0xA0).free(0x1000).mark().build();
   auto x = extract_iteration(t, 1);
   ASSERT_TRUE(x.ok());
   EXPECT_EQ(x->problem.buffers[0].alignment, 16);
@@ -226,7 +236,8 @@ TEST(Extract, RepeatingIterationsGiveIdenticalProblems) {
   for (size_t i = 0; i < two->problem.size(); ++i) {
     const Buffer& a = two->problem.buffers[i];
     const Buffer& b = three->problem.buffers[i];
-    EXPECT_EQ(std::tie(a.id, a.lower, a.upper, a.size, a.alignment), std::tie(b.id, b.lower, b.upper, b.size, b.alignment));
+    EXPECT_EQ(std::tie(a.id, a.lower, a.upper, a.size, a.alignment),
+              std::tie(b.id, b.lower, b.upper, b.size, b.alignment));
   }
 }
 
@@ -269,7 +280,8 @@ TEST(IterationSummary, PeakOfBuffersThatStayInTheIterationIsTheProblemsLoad) {
 }
 
 TEST(IterationSummary, HistogramBucketsArePowersOfTwo) {
-  const Trace t = TraceBuilder().malloc(0xA0, 1).malloc(0xB0, 2).malloc(0xC0, 3).malloc(0xD0, 4).malloc(0xE0, 5).build();
+  const Trace t =
+      TraceBuilder().malloc(0xA0, 1).malloc(0xB0, 2).malloc(0xC0, 3).malloc(0xD0, 4).malloc(0xE0, 5).build();
   const IterationSummary s = summarize_iterations(t)[0];
   EXPECT_EQ(s.size_histogram[0], 1u);  // <= 1
   EXPECT_EQ(s.size_histogram[1], 1u);  // 2

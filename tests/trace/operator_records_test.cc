@@ -50,7 +50,9 @@ void append_block(std::string& out, tf::BlockHeader h, std::vector<tf::EventFiel
 }
 
 tf::EventFields name_record(uint64_t id, const std::string& name) {
-  return {.call = tf::kOperatorName, .operator_id = id, .name = reinterpret_cast<const uint8_t*>(name.data()),
+  return {.call = tf::kOperatorName,
+          .operator_id = id,
+          .name = reinterpret_cast<const uint8_t*>(name.data()),
           .name_length = name.size()};
 }
 tf::EventFields enter(uint64_t id) { return {.call = tf::kOperatorEnter, .operator_id = id}; }
@@ -101,7 +103,8 @@ TEST(OperatorRecords, TakeNoTicksSoExtractionIsUnchanged) {
   for (size_t i = 0; i < a->problem.buffers.size(); ++i) {
     const Buffer& x = a->problem.buffers[i];
     const Buffer& y = b->problem.buffers[i];
-    EXPECT_EQ(std::tie(x.id, x.lower, x.upper, x.size, x.alignment), std::tie(y.id, y.lower, y.upper, y.size, y.alignment));
+    EXPECT_EQ(std::tie(x.id, x.lower, x.upper, x.size, x.alignment),
+              std::tie(y.id, y.lower, y.upper, y.size, y.alignment));
   }
   EXPECT_EQ(a->events, 6u);
   EXPECT_TRUE(check_problem(a->problem).ok());

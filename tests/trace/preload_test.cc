@@ -53,7 +53,8 @@ RunResult run_traced(const std::vector<std::string>& argv, const std::vector<std
   close(pipe_fds[1]);
   RunResult result;
   char buffer[4096];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) result.output.append(buffer, static_cast<size_t>(n));
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+    result.output.append(buffer, static_cast<size_t>(n));
   close(pipe_fds[0]);
   int status = 0;
   waitpid(child, &status, 0);
@@ -82,8 +83,8 @@ TestDirs g_test_dirs;
 // A fresh, empty directory per test.
 std::string make_test_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(::testing::TempDir()) / ("memplan_preload_" + std::string(info->name()) + "_" +
-                                                         std::to_string(getpid()));
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("memplan_preload_" + std::string(info->name()) + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   g_test_dirs.add(dir);
@@ -221,7 +222,8 @@ TEST(Preload, RecordsExactlyTheCallsOfAKnownProgram) {
       want.push_back({TraceCall::kMalloc, v["t" + std::to_string(k) + "." + std::to_string(i)],
                       static_cast<uint64_t>(1000 * (k + 1) + i)});
     }
-    for (int i = 0; i < 50; ++i) want.push_back({TraceCall::kFree, v["t" + std::to_string(k) + "." + std::to_string(i)]});
+    for (int i = 0; i < 50; ++i)
+      want.push_back({TraceCall::kFree, v["t" + std::to_string(k) + "." + std::to_string(i)]});
     SCOPED_TRACE("worker " + std::to_string(k));
     expect_events(events_of_thread(t, two->begin, two->end, thread), want);
   }
@@ -291,12 +293,16 @@ std::vector<std::pair<TraceCall, uint64_t>> simulate_stress_worker(int k, int op
     const int s = static_cast<int>((r >> 8) % kSlots);
     const uint64_t n = 1 + (r >> 16) % 4096;
     switch (r % 8) {
-      case 0: case 1: case 2: case 3:
+      case 0:
+      case 1:
+      case 2:
+      case 3:
         if (used[s]) calls.emplace_back(TraceCall::kFree, 0);
         calls.emplace_back(TraceCall::kMalloc, n);
         used[s] = true;
         break;
-      case 4: case 5:
+      case 4:
+      case 5:
         if (used[s]) calls.emplace_back(TraceCall::kFree, 0);
         used[s] = false;
         break;
@@ -355,9 +361,9 @@ TEST(Preload, ExecedDescendantsDoNotTraceOrTouchTheFile) {
   // The shell forks and execs the known program (it inherits LD_PRELOAD),
   // then leaves through _exit, as shells do.
   const std::string dir = make_test_dir();
-  const RunResult run = run_traced(
-      {"/bin/sh", "-c", std::string(MEMPLAN_TRACE_PROGRAM_known_allocations) + " > /dev/null; exit 0"},
-      {"MEMPLAN_TRACE_FILE=sh.trace"}, dir);
+  const RunResult run =
+      run_traced({"/bin/sh", "-c", std::string(MEMPLAN_TRACE_PROGRAM_known_allocations) + " > /dev/null; exit 0"},
+                 {"MEMPLAN_TRACE_FILE=sh.trace"}, dir);
   ASSERT_EQ(run.exit_code, 0);
   EXPECT_EQ(files_in(dir), std::vector<std::string>{"sh.trace"});
   auto trace = read_trace(dir + "/sh.trace");

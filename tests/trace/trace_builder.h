@@ -18,7 +18,10 @@ class TraceBuilder {
     return add({.call = TraceCall::kCalloc, .thread = thread, .pointer = pointer, .size = size});
   }
   TraceBuilder& aligned(uint64_t pointer, uint64_t size, uint64_t alignment, uint32_t thread = 0) {
-    return add({.call = TraceCall::kPosixMemalign, .thread = thread, .pointer = pointer, .size = size,
+    return add({.call = TraceCall::kPosixMemalign,
+                .thread = thread,
+                .pointer = pointer,
+                .size = size,
                 .alignment = alignment});
   }
   TraceBuilder& free(uint64_t pointer, uint32_t thread = 0) {

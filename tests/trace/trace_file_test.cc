@@ -121,8 +121,7 @@ std::set<size_t> block_boundaries(const std::string& bytes) {
   size_t offset = tf::kFileHeaderBytes;
   boundaries.insert(offset);
   while (offset + tf::kBlockHeaderBytes <= bytes.size()) {
-    offset += tf::kBlockHeaderBytes +
-              tf::get_u32(reinterpret_cast<const uint8_t*>(bytes.data()) + offset + 8);
+    offset += tf::kBlockHeaderBytes + tf::get_u32(reinterpret_cast<const uint8_t*>(bytes.data()) + offset + 8);
     boundaries.insert(offset);
   }
   return boundaries;
@@ -219,7 +218,8 @@ TEST(TraceFile, EventsWithoutAClockReadingGetInterpolatedTimes) {
   tf::write_file_header(tf::FileHeader{.pid = 1, .flags = tf::kSampledClock}, reinterpret_cast<uint8_t*>(bytes.data()));
   const uint64_t raw[] = {100, 100, 100, 400, 400};
   std::vector<tf::EventFields> events;
-  for (uint64_t i = 0; i < 5; ++i) events.push_back({.call = tf::kMalloc, .seq = i + 1, .raw = raw[i], .ptr = 16 * (i + 1), .size = 8});
+  for (uint64_t i = 0; i < 5; ++i)
+    events.push_back({.call = tf::kMalloc, .seq = i + 1, .raw = raw[i], .ptr = 16 * (i + 1), .size = 8});
   append_block(bytes, {.type = tf::kEventBlock, .base_seq = 1}, events);
   auto parsed = parse_trace(as_bytes(bytes));
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
@@ -230,8 +230,10 @@ TEST(TraceFile, EventsWithoutAClockReadingGetInterpolatedTimes) {
 
 TEST(TraceFile, RejectsTwoEventsWithOneSequenceNumber) {
   std::string bytes = file_header();
-  append_block(bytes, {.type = tf::kEventBlock, .thread = 0, .base_seq = 5}, {{.call = tf::kMalloc, .seq = 5, .ptr = 16, .size = 1}});
-  append_block(bytes, {.type = tf::kEventBlock, .thread = 1, .base_seq = 5}, {{.call = tf::kMalloc, .seq = 5, .ptr = 32, .size = 1}});
+  append_block(bytes, {.type = tf::kEventBlock, .thread = 0, .base_seq = 5},
+               {{.call = tf::kMalloc, .seq = 5, .ptr = 16, .size = 1}});
+  append_block(bytes, {.type = tf::kEventBlock, .thread = 1, .base_seq = 5},
+               {{.call = tf::kMalloc, .seq = 5, .ptr = 32, .size = 1}});
   auto parsed = parse_trace(as_bytes(bytes));
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.status().message().find("sequence number 5"), std::string::npos);
@@ -249,7 +251,8 @@ TEST(TraceFile, RejectsAMarkInAnEventBlockAndDataAfterTheEnd) {
   tf::write_block_header(end, totals, header);
   bytes.append(reinterpret_cast<const char*>(header), sizeof header).append(reinterpret_cast<const char*>(totals), 4);
   ASSERT_TRUE(parse_trace(as_bytes(bytes)).ok());
-  append_block(bytes, {.type = tf::kEventBlock, .base_seq = 1}, {{.call = tf::kMalloc, .seq = 1, .ptr = 16, .size = 1}});
+  append_block(bytes, {.type = tf::kEventBlock, .base_seq = 1},
+               {{.call = tf::kMalloc, .seq = 1, .ptr = 16, .size = 1}});
   auto parsed = parse_trace(as_bytes(bytes));
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.status().message().find("after the end block"), std::string::npos);

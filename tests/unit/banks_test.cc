@@ -41,8 +41,9 @@ TEST(ValidateBanked, AcceptsTheExampleOfTheHeader) {
 
 TEST(ValidateBanked, InvalidatesWrongBufferCount) {
   const Problem p = three();
-  EXPECT_EQ(validate_banked(p, sram_dram(), BankedPlan{.bank_of = {0, 1}, .offsets = {0, 0}, .arenas = {16, 0}}).violation,
-            BankViolation::kWrongBufferCount);
+  EXPECT_EQ(
+      validate_banked(p, sram_dram(), BankedPlan{.bank_of = {0, 1}, .offsets = {0, 0}, .arenas = {16, 0}}).violation,
+      BankViolation::kWrongBufferCount);
 }
 
 TEST(ValidateBanked, InvalidatesNoSuchBank) {
@@ -78,7 +79,8 @@ TEST(ValidateBanked, InvalidatesFixedOffsetMoved) {
 TEST(ValidateBanked, InvalidatesExceedsCapacity) {
   // c at 8 in sram ends at 16: fine; b at 16 in sram would end at 24 > 16.
   EXPECT_EQ(check(three(), sram_dram(), {0, 1, 0}, {0, 0, 8}), BankViolation::kNone);
-  const BankValidationResult r = validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {1, 0, 1}, {0, 16, 16}));
+  const BankValidationResult r =
+      validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {1, 0, 1}, {0, 16, 16}));
   EXPECT_EQ(r.violation, BankViolation::kExceedsCapacity) << r.message;
   EXPECT_EQ(r.first, 1u);
 }
@@ -86,7 +88,8 @@ TEST(ValidateBanked, InvalidatesExceedsCapacity) {
 TEST(ValidateBanked, InvalidatesOverlapInOneBankOnly) {
   // a and b are live together at tick 1: the same bytes in different banks are fine.
   EXPECT_EQ(check(three(), sram_dram(), {0, 1, 1}, {0, 0, 8}), BankViolation::kNone);
-  const BankValidationResult r = validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {1, 1, 0}, {0, 8, 0}));
+  const BankValidationResult r =
+      validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {1, 1, 0}, {0, 8, 0}));
   EXPECT_EQ(r.violation, BankViolation::kOverlap) << r.message;
   EXPECT_EQ(r.bank, 1u);
   EXPECT_EQ(r.tick, 1);
@@ -94,7 +97,8 @@ TEST(ValidateBanked, InvalidatesOverlapInOneBankOnly) {
 
 TEST(ValidateBanked, NamesBuffersByTheirIndexInTheProblem) {
   // b (#1) and c (#2) overlap in dram, where they are the bank's #0 and #1.
-  const BankValidationResult r = validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {0, 1, 1}, {0, 0, 0}));
+  const BankValidationResult r =
+      validate_banked(three(), sram_dram(), make_banked_plan(three(), 2, {0, 1, 1}, {0, 0, 0}));
   ASSERT_EQ(r.violation, BankViolation::kOverlap);
   EXPECT_EQ(r.first + r.second, 3u);
   EXPECT_NE(r.message.find("'b' (#1)"), std::string::npos) << r.message;
@@ -197,8 +201,8 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
   const uint64_t seeds = test_support::scaled_count(6, 2);  // per shape: two in a reduced run (test_size.h)
   for (const ProblemShape shape : shapes) {
     for (uint64_t seed = 1; seed <= seeds; ++seed) {
-      const Problem p = generate_problem({.shape = shape, .buffers = 60, .seed = seed, .max_size = 4096,
-                                          .max_alignment = seed % 2 ? 1 : 64});
+      const Problem p = generate_problem(
+          {.shape = shape, .buffers = 60, .seed = seed, .max_size = 4096, .max_alignment = seed % 2 ? 1 : 64});
       const int64_t peak = load(p);
       {
         const std::vector<Bank> one = {{.name = "mem"}};
@@ -218,8 +222,7 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
           ASSERT_TRUE(best.ok()) << best.status().to_string();
           const BankValidationResult v = validate_banked(p, banks, best->plan);
           ASSERT_TRUE(v.ok()) << v.message;
-          const StatusOr<BankedPlanningResult> greedy =
-              plan_banks(p, banks, {.strategy = BankStrategy::kGreedySpill});
+          const StatusOr<BankedPlanningResult> greedy = plan_banks(p, banks, {.strategy = BankStrategy::kGreedySpill});
           ASSERT_TRUE(greedy.ok()) << greedy.status().to_string();
           ASSERT_TRUE(validate_banked(p, banks, greedy->plan).ok());
           const StatusOr<BankedPlanningResult> mine = plan_banks(p, banks, {.strategy = BankStrategy::kByPriority});
@@ -252,16 +255,16 @@ TEST(PlanBanks, PropertyValidAndNeverBelowGreedy) {
 TEST(PlanBanks, PropertyExactModeValidAndNeverBehindTheHeuristics) {
   const ProblemShape shapes[] = {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals, ProblemShape::kHeavyTailed,
                                  ProblemShape::kNested};
-  const BankOptions exact{.strategy = BankStrategy::kExact, .time_limit_seconds = 0, .exact_node_limit = 2000,
-                          .exact_max_decisions = 24};
+  const BankOptions exact{
+      .strategy = BankStrategy::kExact, .time_limit_seconds = 0, .exact_node_limit = 2000, .exact_max_decisions = 24};
   int checked = 0;
   int ahead = 0;  // cases where exact mode kept more priority in bank 0
   int64_t decisions = 0;
   const uint64_t seeds = test_support::scaled_count(3, 1);
   for (const ProblemShape shape : shapes) {
     for (uint64_t seed = 1; seed <= seeds; ++seed) {
-      const Problem p = generate_problem({.shape = shape, .buffers = 40, .seed = seed, .max_size = 4096,
-                                          .max_alignment = seed % 2 ? 1 : 64});
+      const Problem p = generate_problem(
+          {.shape = shape, .buffers = 40, .seed = seed, .max_size = 4096, .max_alignment = seed % 2 ? 1 : 64});
       const int64_t peak = load(p);
       for (const double share : {0.125, 0.25, 0.5}) {
         for (size_t bank_count = 2; bank_count <= 3; ++bank_count) {
@@ -361,8 +364,8 @@ TEST(BanksCsv, FixedOffsetsMayShareBytesInDifferentBanks) {
   const StatusOr<PlanningResult> one = run_planner(kDefaultPlanner, *p);
   ASSERT_FALSE(one.ok());
   EXPECT_NE(one.status().message().find("fixed offsets that overlap"), std::string::npos) << one.status().message();
-  const StatusOr<Problem> same = parse_problem_csv("id,lower,upper,size,offset,bank\na,0,2,8,0,sram\nb,1,3,8,4,sram\n",
-                                                   "f.csv");
+  const StatusOr<Problem> same =
+      parse_problem_csv("id,lower,upper,size,offset,bank\na,0,2,8,0,sram\nb,1,3,8,4,sram\n", "f.csv");
   ASSERT_FALSE(same.ok());
   EXPECT_NE(same.status().message().find("f.csv:3: field 'offset'"), std::string::npos) << same.status().message();
 }
@@ -480,8 +483,7 @@ TEST(PlanBanks, ResolvesTheExactBudgetForEveryFrontEnd) {
   EXPECT_EQ(budget(2.5, 0), std::pair(2.5, int64_t{0}));
   const std::vector<Bank> one{{.name = "dram"}};
   EXPECT_EQ(plan_banks(three(), one, {.time_limit_seconds = -1.0}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(plan_banks(three(), one, {.exact_node_limit = -1}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(plan_banks(three(), one, {.exact_node_limit = -1}).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(PlanBanks, SpellsEachStrategyInOneTable) {

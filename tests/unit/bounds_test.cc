@@ -23,8 +23,8 @@ TEST(Load, IsZeroForAnEmptyProblem) {
 
 TEST(Load, TouchingLifetimesDoNotAddUp) {
   // [0,2) and [2,4) are never live together (half-open): the load is the larger.
-  const Problem p{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 10},
-                              {.id = "b", .lower = 2, .upper = 4, .size = 20}}};
+  const Problem p{
+      .buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 10}, {.id = "b", .lower = 2, .upper = 4, .size = 20}}};
   const Bounds b = compute_bounds(p);
   EXPECT_EQ(b.load, 20);
   EXPECT_EQ(b.load_tick, 2);
@@ -47,7 +47,8 @@ TEST(Load, OverlappingLifetimesAddUpAtTheirCommonTick) {
 TEST(Load, PeakMayComeAfterManyBuffersHaveEnded) {
   // Many small buffers early, one large pair later.
   Problem p;
-  for (int64_t i = 0; i < 10; ++i) p.buffers.push_back({.id = "s" + std::to_string(i), .lower = 0, .upper = 5, .size = 3});
+  for (int64_t i = 0; i < 10; ++i)
+    p.buffers.push_back({.id = "s" + std::to_string(i), .lower = 0, .upper = 5, .size = 3});
   p.buffers.push_back({.id = "l1", .lower = 5, .upper = 9, .size = 20});
   p.buffers.push_back({.id = "l2", .lower = 6, .upper = 8, .size = 15});
   const Bounds b = compute_bounds(p);

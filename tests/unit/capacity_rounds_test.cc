@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <chrono>
 #include <set>
 #include <string>
 #include <thread>
@@ -20,9 +20,9 @@
 
 #include "memplan/bounds.h"
 #include "memplan/exact.h"
-#include "memplan/validate.h"
 #include "memplan/generate.h"
 #include "memplan/plan.h"
+#include "memplan/validate.h"
 #include "solver/capacity_rounds.h"
 #include "solver/seeded_helpers.h"
 #include "support/watchdog.h"
@@ -32,9 +32,9 @@ namespace {
 
 using solver::CapacityBounds;
 using solver::CapacityProbe;
-using solver::RoundSchedule;
 using solver::ProbeResult;
 using solver::ProbeVerdict;
+using solver::RoundSchedule;
 
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
 
@@ -223,13 +223,12 @@ TEST(CapacityRounds, SeededRestartsFindPlansOnlyOtherOrderingsFind) {
     for (int64_t c = 100; c < 120; ++c) oracle.plan_nodes[c] = 10, oracle.plan_arena[c] = 100;
     CapacityBounds bounds(90, 120, 1);
     const RoundSchedule schedule{.base_budget = 256,
-                                     .max_budget = int64_t{1} << 20,
-                                     .sweep_points = 16,
-                                     .seeded_budget = seeded_budget,
-                                     .seeded_levels = 8};
+                                 .max_budget = int64_t{1} << 20,
+                                 .sweep_points = 16,
+                                 .seeded_budget = seeded_budget,
+                                 .seeded_levels = 8};
     auto stats = solver::run_capacity_rounds(
-        &bounds, schedule,
-        [&](const CapacityProbe& p) -> StatusOr<ProbeResult> { return oracle.answer_seeded(p); },
+        &bounds, schedule, [&](const CapacityProbe& p) -> StatusOr<ProbeResult> { return oracle.answer_seeded(p); },
         [] { return false; });
     ASSERT_TRUE(stats.ok()) << stats.status().to_string();
     if (seeded_budget == 0) {
@@ -290,8 +289,7 @@ TEST(CapacityRounds, SeededProbesAtTheFloorFindPlansTheFixedOrdersMiss) {
                                  .seeded_levels = 8,
                                  .seeded_floor_every = every};
     auto stats = solver::run_capacity_rounds(
-        &bounds, schedule,
-        [&](const CapacityProbe& p) -> StatusOr<ProbeResult> { return oracle.answer_at_floor(p); },
+        &bounds, schedule, [&](const CapacityProbe& p) -> StatusOr<ProbeResult> { return oracle.answer_at_floor(p); },
         [] { return false; });
     ASSERT_TRUE(stats.ok()) << stats.status().to_string();
     if (every == 0) {
@@ -373,8 +371,8 @@ TEST(SeededHelpers, TheFirstHelperDivesAtTheFloorFirst) {
   for (const Buffer& b : problem.buffers) items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size});
   const int64_t floor = load(problem);
   solver::SeededHelpers helpers(items, ExactOptions{}, solver::StopCondition{},
-                                {.threads = 1, .node_budget = 1, .seed = 4, .floor_budget = int64_t{1} << 20},
-                                floor, 4 * floor);
+                                {.threads = 1, .node_budget = 1, .seed = 4, .floor_budget = int64_t{1} << 20}, floor,
+                                4 * floor);
   std::optional<solver::SeededHelpers::Found> found;
   {
     test_support::Watchdog watchdog(std::chrono::minutes(5), "the floor dive's plan");
@@ -404,7 +402,9 @@ TEST(CapacityRounds, MinimisationWithTheRoundsStaysOptimalOnSmallProblems) {
     const int n = 6 + static_cast<int>(next() % 8);
     for (int i = 0; i < n; ++i) {
       const int64_t lower = next() % 10;
-      p.buffers.push_back({.id = std::to_string(i), .lower = lower, .upper = lower + 1 + next() % 6,
+      p.buffers.push_back({.id = std::to_string(i),
+                           .lower = lower,
+                           .upper = lower + 1 + next() % 6,
                            .size = 1 + static_cast<int64_t>(next() % 9)});
     }
     auto r = solve_minimize(p, {});

@@ -8,7 +8,8 @@ namespace memplan {
 namespace {
 
 TEST(TaskRecords, InclusiveTasksBecomeHalfOpenLifetimes) {
-  const TaskRecord records[] = {{.size = 16, .first_task = 0, .last_task = 1}, {.size = 8, .first_task = 1, .last_task = 2}};
+  const TaskRecord records[] = {{.size = 16, .first_task = 0, .last_task = 1},
+                                {.size = 8, .first_task = 1, .last_task = 2}};
   auto problem = problem_from_task_records(records);
   ASSERT_TRUE(problem.ok()) << problem.status().to_string();
   ASSERT_EQ(problem->size(), 2u);
@@ -81,7 +82,8 @@ TEST(PlanFromObjects, StacksObjectsWithAlignment) {
 }
 
 TEST(PlanFromObjects, RejectsMembersLiveAtTheSameTime) {
-  Problem p{.buffers = {{.id = "a", .lower = 0, .upper = 3, .size = 10}, {.id = "b", .lower = 2, .upper = 4, .size = 6}}};
+  Problem p{
+      .buffers = {{.id = "a", .lower = 0, .upper = 3, .size = 10}, {.id = "b", .lower = 2, .upper = 4, .size = 6}}};
   ObjectAssignment objects{.object_of = {0, 0}, .object_sizes = {10}};
   EXPECT_FALSE(plan_from_objects(p, objects).ok());
 }
@@ -107,7 +109,8 @@ TEST(CheckProblem, CountsAlignmentPaddingOfZeroSizeBuffersInTheTotal) {
   Problem p;
   for (int i = 0; i < 4; ++i) {
     p.buffers.push_back({.id = "one" + std::to_string(i), .lower = 0, .upper = 1, .size = 1});
-    p.buffers.push_back({.id = "zero" + std::to_string(i), .lower = 0, .upper = 1, .size = 0, .alignment = int64_t{1} << 61});
+    p.buffers.push_back(
+        {.id = "zero" + std::to_string(i), .lower = 0, .upper = 1, .size = 0, .alignment = int64_t{1} << 61});
   }
   EXPECT_EQ(check_problem(p).code(), StatusCode::kInvalidArgument);
 }

@@ -60,8 +60,9 @@ void expect_same_buffers(const Problem& a, const Problem& b) {
 
 // Found by the CSV fuzzer: the overlap was reported without a line.
 TEST(CsvRead, RejectsFixedOffsetsThatOverlapAtTheLaterRow) {
-  expect_problem_error("id,lower,upper,size,alignment,offset\nx,0,10,64,1,0\ny,5,10,32,1,63\n", 3, "offset",
-                       "fixed offset 63 overlaps buffer \"x\" (line 2, also fixed): both hold bytes [63, 64) at tick 5");
+  expect_problem_error(
+      "id,lower,upper,size,alignment,offset\nx,0,10,64,1,0\ny,5,10,32,1,63\n", 3, "offset",
+      "fixed offset 63 overlaps buffer \"x\" (line 2, also fixed): both hold bytes [63, 64) at tick 5");
 }
 
 TEST(CsvRead, ReadsHalfOpenLifetimes) {
@@ -329,8 +330,7 @@ std::string plan_error(std::string_view text) {
   return plan.ok() ? "" : plan.status().message();
 }
 
-void expect_plan_error(std::string_view text, std::string_view where, std::string_view field,
-                       std::string_view detail) {
+void expect_plan_error(std::string_view text, std::string_view where, std::string_view field, std::string_view detail) {
   const std::string message = plan_error(text);
   ASSERT_FALSE(message.empty()) << "expected an error for:\n" << text;
   EXPECT_EQ(message.rfind(where, 0), 0u) << message;
@@ -397,8 +397,8 @@ TEST(CsvPlanErrors, RejectsDifferentSize) {
 }
 
 TEST(CsvPlanErrors, RejectsDifferentAlignment) {
-  expect_plan_error("id,lower,upper,size,alignment,offset\na,0,2,8,1,0\nb,2,4,8,1,0\nc,0,4,4,8,8\n", "p.csv:4:",
-                    "alignment", "differs");
+  expect_plan_error("id,lower,upper,size,alignment,offset\na,0,2,8,1,0\nb,2,4,8,1,0\nc,0,4,4,8,8\n",
+                    "p.csv:4:", "alignment", "differs");
 }
 
 TEST(CsvPlanErrors, RejectsEmptyOffset) {
@@ -454,19 +454,27 @@ TEST(CsvFiles, WritingIntoAMissingDirectoryFails) {
 struct SharedFile {
   const char* path;  // under MEMPLAN_SHARED_DATA_DIR/dsa
   size_t buffers;
-  int64_t load;      // max live bytes from the data's README; 0 if not given there
+  int64_t load;  // max live bytes from the data's README; 0 if not given there
 };
 
 TEST(CsvSharedData, ReadsEveryBenchmarkInstance) {
   const SharedFile files[] = {
-      {"minimalloc/challenging/A.1048576.csv", 154, 1048576}, {"minimalloc/challenging/B.1048576.csv", 170, 1048576},
-      {"minimalloc/challenging/C.1048576.csv", 203, 1039360}, {"minimalloc/challenging/D.1048576.csv", 213, 986112},
-      {"minimalloc/challenging/E.1048576.csv", 215, 1048576}, {"minimalloc/challenging/F.1048576.csv", 296, 1048576},
-      {"minimalloc/challenging/G.1048576.csv", 308, 1048576}, {"minimalloc/challenging/H.1048576.csv", 316, 1048576},
-      {"minimalloc/challenging/I.1048576.csv", 374, 1048576}, {"minimalloc/challenging/J.1048576.csv", 409, 989184},
-      {"minimalloc/challenging/K.1048576.csv", 454, 1048576}, {"minimalloc/examples/input.12.csv", 5, 12},
-      {"idealloc/iopddl/G_1.csv", 816, 0},                    {"idealloc/iopddl/S_1.csv", 28526, 0},
-      {"idealloc/iopddl/Y_1.csv", 62185, 0},                  {"idealloc/somas_tensors/resnet50.csv", 1042, 0},
+      {"minimalloc/challenging/A.1048576.csv", 154, 1048576},
+      {"minimalloc/challenging/B.1048576.csv", 170, 1048576},
+      {"minimalloc/challenging/C.1048576.csv", 203, 1039360},
+      {"minimalloc/challenging/D.1048576.csv", 213, 986112},
+      {"minimalloc/challenging/E.1048576.csv", 215, 1048576},
+      {"minimalloc/challenging/F.1048576.csv", 296, 1048576},
+      {"minimalloc/challenging/G.1048576.csv", 308, 1048576},
+      {"minimalloc/challenging/H.1048576.csv", 316, 1048576},
+      {"minimalloc/challenging/I.1048576.csv", 374, 1048576},
+      {"minimalloc/challenging/J.1048576.csv", 409, 989184},
+      {"minimalloc/challenging/K.1048576.csv", 454, 1048576},
+      {"minimalloc/examples/input.12.csv", 5, 12},
+      {"idealloc/iopddl/G_1.csv", 816, 0},
+      {"idealloc/iopddl/S_1.csv", 28526, 0},
+      {"idealloc/iopddl/Y_1.csv", 62185, 0},
+      {"idealloc/somas_tensors/resnet50.csv", 1042, 0},
       {"idealloc/somas_tensors/pangu_2.6B.csv", 18692, 0},
   };
   const std::filesystem::path dir = std::filesystem::path(MEMPLAN_SHARED_DATA_DIR) / "dsa";

@@ -25,7 +25,10 @@ std::vector<solver::CanonicalSearch::Item> items_of(const Problem& p) {
   std::vector<solver::CanonicalSearch::Item> items;
   for (size_t i = 0; i < p.size(); ++i) {
     const Buffer& b = p.buffers[i];
-    items.push_back({.lower = b.lower, .upper = b.upper, .size = b.size, .alignment = p.alignment_of(i),
+    items.push_back({.lower = b.lower,
+                     .upper = b.upper,
+                     .size = b.size,
+                     .alignment = p.alignment_of(i),
                      .fixed_offset = b.offset ? *b.offset : -1});
   }
   return items;
@@ -95,8 +98,8 @@ TEST(SubproblemBounds, NeverExceedTheOptimumOnRandomProblems) {
 // 1 byte each): sets of sections that keep nearly every buffer are not tried,
 // and the tight sections of the gadget are a set that keeps 11 of 19.
 Problem gadget_and_chain(int64_t unit) {
-  const std::vector<std::array<int64_t, 3>> gadget = {{3, 6, 5}, {6, 7, 1},  {3, 5, 4}, {5, 7, 1},
-                                                      {4, 9, 4}, {2, 4, 5},  {1, 2, 2}, {7, 10, 5},
+  const std::vector<std::array<int64_t, 3>> gadget = {{3, 6, 5},  {6, 7, 1},  {3, 5, 4}, {5, 7, 1},
+                                                      {4, 9, 4},  {2, 4, 5},  {1, 2, 2}, {7, 10, 5},
                                                       {6, 10, 4}, {5, 10, 2}, {4, 7, 2}};
   Problem p;
   for (size_t i = 0; i < gadget.size(); ++i) {

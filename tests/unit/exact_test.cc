@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <thread>
@@ -184,8 +184,7 @@ ExactResult decide(const Problem& problem, int64_t capacity, const ExactOptions&
 
 // Decides at the optimum (must fit, validated at that capacity) and one byte
 // below (must be refuted with a lower bound of exactly the optimum).
-void expect_tight_at(const Problem& problem, int64_t optimum, const ExactOptions& options,
-                     const std::string& context) {
+void expect_tight_at(const Problem& problem, int64_t optimum, const ExactOptions& options, const std::string& context) {
   const ExactResult fits = decide(problem, optimum, options);
   ASSERT_TRUE(fits.plan.has_value()) << context << ": no plan at the optimum " << optimum << ", outcome "
                                      << exact_outcome_name(fits.outcome);
@@ -258,7 +257,8 @@ TEST(ExactDecision, FitsAtTheOptimumAndRefutesOneByteBelow) {
     expect_tight_at(problem, gap_optimum(seed), {}, "gap seed " + std::to_string(seed));
   }
   for (uint64_t seed = 1; seed <= test_support::scaled_count(10, 3); ++seed) {
-    const Problem problem = small_problem({.buffers = 9, .max_size = 64, .max_alignment = 16, .with_fixed_offset = true}, seed);
+    const Problem problem =
+        small_problem({.buffers = 9, .max_size = 64, .max_alignment = 16, .with_fixed_offset = true}, seed);
     expect_tight_at(problem, BruteForce(problem).optimum(), {}, "aligned seed " + std::to_string(seed));
   }
 }
@@ -307,7 +307,8 @@ TEST(ExactDecision, OverloadCheckFromTheStartKeepsEveryOptimum) {
   for (const SmallShape& shape : shapes) {
     for (uint64_t seed = 100; seed < 100 + seeds; ++seed) {
       const Problem problem = small_problem(shape, seed);
-      const std::string context = "overload, buffers " + std::to_string(shape.buffers) + " seed " + std::to_string(seed);
+      const std::string context =
+          "overload, buffers " + std::to_string(shape.buffers) + " seed " + std::to_string(seed);
       const int64_t optimum = BruteForce(problem).optimum();
       StatusOr<ExactResult> r = solve_minimize(problem, options);
       ASSERT_TRUE(r.ok()) << context << ": " << r.status().to_string();
@@ -714,7 +715,7 @@ Problem twin_problem(uint64_t seed) {
     Buffer b = p.buffers[next_random(state) % originals];
     b.id += "_copy" + std::to_string(copy);
     b.offset.reset();
-    if (copy == 2) b.lower += 1, b.upper -= 1;  // a twin with another lifetime
+    if (copy == 2) b.lower += 1, b.upper -= 1;                                  // a twin with another lifetime
     if (copy == 3) b.size = 1 + static_cast<int64_t>(next_random(state) % 64);  // same lifetime, not a twin
     if (copy == 4) b.alignment = b.alignment == 1 ? 4 : 1;
     if (copy == 5) b.upper += 4 * static_cast<int64_t>(1 + next_random(state) % 3);  // lives longer: not a twin

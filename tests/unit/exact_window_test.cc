@@ -138,8 +138,11 @@ struct Started {
 
 Started naive_start(size_t n, uint64_t seed) {
   Started s;
-  s.problem = generate_problem({.shape = ProblemShape::kRandomIntervals, .buffers = n, .seed = seed,
-                                .max_size = 4096, .fixed_offset_probability = 0.1});
+  s.problem = generate_problem({.shape = ProblemShape::kRandomIntervals,
+                                .buffers = n,
+                                .seed = seed,
+                                .max_size = 4096,
+                                .fixed_offset_probability = 0.1});
   StatusOr<Plan> naive = plan_with("naive", s.problem);
   EXPECT_TRUE(naive.ok());
   s.start = *naive;
@@ -150,8 +153,7 @@ TEST(ExactWindows, ImprovesANaivePlanWithoutMovingFixedBuffers) {
   for (const uint64_t seed : {uint64_t{1}, uint64_t{2}}) {
     const Started s = naive_start(600, seed);
     ASSERT_TRUE(validate(s.problem, s.start).ok());
-    StatusOr<ExactResult> r =
-        improve_by_windows(s.problem, s.start, {.time_limit_seconds = 2, .window_buffers = 32});
+    StatusOr<ExactResult> r = improve_by_windows(s.problem, s.start, {.time_limit_seconds = 2, .window_buffers = 32});
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     ASSERT_TRUE(r->plan.has_value());
     const ValidationResult v = validate(s.problem, *r->plan);
@@ -171,15 +173,15 @@ TEST(ExactWindows, ImprovesANaivePlanWithoutMovingFixedBuffers) {
 }
 
 TEST(ExactWindows, KeepsAnOptimalStartAndRejectsAnInvalidOne) {
-  Problem p{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8},
-                        {.id = "b", .lower = 1, .upper = 3, .size = 4}}};
+  Problem p{
+      .buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8}, {.id = "b", .lower = 1, .upper = 3, .size = 4}}};
   const Plan optimal = make_plan(p, {0, 8});
   StatusOr<ExactResult> r = improve_by_windows(p, optimal, {});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->outcome, ExactOutcome::kOptimal);
   EXPECT_EQ(r->plan->offsets, optimal.offsets);
   EXPECT_EQ(r->stats.windows, 0);
-  EXPECT_FALSE(improve_by_windows(p, make_plan(p, {0, 4}), {}).ok());  // overlapping start
+  EXPECT_FALSE(improve_by_windows(p, make_plan(p, {0, 4}), {}).ok());              // overlapping start
   EXPECT_FALSE(improve_by_windows(p, Plan{.offsets = {0}, .arena = 8}, {}).ok());  // one offset for two buffers
 }
 
@@ -188,8 +190,8 @@ TEST(ExactWindows, KeepsAnOptimalStartAndRejectsAnInvalidOne) {
 // window size fails and the call says so (windows_exhausted) long before its
 // time limit, instead of reporting a time-out.
 TEST(ExactWindows, SaysWhenEveryWindowOfEveryPassFailed) {
-  const std::vector<std::array<int64_t, 3>> gadget = {{3, 6, 5}, {6, 7, 1},  {3, 5, 4}, {5, 7, 1},
-                                                      {4, 9, 4}, {2, 4, 5},  {1, 2, 2}, {7, 10, 5},
+  const std::vector<std::array<int64_t, 3>> gadget = {{3, 6, 5},  {6, 7, 1},  {3, 5, 4}, {5, 7, 1},
+                                                      {4, 9, 4},  {2, 4, 5},  {1, 2, 2}, {7, 10, 5},
                                                       {6, 10, 4}, {5, 10, 2}, {4, 7, 2}};
   Problem p;
   for (size_t i = 0; i < gadget.size(); ++i) {
@@ -301,11 +303,11 @@ TEST(ExactRepair, BandsLowerANaivePlanWithoutMovingFixedBuffers) {
 // plan comes back unchanged. An optimal plan at the load ends it at once.
 TEST(ExactRepair, BandsSayWhenEverySizeFailedAndKeepAnOptimalPlan) {
   Problem gap;
-  const int64_t rows[][3] = {{6, 7, 31},  {2, 8, 6},    {2, 9, 62},  {10, 17, 37}, {9, 11, 44}, {14, 20, 15},
-                             {13, 17, 80}, {8, 16, 12}, {5, 6, 10}, {11, 12, 9},   {0, 3, 68},  {6, 13, 58}};
+  const int64_t rows[][3] = {{6, 7, 31},   {2, 8, 6},   {2, 9, 62}, {10, 17, 37}, {9, 11, 44}, {14, 20, 15},
+                             {13, 17, 80}, {8, 16, 12}, {5, 6, 10}, {11, 12, 9},  {0, 3, 68},  {6, 13, 58}};
   for (size_t i = 0; i < std::size(rows); ++i) {
-    gap.buffers.push_back({.id = name_of("b", static_cast<int64_t>(i)), .lower = rows[i][0], .upper = rows[i][1],
-                           .size = rows[i][2]});
+    gap.buffers.push_back(
+        {.id = name_of("b", static_cast<int64_t>(i)), .lower = rows[i][0], .upper = rows[i][1], .size = rows[i][2]});
   }
   StatusOr<ExactResult> optimum = solve_minimize(gap, {});
   ASSERT_TRUE(optimum.ok());

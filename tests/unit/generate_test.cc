@@ -16,16 +16,16 @@
 namespace memplan {
 namespace {
 
-constexpr ProblemShape kAllShapes[] = {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals,
+constexpr ProblemShape kAllShapes[] = {ProblemShape::kDnnLike,     ProblemShape::kRandomIntervals,
                                        ProblemShape::kHeavyTailed, ProblemShape::kNested,
-                                       ProblemShape::kEqualSizes, ProblemShape::kPuzzle};
+                                       ProblemShape::kEqualSizes,  ProblemShape::kPuzzle};
 
 bool same_problem(const Problem& a, const Problem& b) {
   if (a.size() != b.size() || a.alignment != b.alignment || a.capacity != b.capacity) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     const Buffer &x = a.buffers[i], &y = b.buffers[i];
-    if (x.id != y.id || x.lower != y.lower || x.upper != y.upper || x.size != y.size ||
-        x.alignment != y.alignment || x.offset != y.offset) {
+    if (x.id != y.id || x.lower != y.lower || x.upper != y.upper || x.size != y.size || x.alignment != y.alignment ||
+        x.offset != y.offset) {
       return false;
     }
   }
@@ -36,8 +36,8 @@ std::string label(ProblemShape shape) { return std::string(problem_shape_name(sh
 
 TEST(Generate, SameOptionsGiveTheSameProblem) {
   for (ProblemShape shape : kAllShapes) {
-    const GenerateOptions options{.shape = shape, .buffers = 500, .seed = 42, .max_alignment = 256,
-                                  .fixed_offset_probability = 0.1};
+    const GenerateOptions options{
+        .shape = shape, .buffers = 500, .seed = 42, .max_alignment = 256, .fixed_offset_probability = 0.1};
     EXPECT_TRUE(same_problem(generate_problem(options), generate_problem(options))) << label(shape);
   }
 }
@@ -63,8 +63,8 @@ TEST(Generate, SeedNamesTheSameProblemAcrossBuilds) {
     }
   };
   auto mix_problem = [&](ProblemShape shape) {
-    const Problem p = generate_problem({.shape = shape, .buffers = 64, .seed = 2024, .max_alignment = 64,
-                                        .fixed_offset_probability = 0.1});
+    const Problem p = generate_problem(
+        {.shape = shape, .buffers = 64, .seed = 2024, .max_alignment = 64, .fixed_offset_probability = 0.1});
     for (const Buffer& b : p.buffers) {
       mix(b.lower);
       mix(b.upper);
@@ -95,7 +95,9 @@ TEST(Generate, MakesExactlyTheRequestedNumberOfBuffers) {
 TEST(Generate, ProblemsPassTheInvariantCheck) {
   for (ProblemShape shape : kAllShapes) {
     for (uint64_t seed = 1; seed <= 20; ++seed) {
-      const GenerateOptions options{.shape = shape, .buffers = 50 * seed, .seed = seed,
+      const GenerateOptions options{.shape = shape,
+                                    .buffers = 50 * seed,
+                                    .seed = seed,
                                     .max_size = int64_t{1} << (seed % 41),
                                     .max_alignment = int64_t{1} << (seed % 13),
                                     .fixed_offset_probability = (seed % 4) * 0.1};
@@ -107,8 +109,11 @@ TEST(Generate, ProblemsPassTheInvariantCheck) {
 
 TEST(Generate, HugeMaxSizeIsClampedSoTotalsCannotOverflow) {
   for (ProblemShape shape : kAllShapes) {
-    const Problem p = generate_problem({.shape = shape, .buffers = 5000, .seed = 9,
-                                        .max_size = int64_t{1} << 62, .max_alignment = int64_t{1} << 40,
+    const Problem p = generate_problem({.shape = shape,
+                                        .buffers = 5000,
+                                        .seed = 9,
+                                        .max_size = int64_t{1} << 62,
+                                        .max_alignment = int64_t{1} << 40,
                                         .fixed_offset_probability = 0.5});
     const Status status = check_problem(p);
     EXPECT_TRUE(status.ok()) << label(shape) << ": " << status.to_string();
@@ -131,8 +136,8 @@ TEST(Generate, IdsAreUniqueAndFollowBufferOrder) {
 }
 
 TEST(Generate, AlignmentsArePowersOfTwoUpToTheMaximumAndVaried) {
-  const Problem p = generate_problem({.shape = ProblemShape::kRandomIntervals, .buffers = 2000, .seed = 8,
-                                      .max_alignment = 4096});
+  const Problem p =
+      generate_problem({.shape = ProblemShape::kRandomIntervals, .buffers = 2000, .seed = 8, .max_alignment = 4096});
   std::set<int64_t> seen;
   for (const Buffer& b : p.buffers) {
     ASSERT_TRUE(is_power_of_two(b.alignment)) << b.alignment;
@@ -143,8 +148,8 @@ TEST(Generate, AlignmentsArePowersOfTwoUpToTheMaximumAndVaried) {
 }
 
 TEST(Generate, NonPowerOfTwoMaxAlignmentRoundsDown) {
-  const Problem p = generate_problem({.shape = ProblemShape::kNested, .buffers = 1000, .seed = 8,
-                                      .max_alignment = 100});
+  const Problem p =
+      generate_problem({.shape = ProblemShape::kNested, .buffers = 1000, .seed = 8, .max_alignment = 100});
   for (const Buffer& b : p.buffers) ASSERT_LE(b.alignment, 64);
 }
 
@@ -155,8 +160,8 @@ TEST(Generate, WithoutMaxAlignmentEveryBufferIsByteAligned) {
 
 TEST(Generate, FixedBuffersAreAlignedAndNeverShareBytes) {
   for (ProblemShape shape : kAllShapes) {
-    const Problem p = generate_problem({.shape = shape, .buffers = 400, .seed = 13, .max_alignment = 512,
-                                        .fixed_offset_probability = 0.3});
+    const Problem p = generate_problem(
+        {.shape = shape, .buffers = 400, .seed = 13, .max_alignment = 512, .fixed_offset_probability = 0.3});
     std::vector<const Buffer*> fixed;
     for (const Buffer& b : p.buffers) {
       if (b.offset) fixed.push_back(&b);
@@ -184,8 +189,8 @@ TEST(Generate, AlignmentsAndFixedOffsetsLeaveLifetimesAndSizesAlone) {
   // lifetimes and sizes so that only the alignment differs.
   for (ProblemShape shape : kAllShapes) {
     const Problem plain = generate_problem({.shape = shape, .buffers = 300, .seed = 21});
-    const Problem aligned = generate_problem({.shape = shape, .buffers = 300, .seed = 21, .max_alignment = 4096,
-                                              .fixed_offset_probability = 0.2});
+    const Problem aligned = generate_problem(
+        {.shape = shape, .buffers = 300, .seed = 21, .max_alignment = 4096, .fixed_offset_probability = 0.2});
     ASSERT_EQ(plain.size(), aligned.size());
     for (size_t i = 0; i < plain.size(); ++i) {
       ASSERT_EQ(plain.buffers[i].lower, aligned.buffers[i].lower) << label(shape);
@@ -233,8 +238,8 @@ TEST(Generate, RandomIntervalsLieWithinFourTicksPerBuffer) {
 
 TEST(Generate, HeavyTailedSizesAreMostlyTinyWithAFewHuge) {
   const int64_t max_size = int64_t{1} << 20;
-  const Problem p = generate_problem({.shape = ProblemShape::kHeavyTailed, .buffers = 20000, .seed = 12,
-                                      .max_size = max_size});
+  const Problem p =
+      generate_problem({.shape = ProblemShape::kHeavyTailed, .buffers = 20000, .seed = 12, .max_size = max_size});
   std::vector<int64_t> sizes;
   for (const Buffer& b : p.buffers) sizes.push_back(b.size);
   std::sort(sizes.begin(), sizes.end());
@@ -290,7 +295,8 @@ TEST(Generate, PuzzlePiecesTileTheirRectangleBarTheDroppedOnes) {
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     const size_t n = 16 * seed;
     const int64_t height = 1000 + static_cast<int64_t>(seed);
-    const Problem p = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = n, .seed = seed, .max_size = height});
+    const Problem p =
+        generate_problem({.shape = ProblemShape::kPuzzle, .buffers = n, .seed = seed, .max_size = height});
     const int64_t dropped = std::max<int64_t>(1, static_cast<int64_t>(n) / 16);
     const int64_t pieces = static_cast<int64_t>(n) + dropped;
     const int64_t span = std::max<int64_t>({8, pieces / 2, (pieces + height - 1) / height});

@@ -24,8 +24,8 @@ int64_t good_enough_units(int64_t bytes) { return (bytes + kGoodEnoughUnit - 1) 
 // shows that the portfolio's was not used.
 Problem problem_greedy_leaves_above_its_load() {
   for (uint64_t seed = 1; seed < 200; ++seed) {
-    Problem p = generate_problem({.shape = ProblemShape::kRandomIntervals, .buffers = 300, .seed = seed,
-                                  .max_size = 1 << 16});
+    Problem p =
+        generate_problem({.shape = ProblemShape::kRandomIntervals, .buffers = 300, .seed = seed, .max_size = 1 << 16});
     StatusOr<Plan> greedy = plan_with("greedy_by_size", p, {});
     if (!greedy.ok() || good_enough_units(greedy->arena) <= good_enough_units(load(p))) continue;
     StatusOr<Plan> portfolio = plan_with("portfolio", p, {});
@@ -43,7 +43,8 @@ TEST(GoodEnoughTest, AGreedyPlanWithinTheToleranceIsKeptAndTheNamedPlannerNotRun
   const double greedy_units = static_cast<double>(good_enough_units(greedy->arena));
   PlanOptions options;
   options.time_limit_seconds = 1.0;
-  options.good_enough = GoodEnough{.unit_bytes = kGoodEnoughUnit, .tolerance = (greedy_units - floor_units) / floor_units + 1e-9};
+  options.good_enough =
+      GoodEnough{.unit_bytes = kGoodEnoughUnit, .tolerance = (greedy_units - floor_units) / floor_units + 1e-9};
   const StatusOr<PlanningResult> kept = run_planner("portfolio", problem, options);
   ASSERT_TRUE(kept.ok());
   ASSERT_TRUE(kept->plan);

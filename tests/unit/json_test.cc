@@ -15,8 +15,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 Problem two_buffers() {
-  return Problem{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8},
-                             {.id = "b", .lower = 1, .upper = 3, .size = 4}}};
+  return Problem{
+      .buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8}, {.id = "b", .lower = 1, .upper = 3, .size = 4}}};
 }
 
 TEST(JsonPlan, WritesReportAndOneEntryPerBufferInDocumentedOrder) {
@@ -69,7 +69,9 @@ TEST(JsonPlan, EmptyProblemHasAnEmptyOffsetList) {
 
 TEST(JsonPlan, IdsThatAreNotUtf8StillGiveValidJson) {
   Problem p = two_buffers();
-  p.buffers[0].id = "bad\xff\xfe" "id\"quote\n";
+  p.buffers[0].id =
+      "bad\xff\xfe"
+      "id\"quote\n";
   std::string text;
   ASSERT_NO_THROW(text = format_plan_json(p, make_plan(p, {0, 8}), {}));
   Json doc;

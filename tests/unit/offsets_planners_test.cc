@@ -177,8 +177,12 @@ TEST(OffsetsPlanners, KeepFixedOffsetsAndPlaceAroundThem) {
 TEST(OffsetsPlanners, KeepFixedOffsetsOnGeneratedProblems) {
   for (ProblemShape shape : {ProblemShape::kDnnLike, ProblemShape::kRandomIntervals, ProblemShape::kHeavyTailed,
                              ProblemShape::kNested, ProblemShape::kEqualSizes}) {
-    GenerateOptions options{.shape = shape, .buffers = 400, .seed = 11, .max_size = 1 << 16,
-                            .max_alignment = 64, .fixed_offset_probability = 0.1};
+    GenerateOptions options{.shape = shape,
+                            .buffers = 400,
+                            .seed = 11,
+                            .max_size = 1 << 16,
+                            .max_alignment = 64,
+                            .fixed_offset_probability = 0.1};
     const Problem problem = generate_problem(options);
     for (const char* planner : kOffsetsPlanners) {
       SCOPED_TRACE(std::string(planner) + " on " + std::string(problem_shape_name(shape)));
@@ -225,8 +229,7 @@ TEST(PlaceInOrder, RejectsAnOrderThatMissesOrRepeatsABuffer) {
   const size_t out_of_range[] = {0, 1, 2, 3, 4, 5};
   EXPECT_EQ(place_in_order(problem, missing, FitPolicy::kBestFit).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(place_in_order(problem, repeated, FitPolicy::kBestFit).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(place_in_order(problem, out_of_range, FitPolicy::kBestFit).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(place_in_order(problem, out_of_range, FitPolicy::kBestFit).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(PlaceInOrder, AcceptsAnOrderThatListsFixedBuffersToo) {
@@ -278,7 +281,8 @@ Problem random_problem(Rng& rng, int n, int64_t horizon) {
   for (int i = 0; i < n; ++i) {
     const int64_t lower = rng.below(horizon);
     const int64_t upper = lower + 1 + rng.below(rng.below(4) == 0 ? horizon : 8);
-    problem.buffers.push_back(Buffer{.id = std::to_string(i), .lower = lower, .upper = upper, .size = 1 + rng.below(64)});
+    problem.buffers.push_back(
+        Buffer{.id = std::to_string(i), .lower = lower, .upper = upper, .size = 1 + rng.below(64)});
   }
   return problem;
 }
@@ -287,8 +291,10 @@ std::vector<ByteRange> merged(std::vector<ByteRange> ranges) {
   std::sort(ranges.begin(), ranges.end(), [](const ByteRange& a, const ByteRange& b) { return a.begin < b.begin; });
   std::vector<ByteRange> out;
   for (const ByteRange& r : ranges) {
-    if (!out.empty() && r.begin <= out.back().end) out.back().end = std::max(out.back().end, r.end);
-    else out.push_back(r);
+    if (!out.empty() && r.begin <= out.back().end)
+      out.back().end = std::max(out.back().end, r.end);
+    else
+      out.push_back(r);
   }
   return out;
 }
@@ -364,12 +370,15 @@ TEST(RepeatedPlacement, MatchesPlaceInOrderAfterEveryPerturbation) {
   Rng rng{11};
   for (int round = 0; round < 12; ++round) {
     const bool large = round >= 10;
-    const int n = large ? static_cast<int>(RepeatedPlacement::kScanMaxBuffers) + 200 : 40 + static_cast<int>(rng.below(260));
+    const int n =
+        large ? static_cast<int>(RepeatedPlacement::kScanMaxBuffers) + 200 : 40 + static_cast<int>(rng.below(260));
     Problem problem = random_problem(rng, n, large ? 400 : 20 + rng.below(100));
     for (Buffer& b : problem.buffers) {
       b.alignment = int64_t{1} << rng.below(4);
-      if (rng.below(20) == 0) b.size = 0;
-      else if (rng.below(25) == 0) b.offset = 64 * rng.below(8);  // may overlap others: only placement is checked
+      if (rng.below(20) == 0)
+        b.size = 0;
+      else if (rng.below(25) == 0)
+        b.offset = 64 * rng.below(8);  // may overlap others: only placement is checked
     }
     for (FitPolicy policy : {FitPolicy::kFirstFit, FitPolicy::kBestFit, FitPolicy::kBestFitInArena}) {
       RepeatedPlacement placement(problem, policy);

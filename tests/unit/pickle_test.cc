@@ -120,7 +120,10 @@ TEST(PickleReader, ReadsBytesOpcodes) {
   }
 }
 TEST(PickleReader, ReadsEmptyListAppendAndAppends) {
-  Document d = parse_document_ok(pickled("]K\x01" "a(K\x02K\x03" "e"));
+  Document d =
+      parse_document_ok(pickled("]K\x01"
+                                "a(K\x02K\x03"
+                                "e"));
   ASSERT_EQ(d.kind(d.root()), Kind::kList);
   std::vector<int64_t> items;
   d.for_each_item(d.root(), [&](Value v) { items.push_back(*d.integer(v)); });
@@ -132,9 +135,10 @@ TEST(PickleReader, ReadsList) {
   EXPECT_EQ(d.length(d.root()), 2u);
 }
 TEST(PickleReader, ReadsEmptyDictSetItemAndSetItems) {
-  Document d = parse_document_ok(pickled("}" + short_str("a") + "K\x01s(" + short_str("b") + "K\x02" + short_str("a") + "K\x03u"));
+  Document d = parse_document_ok(
+      pickled("}" + short_str("a") + "K\x01s(" + short_str("b") + "K\x02" + short_str("a") + "K\x03u"));
   ASSERT_EQ(d.kind(d.root()), Kind::kDict);
-  EXPECT_EQ(d.length(d.root()), 3u);  // every pair is kept ...
+  EXPECT_EQ(d.length(d.root()), 3u);               // every pair is kept ...
   EXPECT_EQ(d.integer(*d.get(d.root(), "a")), 3);  // ... and the last one answers
   EXPECT_EQ(d.integer(*d.get(d.root(), "b")), 2);
   EXPECT_FALSE(d.get(d.root(), "c").has_value());
@@ -145,8 +149,11 @@ TEST(PickleReader, ReadsDict) {
   EXPECT_EQ(d.kind(*d.get(d.root(), "k")), Kind::kNone);
 }
 TEST(PickleReader, ReadsTuples) {
-  for (const auto& [body, n] : std::vector<std::pair<std::string, size_t>>{
-           {")", 0}, {"K\x01\x85", 1}, {"K\x01K\x02\x86", 2}, {"K\x01K\x02K\x03\x87", 3}, {"(K\x01K\x02K\x03K\x04t", 4}}) {
+  for (const auto& [body, n] : std::vector<std::pair<std::string, size_t>>{{")", 0},
+                                                                           {"K\x01\x85", 1},
+                                                                           {"K\x01K\x02\x86", 2},
+                                                                           {"K\x01K\x02K\x03\x87", 3},
+                                                                           {"(K\x01K\x02K\x03K\x04t", 4}}) {
     Document d = parse_document_ok(pickled(body));
     EXPECT_EQ(d.kind(d.root()), Kind::kTuple) << n;
     EXPECT_EQ(d.length(d.root()), n);
@@ -161,7 +168,9 @@ TEST(PickleReader, ReadsSetsAndFrozenSets) {
 }
 TEST(PickleReader, MemoizeAndBinGetShareOneObject) {
   // [x, x] where x = [] memoized as 0, fetched with BINGET 1 after the outer list (0).
-  Document d = parse_document_ok(pickled("]\x94(]\x94h\x01" "e"));
+  Document d =
+      parse_document_ok(pickled("]\x94(]\x94h\x01"
+                                "e"));
   std::vector<Value> items;
   d.for_each_item(d.root(), [&](Value v) { items.push_back(v); });
   ASSERT_EQ(items.size(), 2u);
@@ -178,9 +187,15 @@ TEST(PickleReader, PutAndGetInEveryWidth) {
   }
 }
 TEST(PickleReader, PopPopMarkAndDup) {
-  EXPECT_EQ(root_int("K\x01K\x02" "0"), 1);      // POP
-  EXPECT_EQ(root_int("K\x01(K\x02K\x03" "1"), 1);  // POP_MARK
-  Document d = parse_document_ok(pickled("K\x05" "2\x86"));  // DUP then TUPLE2
+  EXPECT_EQ(root_int("K\x01K\x02"
+                     "0"),
+            1);  // POP
+  EXPECT_EQ(root_int("K\x01(K\x02K\x03"
+                     "1"),
+            1);  // POP_MARK
+  Document d =
+      parse_document_ok(pickled("K\x05"
+                                "2\x86"));  // DUP then TUPLE2
   std::vector<int64_t> items;
   d.for_each_item(d.root(), [&](Value v) { items.push_back(*d.integer(v)); });
   EXPECT_EQ(items, (std::vector<int64_t>{5, 5}));
@@ -196,7 +211,9 @@ TEST(PickleReader, StoresEqualListsOnceAndKeepsTheirValues) {
   // Two equal frame lists, each appended to an outer list as it is built
   // (as each event's frames are set on its dict): the second shares the
   // first's items.
-  const std::string frames = "](" + short_str("f.py") + "K\x0c" "e";
+  const std::string frames = "](" + short_str("f.py") +
+                             "K\x0c"
+                             "e";
   Document d = parse_document_ok(pickled("]" + frames + "a" + frames + "a"));
   std::vector<Value> lists;
   d.for_each_item(d.root(), [&](Value v) { lists.push_back(v); });
@@ -216,10 +233,21 @@ TEST(PickleReader, StoresEqualListsOnceAndKeepsTheirValues) {
 // ---- refusals ---------------------------------------------------------------------------
 
 TEST(PickleReader, RefusesEveryOpcodeThatImportsOrCalls) {
-  const std::vector<std::pair<std::string, std::string>> refused = {
-      {"c", "GLOBAL"}, {"\x93", "STACK_GLOBAL"}, {"R", "REDUCE"}, {"b", "BUILD"}, {"i", "INST"}, {"o", "OBJ"},
-      {"\x81", "NEWOBJ"}, {"\x92", "NEWOBJ_EX"}, {"\x82", "EXT1"}, {"\x83", "EXT2"}, {"\x84", "EXT4"},
-      {"P", "PERSID"}, {"Q", "BINPERSID"}, {"\x97", "NEXT_BUFFER"}, {"\x98", "READONLY_BUFFER"}};
+  const std::vector<std::pair<std::string, std::string>> refused = {{"c", "GLOBAL"},
+                                                                    {"\x93", "STACK_GLOBAL"},
+                                                                    {"R", "REDUCE"},
+                                                                    {"b", "BUILD"},
+                                                                    {"i", "INST"},
+                                                                    {"o", "OBJ"},
+                                                                    {"\x81", "NEWOBJ"},
+                                                                    {"\x92", "NEWOBJ_EX"},
+                                                                    {"\x82", "EXT1"},
+                                                                    {"\x83", "EXT2"},
+                                                                    {"\x84", "EXT4"},
+                                                                    {"P", "PERSID"},
+                                                                    {"Q", "BINPERSID"},
+                                                                    {"\x97", "NEXT_BUFFER"},
+                                                                    {"\x98", "READONLY_BUFFER"}};
   for (const auto& [op, name] : refused) {
     // The opcode comes after PROTO (2 bytes) and one NONE: offset 3.
     const std::string message = error_of(std::string("\x80\x04N", 3) + op + "os\nsystem\n.");
@@ -229,7 +257,10 @@ TEST(PickleReader, RefusesEveryOpcodeThatImportsOrCalls) {
 }
 TEST(PickleReader, RefusesGlobalBeforeReadingItsArgument) {
   // os.system would be named by GLOBAL's argument; nothing of it is read.
-  EXPECT_NE(error_of(std::string("\x80\x02" "cos\nsystem\n(S'echo'\ntR.", 23)).find("offset 2: GLOBAL: refused"),
+  EXPECT_NE(error_of(std::string("\x80\x02"
+                                 "cos\nsystem\n(S'echo'\ntR.",
+                                 23))
+                .find("offset 2: GLOBAL: refused"),
             std::string::npos);
 }
 TEST(PickleReader, RefusesProtocolZeroTextStrings) {
@@ -247,8 +278,13 @@ TEST(PickleReader, RefusesProtocolsAboveFive) {
 
 TEST(PickleReader, TruncationIsAnErrorWithTheOffset) {
   EXPECT_NE(error_of(std::string("\x80\x04N", 3)).find("offset 3: the pickle ends before its STOP"), std::string::npos);
-  EXPECT_NE(error_of(std::string("\x80\x04J\x01", 4)).find("offset 2: BININT: the pickle ends inside"), std::string::npos);
-  EXPECT_NE(error_of(std::string("\x80\x04\x8c\x05" "ab", 6)).find("length 5 runs past the end"), std::string::npos);
+  EXPECT_NE(error_of(std::string("\x80\x04J\x01", 4)).find("offset 2: BININT: the pickle ends inside"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string("\x80\x04\x8c\x05"
+                                 "ab",
+                                 6))
+                .find("length 5 runs past the end"),
+            std::string::npos);
   EXPECT_NE(error_of("").find("ends before its STOP"), std::string::npos);
 }
 TEST(PickleReader, HugeLengthFieldsFailBeforeAllocating) {
@@ -271,14 +307,23 @@ TEST(PickleReader, StackUnderflowIsAnError) {
   EXPECT_NE(error_of(pickled("]K\x01(a")).find("APPEND: stack underflow"), std::string::npos);
 }
 TEST(PickleReader, MissingMarkIsAnError) {
-  EXPECT_NE(error_of(pickled("]K\x01" "e")).find("APPENDS: no MARK before it"), std::string::npos);
+  EXPECT_NE(error_of(pickled("]K\x01"
+                             "e"))
+                .find("APPENDS: no MARK before it"),
+            std::string::npos);
   EXPECT_NE(error_of(pickled("K\x01t")).find("TUPLE: no MARK"), std::string::npos);
 }
 TEST(PickleReader, WrongTargetsAreErrors) {
-  EXPECT_NE(error_of(pickled("K\x01K\x02" "a")).find("APPEND: the target is not a list"), std::string::npos);
+  EXPECT_NE(error_of(pickled("K\x01K\x02"
+                             "a"))
+                .find("APPEND: the target is not a list"),
+            std::string::npos);
   EXPECT_NE(error_of(pickled("](K\x01K\x02u")).find("SETITEMS: the target is not a dict"), std::string::npos);
   EXPECT_NE(error_of(pickled("}(K\x01u")).find("odd number of values"), std::string::npos);
-  EXPECT_NE(error_of(pickled("(K\x01" "e")).find("no container below the MARK"), std::string::npos);
+  EXPECT_NE(error_of(pickled("(K\x01"
+                             "e"))
+                .find("no container below the MARK"),
+            std::string::npos);
 }
 TEST(PickleReader, DataAfterStopIsAnError) {
   EXPECT_NE(error_of(std::string("\x80\x04N.N", 5)).find("offset 4: data after STOP"), std::string::npos);

@@ -235,7 +235,8 @@ TEST(RunPlanner, TheDefaultSearchSkipsWhatItCannotHelp) {
       run_planner("portfolio", a, {.time_limit_seconds = 30, .default_search_seconds = 0.001});
   ASSERT_TRUE(limited.ok());
   EXPECT_EQ(limited->default_search_seconds, 0);
-  Problem at_load{.buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8}, {.id = "b", .lower = 1, .upper = 3, .size = 8}}};
+  Problem at_load{
+      .buffers = {{.id = "a", .lower = 0, .upper = 2, .size = 8}, {.id = "b", .lower = 1, .upper = 3, .size = 8}}};
   StatusOr<PlanningResult> optimal = run_planner("portfolio", at_load, {.default_search_seconds = 1});
   ASSERT_TRUE(optimal.ok());
   EXPECT_FALSE(optimal->exact.has_value());

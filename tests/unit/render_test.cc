@@ -71,7 +71,8 @@ TEST(RenderSvg, DrawsLoadDashedAndArenaSolidAtTheirHeights) {
   ASSERT_NE(load_line, std::string::npos);
   ASSERT_NE(arena_line, std::string::npos);
   EXPECT_NE(svg.substr(load_line, svg.find("/>", load_line) - load_line).find("stroke-dasharray"), std::string::npos);
-  EXPECT_EQ(svg.substr(arena_line, svg.find("/>", arena_line) - arena_line).find("stroke-dasharray"), std::string::npos);
+  EXPECT_EQ(svg.substr(arena_line, svg.find("/>", arena_line) - arena_line).find("stroke-dasharray"),
+            std::string::npos);
   EXPECT_NE(svg.find("load 3.50 KiB"), std::string::npos);
   EXPECT_NE(svg.find("arena 4.00 KiB"), std::string::npos);
   // y grows downwards in SVG: the higher arena line has the smaller y.
@@ -121,7 +122,8 @@ TEST(RenderSvg, TooltipsNameTheOperatorWhenKnown) {
 
 TEST(RenderSvg, SameIdGetsSameColourInEveryPicture) {
   Problem one{.buffers = {{.id = "conv1", .lower = 0, .upper = 3, .size = 64}}};
-  Problem two{.buffers = {{.id = "other", .lower = 0, .upper = 1, .size = 8}, {.id = "conv1", .lower = 5, .upper = 9, .size = 32}}};
+  Problem two{.buffers = {{.id = "other", .lower = 0, .upper = 1, .size = 8},
+                          {.id = "conv1", .lower = 5, .upper = 9, .size = 32}}};
   auto fill_of = [](const std::string& svg, const std::string& id) {
     const size_t title = svg.find("<title>" + id + ":");
     const size_t fill = svg.rfind("fill=\"", title) + 6;

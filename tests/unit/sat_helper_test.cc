@@ -136,15 +136,16 @@ TEST(SatHelper, DeclinesWhatTheEncodingCannotStateOrIsTooLarge) {
   EXPECT_TRUE(solver::SatHelper::applies(aligned, 8000, solver::kSatMaxClauses, &unit));
   EXPECT_EQ(unit, 8);
   // MiniMalloc's D: about 24 million clauses at its best plan.
-  const StatusOr<Problem> d =
-      read_problem_csv((std::filesystem::path(MEMPLAN_SHARED_DATA_DIR) / "dsa/minimalloc/challenging/D.1048576.csv").string());
+  const StatusOr<Problem> d = read_problem_csv(
+      (std::filesystem::path(MEMPLAN_SHARED_DATA_DIR) / "dsa/minimalloc/challenging/D.1048576.csv").string());
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_FALSE(solver::SatHelper::applies(canonical_items(*d), 1001472, solver::kSatMaxClauses, &unit));
 }
 
 TEST(SatHelper, StopsOnTheCallersCancel) {
   // A 200-buffer puzzle that the solver does not settle in a moment.
-  const Problem problem = generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 200, .seed = 14, .max_size = 256});
+  const Problem problem =
+      generate_problem({.shape = ProblemShape::kPuzzle, .buffers = 200, .seed = 14, .max_size = 256});
   const auto items = canonical_items(problem);
   int64_t unit = 0;
   ASSERT_TRUE(solver::SatHelper::applies(items, 300, solver::kSatMaxClauses, &unit));
@@ -208,7 +209,8 @@ TEST(SatHelper, DecideModeAnswersTheCapacityAskedAndSaysItFinished) {
                                solver::SatHelper::Mode::kDecide, &finished);
       {
         // kDecide ends at its answer (join would stop it: wait for the end).
-        test_support::Watchdog watchdog(std::chrono::minutes(12), "the SAT helper's answer at " + std::to_string(capacity));
+        test_support::Watchdog watchdog(std::chrono::minutes(12),
+                                        "the SAT helper's answer at " + std::to_string(capacity));
         while (!finished.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
       helper.join();

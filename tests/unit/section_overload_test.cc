@@ -87,9 +87,13 @@ Section random_section(std::mt19937_64& rng) {
   s.slack = std::min(capacity - total, at - covered) + uniform(-4, 16);
   // The search lists placed members latest first; any order must work.
   switch (uniform(0, 2)) {
-    case 0: break;
-    case 1: std::reverse(s.placed.begin(), s.placed.end()); break;
-    default: std::shuffle(s.placed.begin(), s.placed.end(), rng);
+    case 0:
+      break;
+    case 1:
+      std::reverse(s.placed.begin(), s.placed.end());
+      break;
+    default:
+      std::shuffle(s.placed.begin(), s.placed.end(), rng);
   }
   return s;
 }

@@ -48,10 +48,11 @@ PyList user_stack(int line) {
 // segment at kB in which it allocates and frees 512 B.
 SnapshotBuilder hand_made_window() {
   SnapshotBuilder b;
-  b.segment(0, kA, 20 * MiB, false,
-            {{.address = kA, .size = 4 * MiB, .requested = 4 * MiB, .state = "active_allocated", .frames = user_stack(3)},
-             {.address = kA + 4 * MiB, .size = 2 * MiB, .requested = 2 * MiB, .state = "active_allocated"},
-             {.address = kA + 6 * MiB, .size = 14 * MiB, .requested = 0, .state = "inactive"}});
+  b.segment(
+      0, kA, 20 * MiB, false,
+      {{.address = kA, .size = 4 * MiB, .requested = 4 * MiB, .state = "active_allocated", .frames = user_stack(3)},
+       {.address = kA + 4 * MiB, .size = 2 * MiB, .requested = 2 * MiB, .state = "active_allocated"},
+       {.address = kA + 6 * MiB, .size = 14 * MiB, .requested = 0, .state = "inactive"}});
   b.segment(0, kB, 2 * MiB, true, {{.address = kB, .size = 2 * MiB, .state = "inactive"}});
   b.event(0, "free_requested", kA + 8 * MiB, 1 * MiB);
   b.event(0, "free_completed", kA + 8 * MiB, 1 * MiB);
@@ -254,8 +255,8 @@ TEST(Snapshot, ReadsTheNewerFormat) {
 TEST(Snapshot, DefaultSettingsAreUnlimited) {
   SnapshotBuilder b;
   b.newer = true;
-  b.settings = PyDict{{"max_split_size", -1}, {"expandable_segments", false},
-                      {"roundup_power2_divisions", PyDict{{"1", 0}, {"2", 0}}}};
+  b.settings = PyDict{
+      {"max_split_size", -1}, {"expandable_segments", false}, {"roundup_power2_divisions", PyDict{{"1", 0}, {"2", 0}}}};
   const Snapshot s = parse_ok(b);
   EXPECT_DOUBLE_EQ(s.settings.max_split_size_mb, 0);
   EXPECT_TRUE(s.settings.roundup_power2_divisions.empty());
@@ -332,8 +333,10 @@ TEST(Snapshot, ProfilerStepAnnotationsSplitIterations) {
   SnapshotBuilder b;
   b.newer = true;
   for (int step = 0; step < 3; ++step) {
-    b.annotations.push_back(PyDict{{"stage", "START"}, {"name", "ProfilerStep#" + std::to_string(step)},
-                                   {"device", 0}, {"time_us", 1000 * (step + 1)}});
+    b.annotations.push_back(PyDict{{"stage", "START"},
+                                   {"name", "ProfilerStep#" + std::to_string(step)},
+                                   {"device", 0},
+                                   {"time_us", 1000 * (step + 1)}});
     b.event(0, "alloc", kA, (step + 1) * MiB, {}, 0, 1000 * (step + 1) + 1);
     b.event(0, "free_completed", kA, (step + 1) * MiB, {}, 0, 1000 * (step + 1) + 2);
   }
@@ -393,22 +396,26 @@ TEST(Snapshot, ErrorsNameTheField) {
   };
   EXPECT_NE(error_of(PyList{}).find("s.pickle: the top level is a list"), std::string::npos);
   EXPECT_NE(error_of(PyDict{{"other", 1}}).find("not a memory snapshot"), std::string::npos);
-  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(PyList{PyDict{{"addr", 1}, {"size", 2}}})}}})
-                .find("device_traces[0][0]: no 'action'"),
-            std::string::npos);
-  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(PyList{PyDict{{"action", "alloc"}, {"addr", 1}, {"size", "x"}}})}}})
+  EXPECT_NE(
+      error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(PyList{PyDict{{"addr", 1}, {"size", 2}}})}}})
+          .find("device_traces[0][0]: no 'action'"),
+      std::string::npos);
+  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(
+                                                  PyList{PyDict{{"action", "alloc"}, {"addr", 1}, {"size", "x"}}})}}})
                 .find("device_traces[0][0].size: not an integer (a str)"),
             std::string::npos);
-  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(PyList{PyDict{{"action", "alloc"}, {"addr", -5}, {"size", 1}}})}}})
+  EXPECT_NE(error_of(PyDict{{"device_traces", PyList{memplan::testing::PyValue(
+                                                  PyList{PyDict{{"action", "alloc"}, {"addr", -5}, {"size", 1}}})}}})
                 .find("device_traces[0][0].addr: -5 is negative"),
             std::string::npos);
   EXPECT_NE(error_of(PyDict{{"segments", PyList{PyDict{{"device", 0}, {"blocks", PyList{PyDict{{"address", 1}}}}}}}})
                 .find("segments[0].blocks[0]: no 'size'"),
             std::string::npos);
-  EXPECT_NE(error_of(PyDict{{"segments", PyList{PyDict{{"blocks", PyList{PyDict{
-                                                   {"address", 1}, {"size", 1}, {"state", "weird"}}}}}}}})
-                .find("unknown block state 'weird'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(PyDict{{"segments",
+                       PyList{PyDict{{"blocks", PyList{PyDict{{"address", 1}, {"size", 1}, {"state", "weird"}}}}}}}})
+          .find("unknown block state 'weird'"),
+      std::string::npos);
   EXPECT_NE(error_of(PyDict{{"segments", PyTuple{}}}).find("segments: a tuple, expected a list"), std::string::npos);
 }
 
@@ -532,8 +539,10 @@ TEST(Snapshot, CautionsWhenTheWindowIsShorterThanAStep) {
     SnapshotBuilder b;
     b.newer = true;
     for (int step = 1; step <= 3; ++step) {
-      b.annotations.push_back(PyDict{{"stage", "START"}, {"name", "ProfilerStep#" + std::to_string(step)},
-                                     {"device", 0}, {"time_us", int64_t{1000000} * step}});
+      b.annotations.push_back(PyDict{{"stage", "START"},
+                                     {"name", "ProfilerStep#" + std::to_string(step)},
+                                     {"device", 0},
+                                     {"time_us", int64_t{1000000} * step}});
     }
     b.segment(0, kA, 20 * MiB, false, {{.address = kA, .size = 20 * MiB, .state = "inactive"}});
     b.event(0, "alloc", kA, 1 * MiB, user_stack(40), 0, first_us);

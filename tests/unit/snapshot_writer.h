@@ -158,19 +158,33 @@ struct SnapshotBuilder {
                int64_t stream = 0, bool expandable = false) {
     PyList block_list;
     for (BlockSpec& b : blocks) {
-      block_list.push_back(PyDict{{"address", b.address}, {"size", b.size}, {"requested_size", b.requested},
-                                  {"state", b.state}, {"frames", PyValue(std::move(b.frames))}});
+      block_list.push_back(PyDict{{"address", b.address},
+                                  {"size", b.size},
+                                  {"requested_size", b.requested},
+                                  {"state", b.state},
+                                  {"frames", PyValue(std::move(b.frames))}});
     }
-    segments.push_back(PyDict{{"device", device}, {"address", address}, {"total_size", total},
-                              {"allocated_size", 0}, {"active_size", 0}, {"requested_size", 0}, {"stream", stream},
-                              {"segment_type", small ? "small" : "large"}, {"segment_pool_id", PyTuple{{0, 0}}},
-                              {"is_expandable", expandable}, {"frames", PyList{}},
+    segments.push_back(PyDict{{"device", device},
+                              {"address", address},
+                              {"total_size", total},
+                              {"allocated_size", 0},
+                              {"active_size", 0},
+                              {"requested_size", 0},
+                              {"stream", stream},
+                              {"segment_type", small ? "small" : "large"},
+                              {"segment_pool_id", PyTuple{{0, 0}}},
+                              {"is_expandable", expandable},
+                              {"frames", PyList{}},
                               {"blocks", PyValue(std::move(block_list))}});
   }
   void event(int device, const std::string& action, uint64_t address, uint64_t size, PyList frames = {},
              int64_t stream = 0, int64_t time_us = 0) {
-    traces[device].push_back(PyDict{{"action", action}, {"addr", address}, {"size", size}, {"stream", stream},
-                                    {"time_us", time_us}, {"frames", PyValue(std::move(frames))}});
+    traces[device].push_back(PyDict{{"action", action},
+                                    {"addr", address},
+                                    {"size", size},
+                                    {"stream", stream},
+                                    {"time_us", time_us},
+                                    {"frames", PyValue(std::move(frames))}});
   }
   std::string bytes() const {
     PyList device_traces;

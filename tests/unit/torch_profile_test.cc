@@ -22,8 +22,8 @@ std::string memory(double ts, int64_t bytes, uint64_t addr, int tid = 1) {
 }
 
 std::string span(const std::string& name, double ts, double dur, int tid = 1) {
-  return R"({"ph":"X","cat":"cpu_op","name":")" + name + R"(","pid":7,"tid":)" + std::to_string(tid) +
-         R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + R"(,"args":{}})";
+  return R"({"ph":"X","cat":"cpu_op","name":")" + name + R"(","pid":7,"tid":)" + std::to_string(tid) + R"(,"ts":)" +
+         std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + R"(,"args":{}})";
 }
 
 std::string trace(const std::vector<std::string>& events) {
@@ -45,8 +45,8 @@ std::string parse_error(const std::string& text) {
 
 TEST(TorchProfile, WholeTraceIsOneIterationWithTicksInTimeOrder) {
   // Written out of time order: the reader sorts by ts.
-  const TorchProfile p = parse_profile_ok(trace({memory(30, -64, 0x100), memory(10, 64, 0x100), memory(20, 32, 0x200),
-                                         memory(40, -32, 0x200)}));
+  const TorchProfile p = parse_profile_ok(
+      trace({memory(30, -64, 0x100), memory(10, 64, 0x100), memory(20, 32, 0x200), memory(40, -32, 0x200)}));
   EXPECT_TRUE(p.steps.empty());
   EXPECT_EQ(profile_step_numbers(p), std::vector<int64_t>{0});
   StatusOr<ProfileExtraction> x = extract_profile_step(p, 0);
@@ -70,8 +70,8 @@ TEST(TorchProfile, AttributesToTheInnermostSpanOfTheSameThread) {
       span("aten::add", 0, 100, /*tid=*/2),  // another thread: never the operator of tid 1
       memory(12, 64, 0x100),                 // inside aten::empty
       memory(50, 32, 0x200),                 // inside aten::convolution, after aten::empty ended
-      memory(150, -64, 0x100), memory(160, -32, 0x200),
-      memory(170, 16, 0x300, /*tid=*/3), memory(171, -16, 0x300, 3),  // no span on thread 3
+      memory(150, -64, 0x100), memory(160, -32, 0x200), memory(170, 16, 0x300, /*tid=*/3),
+      memory(171, -16, 0x300, 3),  // no span on thread 3
   }));
   StatusOr<ProfileExtraction> x = extract_profile_step(p, 0);
   ASSERT_TRUE(x.ok()) << x.status().message();
@@ -87,15 +87,15 @@ TEST(TorchProfile, StepsSplitTheTraceAndLeaveOutWhatCrossesThem) {
       memory(30, 128, 0x200),                         // escapes step 0, freed in step 1
       memory(40, 8, 0x300), memory(50, -8, 0x300),    // step 0, below --min-size 16
       memory(110, -128, 0x200),                       // inherited by step 1
-      memory(120, 32, 0x400), memory(130, -32, 0x400),
-      memory(250, 1, 0x500), memory(260, -1, 0x500),  // after every step
+      memory(120, 32, 0x400), memory(130, -32, 0x400), memory(250, 1, 0x500),
+      memory(260, -1, 0x500),  // after every step
   }));
   EXPECT_EQ(profile_step_numbers(p), (std::vector<int64_t>{0, 1}));
   // Kineto's copy of a step on the GPU timeline is not a second step 0.
-  const TorchProfile with_gpu_copy = parse_profile_ok(trace({
-      R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":7,"tid":1,"ts":0,"dur":100})",
-      R"({"ph":"X","cat":"gpu_user_annotation","name":"ProfilerStep#0","pid":0,"tid":7,"ts":3,"dur":90})",
-      memory(10, 64, 0x100)}));
+  const TorchProfile with_gpu_copy = parse_profile_ok(
+      trace({R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":7,"tid":1,"ts":0,"dur":100})",
+             R"({"ph":"X","cat":"gpu_user_annotation","name":"ProfilerStep#0","pid":0,"tid":7,"ts":3,"dur":90})",
+             memory(10, 64, 0x100)}));
   ASSERT_EQ(with_gpu_copy.steps.size(), 1u);
   EXPECT_EQ(with_gpu_copy.steps[0].end_us, 100);
   StatusOr<ProfileExtraction> s0 = extract_profile_step(p, 0, /*min_size=*/16);
@@ -133,7 +133,7 @@ TEST(TorchProfile, ErrorsNameTheEventAndTheField) {
   EXPECT_EQ(parse_error(trace({ok, R"({"ph":"X","name":"aten::mm","ts":1})"})),
             "p.json: traceEvents[1]: field 'dur': missing, negative or not a finite number");
   const std::string twice = parse_error(trace({ok, R"({"ph":"X","name":"ProfilerStep#3","ts":0,"dur":5})",
-                                                R"({"ph":"X","name":"ProfilerStep#3","ts":9,"dur":5})"}));
+                                               R"({"ph":"X","name":"ProfilerStep#3","ts":9,"dur":5})"}));
   EXPECT_EQ(twice, "p.json: traceEvents[2]: field 'name': step 3 again (first at traceEvents[1])");
   EXPECT_NE(parse_error(trace({ok, R"({"ph":"X","name":"ProfilerStep#x","ts":0,"dur":5})"})).find("field 'name'"),
             std::string::npos);

@@ -44,8 +44,8 @@ TEST(ParseBytes, AcceptsFractionsThatAreWholeBytes) {
 }
 
 TEST(ParseBytes, RejectsMalformedOrInexactSizes) {
-  for (std::string_view text : {"", "K", "-1", "1.3K", "0.5", "12x", "1 2", "1KiBB", "1e6", "99999999999999999999",
-                                "9007199254740992T"}) {
+  for (std::string_view text :
+       {"", "K", "-1", "1.3K", "0.5", "12x", "1 2", "1KiBB", "1e6", "99999999999999999999", "9007199254740992T"}) {
     auto parsed = parse_bytes(text);
     EXPECT_FALSE(parsed.ok()) << "accepted \"" << text << "\"";
     if (!parsed.ok()) {

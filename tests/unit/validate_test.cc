@@ -29,9 +29,7 @@ TEST(Validate, AcceptsAValidPlan) {
   EXPECT_TRUE(r.message.empty());
 }
 
-TEST(Validate, AcceptsTheEmptyPlanOfAnEmptyProblem) {
-  EXPECT_TRUE(validate(Problem{}, Plan{}).ok());
-}
+TEST(Validate, AcceptsTheEmptyPlanOfAnEmptyProblem) { EXPECT_TRUE(validate(Problem{}, Plan{}).ok()); }
 
 TEST(Validate, AcceptsTouchingLifetimesSharingBytes) {
   // [0,2) ends as [2,4) starts: never live together, so the same bytes serve both.
@@ -43,7 +41,8 @@ TEST(Validate, AcceptsTouchingLifetimesSharingBytes) {
 
 TEST(Validate, AcceptsAdjacentByteRanges) {
   // [0,8) and [8,16) touch but do not intersect.
-  const Problem p{.buffers = {{.id = "x", .lower = 0, .upper = 4, .size = 8}, {.id = "y", .lower = 0, .upper = 4, .size = 8}}};
+  const Problem p{
+      .buffers = {{.id = "x", .lower = 0, .upper = 4, .size = 8}, {.id = "y", .lower = 0, .upper = 4, .size = 8}}};
   EXPECT_TRUE(validate(p, make_plan(p, {0, 8})).ok());
 }
 
@@ -257,9 +256,9 @@ TEST(Validate, InvalidatesWrongArena) {
 }
 
 TEST(Validate, ViolationsHaveDistinctNames) {
-  const Violation all[] = {Violation::kNone,          Violation::kWrongBufferCount, Violation::kNegativeOffset,
-                           Violation::kMisaligned,    Violation::kFixedOffsetMoved, Violation::kExceedsCapacity,
-                           Violation::kOverlap,       Violation::kWrongArena};
+  const Violation all[] = {Violation::kNone,       Violation::kWrongBufferCount, Violation::kNegativeOffset,
+                           Violation::kMisaligned, Violation::kFixedOffsetMoved, Violation::kExceedsCapacity,
+                           Violation::kOverlap,    Violation::kWrongArena};
   for (size_t i = 0; i < std::size(all); ++i) {
     EXPECT_FALSE(violation_name(all[i]).empty());
     for (size_t j = i + 1; j < std::size(all); ++j) EXPECT_NE(violation_name(all[i]), violation_name(all[j]));

@@ -52,8 +52,8 @@ struct BenchArguments {
   bool csv = false;
   bool json = false;
   bool progress = false;
-  bool narrow = false;      // the aligned table shows the first planner only
-  std::string matrix_csv;   // also write every planner's columns as CSV here
+  bool narrow = false;                       // the aligned table shows the first planner only
+  std::string matrix_csv;                    // also write every planner's columns as CSV here
   std::optional<double> time_limit_seconds;  // unset: each planner's default, the default search included
   std::string svg_dir;
 };
@@ -126,29 +126,40 @@ void write_heap_map(const std::string& svg_dir, const Instance& instance, const 
   std::error_code error;
   fs::create_directories(path.parent_path(), error);
   if (error) throw CommandError(path.parent_path().string() + ": " + error.message(), kExitFailure);
-  write_file_or_throw(path.string(), render_svg(instance.problem, plan,
-                                                {.planner = std::string(planner), .title = instance.name,
-                                                 .operators = instance.operators}));
+  write_file_or_throw(
+      path.string(),
+      render_svg(instance.problem, plan,
+                 {.planner = std::string(planner), .title = instance.name, .operators = instance.operators}));
 }
 
 std::string_view outcome_name(Outcome outcome) {
   switch (outcome) {
-    case Outcome::kValid: return "valid";
-    case Outcome::kInvalid: return "invalid";
-    case Outcome::kError: return "error";
-    case Outcome::kUnsupported: return "unsupported";
-    case Outcome::kTimeout: return "timeout";
+    case Outcome::kValid:
+      return "valid";
+    case Outcome::kInvalid:
+      return "invalid";
+    case Outcome::kError:
+      return "error";
+    case Outcome::kUnsupported:
+      return "unsupported";
+    case Outcome::kTimeout:
+      return "timeout";
   }
   return "?";
 }
 
 std::string arena_cell(const Run& run) {
   switch (run.outcome) {
-    case Outcome::kValid: return std::to_string(run.arena);
-    case Outcome::kInvalid: return "INVALID";
-    case Outcome::kError: return "ERROR";
-    case Outcome::kUnsupported: return "n/a";
-    case Outcome::kTimeout: return "timeout";
+    case Outcome::kValid:
+      return std::to_string(run.arena);
+    case Outcome::kInvalid:
+      return "INVALID";
+    case Outcome::kError:
+      return "ERROR";
+    case Outcome::kUnsupported:
+      return "n/a";
+    case Outcome::kTimeout:
+      return "timeout";
   }
   return "?";
 }
@@ -179,7 +190,8 @@ std::string milliseconds_cell(double seconds, int decimals = 3) {
 // Every planner's columns: arena and gap per planner (and the default
 // planner's result), then each planner's time.
 std::vector<TextTable::Column> matrix_columns(const std::vector<const PlannerInfo*>& selected) {
-  std::vector<TextTable::Column> columns = {{.header = "instance"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true}};
+  std::vector<TextTable::Column> columns = {
+      {.header = "instance"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true}};
   for (const PlannerInfo* p : selected) {
     const std::string name(p->name);
     columns.push_back({.header = "arena", .numeric = true, .group = name, .csv_header = "arena:" + name});
@@ -411,8 +423,8 @@ void run_bench(const BenchArguments& args) {
         "\narena in bytes; gap = arena / load - 1 (0%% = optimal); ms = planning wall-clock time.\n"
         "geomean gap: over the instances a planner solved validly with load > 0.\n"
         "%s",
-        std::find_if(selected.begin(), selected.end(), [](const PlannerInfo* p) { return p->name == kDefaultPlanner; }) !=
-                selected.end()
+        std::find_if(selected.begin(), selected.end(),
+                     [](const PlannerInfo* p) { return p->name == kDefaultPlanner; }) != selected.end()
             ? "result: what the default planner's run ended in (optimal: proven; best found: a gap may remain).\n"
             : "");
   }
@@ -435,11 +447,11 @@ void register_bench_command(CLI::App& app) {
   command->add_option("inputs", args->inputs, "Problem CSV files, or directories scanned recursively for *.csv")
       ->required()
       ->type_name("FILE|DIR");
-  command->add_option("-p,--planners", args->planners,
-                      "Comma-separated planners, in column order (default: every fast registered planner)")
+  command
+      ->add_option("-p,--planners", args->planners,
+                   "Comma-separated planners, in column order (default: every fast registered planner)")
       ->type_name("A,B,...");
-  command->add_flag("--csv", args->csv,
-                    "Print CSV (gap as a fraction, no summary row) instead of an aligned table");
+  command->add_flag("--csv", args->csv, "Print CSV (gap as a fraction, no summary row) instead of an aligned table");
   command->add_flag("--json", args->json,
                     "Print JSON: planners, per instance the outcome, arena, gap and seconds per planner,\n"
                     "the summary per planner, and the inputs that could not be read");
@@ -448,17 +460,20 @@ void register_bench_command(CLI::App& app) {
   command->add_flag("--narrow", args->narrow,
                     "Print the first planner's columns only (instance, buffers, load, arena, gap, result\n"
                     "without its reason, ms): a table that fits a terminal; --csv and --json keep every planner");
-  command->add_option("--matrix-csv", args->matrix_csv,
-                      "Also write every planner's columns, as --csv prints them, to FILE")
+  command
+      ->add_option("--matrix-csv", args->matrix_csv,
+                   "Also write every planner's columns, as --csv prints them, to FILE")
       ->type_name("FILE");
-  command->add_option("-t,--time-limit", args->time_limit_seconds,
-                      "Wall-clock budget per planner run for planners that can use more time. Unset: each\n"
-                      "planner's default (the default planner: heuristics, then up to 1 s of exact search\n"
-                      "where they leave a gap); 0: the default planner's heuristics alone")
+  command
+      ->add_option("-t,--time-limit", args->time_limit_seconds,
+                   "Wall-clock budget per planner run for planners that can use more time. Unset: each\n"
+                   "planner's default (the default planner: heuristics, then up to 1 s of exact search\n"
+                   "where they leave a gap); 0: the default planner's heuristics alone")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
-  command->add_option("--svg-dir", args->svg_dir,
-                      "Write a heap map of the first planner's plan per instance to DIR/<instance>.svg")
+  command
+      ->add_option("--svg-dir", args->svg_dir,
+                   "Write a heap map of the first planner's plan per instance to DIR/<instance>.svg")
       ->type_name("DIR");
   command->footer(
       "A file that cannot be read is reported and left out; the run goes on and exits 1.\n"

@@ -42,8 +42,11 @@ void register_bound_command(CLI::App& app) {
   auto problem_path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   CLI::App* command = app.add_subcommand("bound", "Print lower bounds on the arena and the size of a problem");
-  command->add_option("problem", *problem_path, "Problem CSV; - for standard input")->required()->type_name("PROBLEM.csv");
-  command->add_flag("--json", *json, "Print the bounds as one JSON object (bytes; the same keys as the text, in snake_case)");
+  command->add_option("problem", *problem_path, "Problem CSV; - for standard input")
+      ->required()
+      ->type_name("PROBLEM.csv");
+  command->add_flag("--json", *json,
+                    "Print the bounds as one JSON object (bytes; the same keys as the text, in snake_case)");
   command->footer(
       "load: the most bytes live at one tick (reached at the load tick); no plan's arena is\n"
       "smaller. positional maximums: a bound for the shared-objects form only (the sum over\n"

@@ -31,11 +31,16 @@ inline constexpr int kExitUsage = 100;
 // The exit code for a library error.
 inline int exit_code_for(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 0;
-    case StatusCode::kInfeasible: return kExitDoesNotFit;
-    case StatusCode::kCapacityExceeded: return kExitUnknown;  // a heuristic's failure, not a proof
-    case StatusCode::kInternal: return kExitInternal;
-    default: return kExitFailure;
+    case StatusCode::kOk:
+      return 0;
+    case StatusCode::kInfeasible:
+      return kExitDoesNotFit;
+    case StatusCode::kCapacityExceeded:
+      return kExitUnknown;  // a heuristic's failure, not a proof
+    case StatusCode::kInternal:
+      return kExitInternal;
+    default:
+      return kExitFailure;
   }
 }
 

@@ -33,11 +33,11 @@ struct ExtractArguments {
   std::string min_size;   // bytes; empty: every size
   std::string alignment;  // default: 16 for traces, 64 for models
   std::string output_path;
-  std::vector<std::string> inputs;  // ONNX: NAME=DIMS
-  bool keep_constants = false;      // ONNX: constants in the arena too
-  bool json = false;                // ONNX with ranges or lists, or --predict: the table as JSON
-  bool predict = false;             // ONNX: weights + inputs + planned activations per shape
-  std::string capacity;             // --predict: the memory budget (bytes); empty: none
+  std::vector<std::string> inputs;          // ONNX: NAME=DIMS
+  bool keep_constants = false;              // ONNX: constants in the arena too
+  bool json = false;                        // ONNX with ranges or lists, or --predict: the table as JSON
+  bool predict = false;                     // ONNX: weights + inputs + planned activations per shape
+  std::string capacity;                     // --predict: the memory budget (bytes); empty: none
   CLI::Option* iteration_option = nullptr;  // tells whether --iteration was given
 };
 
@@ -135,9 +135,13 @@ nlohmann::ordered_json grid_json(const ExtractArguments& args, const OnnxGridPre
 
 // The grid as a table: per shape its own plan and what the upper-bound plan costs it.
 void print_grid(std::FILE* out, const ExtractArguments& args, const OnnxGridPrediction& p) {
-  TextTable table({{.header = "inputs"}, {.header = "buffers", .numeric = true}, {.header = "load", .numeric = true},
-                   {.header = "arena", .numeric = true}, {.header = "gap", .numeric = true},
-                   {.header = "upper-bound arena", .numeric = true}, {.header = "over own", .numeric = true}});
+  TextTable table({{.header = "inputs"},
+                   {.header = "buffers", .numeric = true},
+                   {.header = "load", .numeric = true},
+                   {.header = "arena", .numeric = true},
+                   {.header = "gap", .numeric = true},
+                   {.header = "upper-bound arena", .numeric = true},
+                   {.header = "over own", .numeric = true}});
   char ratio[32];
   for (const OnnxShapePrediction& r : p.shapes) {
     std::vector<std::string> cells = {r.label, std::to_string(r.buffers), format_bytes(r.activation_load_bytes),
@@ -210,17 +214,17 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
   if (args.json) {
     throw CommandError("--json applies to ONNX models with --input ranges or lists, or with --predict", kExitUsage);
   }
-  StatusOr<OnnxExtraction> extraction = extract_onnx_model(
-      {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
+  StatusOr<OnnxExtraction> extraction =
+      extract_onnx_model({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, args.trace_path, options);
   throw_if_error(extraction.status());
   const OnnxExtraction& x = *extraction;
   write_file_or_throw(args.output_path, format_problem_csv(x.problem, x.operators));
   std::FILE* report = args.output_path == "-" ? stderr : stdout;
   int64_t total = 0;
   for (const Buffer& b : x.problem.buffers) total += b.size;
-  std::fprintf(report, "model        %s: ONNX IR %lld, opset %lld%s%s, %zu nodes (ticks 0..%zu)\n", args.trace_path.c_str(),
-               static_cast<long long>(x.ir_version), static_cast<long long>(x.opset), x.producer.empty() ? "" : ", from ",
-               x.producer.c_str(), x.nodes, x.nodes - 1);
+  std::fprintf(report, "model        %s: ONNX IR %lld, opset %lld%s%s, %zu nodes (ticks 0..%zu)\n",
+               args.trace_path.c_str(), static_cast<long long>(x.ir_version), static_cast<long long>(x.opset),
+               x.producer.empty() ? "" : ", from ", x.producer.c_str(), x.nodes, x.nodes - 1);
   std::fprintf(report, "buffers      %zu intermediate tensors, %s in all, load %s\n", x.problem.size(),
                format_bytes(total).c_str(), format_bytes(load(x.problem)).c_str());
   std::fprintf(report, "left out     %zu initializers (%s), %zu graph inputs (%s), %zu constants (%s)\n",
@@ -228,11 +232,14 @@ void run_extract_onnx(const ExtractArguments& args, const std::string& bytes) {
                format_bytes(x.graph_input_bytes).c_str(), x.constants, format_bytes(x.constant_bytes).c_str());
   std::fprintf(report, "shapes       %zu values of shape computations evaluated, %zu shape inference rounds\n",
                x.evaluated, x.inference_rounds);
-  if (x.unread > 0) std::fprintf(report, "unread       %zu node outputs no node reads (each lives one tick)\n", x.unread);
+  if (x.unread > 0)
+    std::fprintf(report, "unread       %zu node outputs no node reads (each lives one tick)\n", x.unread);
   std::fprintf(report, "wrote        %s\n", args.output_path.c_str());
 #else
-  throw CommandError(args.trace_path + ": an ONNX model, and this memplan was built without the ONNX front end "
-                     "(install libonnx-dev and configure with -DMEMPLAN_WITH_ONNX=ON)", kExitFailure);
+  throw CommandError(args.trace_path +
+                         ": an ONNX model, and this memplan was built without the ONNX front end "
+                         "(install libonnx-dev and configure with -DMEMPLAN_WITH_ONNX=ON)",
+                     kExitFailure);
 #endif
 }
 
@@ -307,15 +314,17 @@ void run_extract(const ExtractArguments& given) {
   int64_t total = 0;
   for (const Buffer& b : x.problem.buffers) total += b.size;
   std::fprintf(report, "iteration    %lld of %s: %zu events (ticks 0..%zu)\n", static_cast<long long>(args.iteration),
-              args.trace_path.c_str(), x.events, x.events == 0 ? 0 : x.events - 1);
+               args.trace_path.c_str(), x.events, x.events == 0 ? 0 : x.events - 1);
   std::fprintf(report, "buffers      %zu, %s in all, load %s\n", x.problem.size(), format_bytes(total).c_str(),
-              format_bytes(load(x.problem)).c_str());
-  std::fprintf(report, "left out     %zu escaping the iteration (%s), %zu allocated before it, %zu below --min-size (%s)\n",
-              x.escaped, format_bytes(static_cast<int64_t>(x.escaped_bytes)).c_str(), x.inherited, x.below_min_size,
-              format_bytes(static_cast<int64_t>(x.below_min_size_bytes)).c_str());
+               format_bytes(load(x.problem)).c_str());
+  std::fprintf(report,
+               "left out     %zu escaping the iteration (%s), %zu allocated before it, %zu below --min-size (%s)\n",
+               x.escaped, format_bytes(static_cast<int64_t>(x.escaped_bytes)).c_str(), x.inherited, x.below_min_size,
+               format_bytes(static_cast<int64_t>(x.below_min_size_bytes)).c_str());
   if (x.failed > 0 || x.reused_live > 0) {
-    std::fprintf(report, "anomalies    %zu allocation calls returned null, %zu pointers were allocated while still live\n",
-                x.failed, x.reused_live);
+    std::fprintf(report,
+                 "anomalies    %zu allocation calls returned null, %zu pointers were allocated while still live\n",
+                 x.failed, x.reused_live);
   }
   std::fprintf(report, "wrote        %s\n", args.output_path.c_str());
 }
@@ -326,16 +335,18 @@ void register_extract_command(CLI::App& app) {
   auto args = std::make_shared<ExtractArguments>();
   CLI::App* command = app.add_subcommand(
       "extract", "Write one iteration of a trace or PyTorch profile, or an ONNX model, as a problem CSV");
-  command->add_option("trace", args->trace_path,
-                      "Trace file (from memplan trace), a PyTorch profiler chrome trace (JSON), or an ONNX model "
-                      "(.onnx); - reads standard input, told apart by its first bytes")
+  command
+      ->add_option("trace", args->trace_path,
+                   "Trace file (from memplan trace), a PyTorch profiler chrome trace (JSON), or an ONNX model "
+                   "(.onnx); - reads standard input, told apart by its first bytes")
       ->required()
       ->type_name("FILE");
-  command->add_option("--input", args->inputs,
-                      "ONNX: the shape of a graph input, NAME=1x3x224x224; repeat for each input the model "
-                      "leaves open. A dimension may be a range (ids=4x1..512: its ends and the powers of two "
-                      "between) or a list (ids=1,2,4,8x128): each shape is planned, and --output gets the "
-                      "problem of one upper-bound plan that serves them all")
+  command
+      ->add_option("--input", args->inputs,
+                   "ONNX: the shape of a graph input, NAME=1x3x224x224; repeat for each input the model "
+                   "leaves open. A dimension may be a range (ids=4x1..512: its ends and the powers of two "
+                   "between) or a list (ids=1,2,4,8x128): each shape is planned, and --output gets the "
+                   "problem of one upper-bound plan that serves them all")
       ->type_name("NAME=DIMS");
   command->add_flag("--json", args->json,
                     "ONNX with --input ranges or lists, or --predict: the per-shape table as JSON");
@@ -343,9 +354,10 @@ void register_extract_command(CLI::App& app) {
                     "ONNX: memory before you run, per input shape (every shape of the --input ranges and lists): "
                     "weights and constants, graph inputs and planned activations, and their total; --output "
                     "is optional");
-  command->add_option("--capacity", args->capacity,
-                      "With --predict: the memory budget (e.g. 16GiB); says which shapes fit and the largest "
-                      "that does; exit status 2 when none does, as `memplan plan --capacity`")
+  command
+      ->add_option("--capacity", args->capacity,
+                   "With --predict: the memory budget (e.g. 16GiB); says which shapes fit and the largest "
+                   "that does; exit status 2 when none does, as `memplan plan --capacity`")
       ->type_name("BYTES")
       ->check(byte_size_validator());
   command->add_flag("--keep-constants", args->keep_constants,
@@ -359,13 +371,15 @@ void register_extract_command(CLI::App& app) {
   command->add_option("--min-size", args->min_size, "Leave out buffers smaller than this (default: keep all)")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("-a,--alignment", args->alignment,
-                      "Alignment every buffer gets at least (default 16: malloc's, aligned calls keep theirs; ONNX "
-                      "models: 64)")
+  command
+      ->add_option("-a,--alignment", args->alignment,
+                   "Alignment every buffer gets at least (default 16: malloc's, aligned calls keep theirs; ONNX "
+                   "models: 64)")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("-o,--output", args->output_path,
-                      "Problem CSV to write; - for standard output (required, except with --predict)")
+  command
+      ->add_option("-o,--output", args->output_path,
+                   "Problem CSV to write; - for standard output (required, except with --predict)")
       ->type_name("PROBLEM.csv");
   command->footer(
       "Lifetimes are in event ticks: the k-th event after the iteration's mark is tick k; a buffer\n"

@@ -33,7 +33,8 @@ void run_generate(const GenerateArguments& args) {
     options.max_size = byte_size(args.max_size);
     if (options.max_size <= 0) throw CommandError("--max-size must be at least 1 byte", kExitFailure);
   }
-  if (!args.max_alignment.empty()) options.max_alignment = power_of_two_byte_size(args.max_alignment, "--max-alignment");
+  if (!args.max_alignment.empty())
+    options.max_alignment = power_of_two_byte_size(args.max_alignment, "--max-alignment");
 
   const Problem problem = generate_problem(options);
   throw_if_error(check_problem(problem), "internal error: the generator made an invalid problem");
@@ -53,10 +54,11 @@ void run_generate(const GenerateArguments& args) {
 void register_generate_command(CLI::App& app) {
   auto args = std::make_shared<GenerateArguments>();
   CLI::App* command = app.add_subcommand("generate", "Write a seeded random problem (same seed, same file)");
-  command->add_option("-s,--shape", args->shape,
-                      "dnn: layer chain with skip connections and workspaces; random: uniform lifetimes and "
-                      "sizes; heavy: heavy-tailed sizes; nested: stack-like lifetimes; equal: one size; puzzle: a "
-                      "rectangle of --max-size bytes cut into pieces, a few dropped (fits in --max-size)")
+  command
+      ->add_option("-s,--shape", args->shape,
+                   "dnn: layer chain with skip connections and workspaces; random: uniform lifetimes and "
+                   "sizes; heavy: heavy-tailed sizes; nested: stack-like lifetimes; equal: one size; puzzle: a "
+                   "rectangle of --max-size bytes cut into pieces, a few dropped (fits in --max-size)")
       ->type_name("SHAPE")
       ->check(CLI::IsMember({"dnn", "random", "heavy", "nested", "equal", "puzzle"}))
       ->capture_default_str();
@@ -68,8 +70,9 @@ void register_generate_command(CLI::App& app) {
   command->add_option("--max-size", args->max_size, "Largest buffer size before the shape's scaling (default 1MiB)")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("--max-alignment", args->max_alignment,
-                      "Give buffers random power-of-two alignments up to this (default: none)")
+  command
+      ->add_option("--max-alignment", args->max_alignment,
+                   "Give buffers random power-of-two alignments up to this (default: none)")
       ->type_name("BYTES")
       ->check(byte_size_validator());
   command->add_option("-o,--output", args->output_path, "Problem CSV to write (default: stdout)")

@@ -31,7 +31,8 @@ namespace {
 // readers would fail on it with a less helpful error, or none).
 void throw_if_directory(const std::string& path, const std::string& expected) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) throw CommandError(path + ": is a directory, not " + expected, kExitFailure);
+  if (std::filesystem::is_directory(path, error))
+    throw CommandError(path + ": is a directory, not " + expected, kExitFailure);
 }
 
 }  // namespace
@@ -143,7 +144,8 @@ std::vector<Bank> read_banks_or_throw(const std::string& bank_file, const std::v
       rest.resize(eq);
     }
     bank.name = rest;
-    if (bank.name.empty()) throw CommandError("--bank " + text + ": the bank needs a name (NAME[=CAPACITY][@ALIGNMENT])");
+    if (bank.name.empty())
+      throw CommandError("--bank " + text + ": the bank needs a name (NAME[=CAPACITY][@ALIGNMENT])");
     banks.push_back(std::move(bank));
   }
   throw_if_error(check_banks(banks), "bad banks");
@@ -178,8 +180,7 @@ void check_output_path_or_throw(const std::string& path, const std::string& what
   }
   const bool exists = fs::exists(file, error);
   if (access(exists ? file.c_str() : folder.c_str(), W_OK) != 0) {
-    throw CommandError(what + " " + path + ": " + (exists ? "file" : "folder " + folder.string()) +
-                           " is not writable",
+    throw CommandError(what + " " + path + ": " + (exists ? "file" : "folder " + folder.string()) + " is not writable",
                        kExitFailure);
   }
 }
@@ -234,8 +235,6 @@ std::string percent_gap(int64_t arena, int64_t load) {
   return text;
 }
 
-std::string bytes_with_units(int64_t bytes) {
-  return std::to_string(bytes) + " B (" + format_bytes(bytes) + ")";
-}
+std::string bytes_with_units(int64_t bytes) { return std::to_string(bytes) + " B (" + format_bytes(bytes) + ")"; }
 
 }  // namespace memplan::cli

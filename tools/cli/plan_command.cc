@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "inputs.h"
-#include "progress.h"
 #include "memplan/banks.h"
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
@@ -22,6 +21,7 @@
 #include "memplan/render.h"
 #include "memplan/units.h"
 #include "memplan/validate.h"
+#include "progress.h"
 
 namespace memplan::cli {
 namespace {
@@ -29,8 +29,8 @@ namespace {
 struct PlanArguments {
   std::string problem_path;
   std::string planner{kDefaultPlanner};
-  std::string capacity;   // bytes, with optional unit; empty: none
-  std::string alignment;  // bytes; empty: the file's alignments only
+  std::string capacity;                      // bytes, with optional unit; empty: none
+  std::string alignment;                     // bytes; empty: the file's alignments only
   std::optional<double> time_limit_seconds;  // unset: the default search budget (PlanOptions)
   uint64_t seed = 0;
   int32_t threads = 0;  // 0: one per hardware thread
@@ -40,8 +40,8 @@ struct PlanArguments {
   std::string good_enough_unit;       // bytes; empty: 1
   std::vector<std::string> banks;     // NAME[=CAPACITY][@ALIGNMENT], fastest first; empty: one arena
   std::string bank_strategy{bank_strategy_option(BankStrategy::kBest)};  // an option of bank_strategies()
-  std::string bank_file;               // banks.h's bank file; empty: --bank only
-  std::string bank_svg;                // with banks: PREFIX of one heap map per bank (PREFIX<name>.svg)
+  std::string bank_file;                                                 // banks.h's bank file; empty: --bank only
+  std::string bank_svg;  // with banks: PREFIX of one heap map per bank (PREFIX<name>.svg)
 };
 
 std::string share(double part, double whole) {
@@ -67,11 +67,15 @@ nlohmann::json banked_plan_json(const PlanArguments& args, const PlannerInfo& pl
   }
   for (size_t k = 0; k < banks.size(); ++k) {
     const BankStats& st = result.banks[k];
-    nlohmann::json b{{"name", banks[k].name}, {"buffers", st.buffers}, {"bytes", st.bytes},
-                     {"arena", st.arena},     {"priority", st.priority},
-                     {"spilled", {{"no_room", st.spilled[static_cast<size_t>(SpillReason::kNoRoom)]},
-                                  {"too_large", st.spilled[static_cast<size_t>(SpillReason::kTooLarge)]},
-                                  {"pinned", st.spilled[static_cast<size_t>(SpillReason::kPinned)]}}}};
+    nlohmann::json b{{"name", banks[k].name},
+                     {"buffers", st.buffers},
+                     {"bytes", st.bytes},
+                     {"arena", st.arena},
+                     {"priority", st.priority},
+                     {"spilled",
+                      {{"no_room", st.spilled[static_cast<size_t>(SpillReason::kNoRoom)]},
+                       {"too_large", st.spilled[static_cast<size_t>(SpillReason::kTooLarge)]},
+                       {"pinned", st.spilled[static_cast<size_t>(SpillReason::kPinned)]}}}};
     b["capacity"] = banks[k].capacity ? nlohmann::json(*banks[k].capacity) : nlohmann::json(nullptr);
     b["alignment"] = banks[k].alignment;
     out["banks"].push_back(std::move(b));
@@ -131,8 +135,8 @@ void run_banked(const PlanArguments& args, const PlannerInfo& planner) {
   std::printf("buffers   %zu\n", problem.size());
   std::printf("strategy  %s", std::string(bank_strategy_name(result.strategy)).c_str());
   if (result.greedy_priority) {
-    std::printf(" (greedy spill would keep %s of the priority in %s)", share(*result.greedy_priority, result.total_priority).c_str(),
-                banks[0].name.c_str());
+    std::printf(" (greedy spill would keep %s of the priority in %s)",
+                share(*result.greedy_priority, result.total_priority).c_str(), banks[0].name.c_str());
   }
   std::printf("\n");
   if (result.heuristic_priority) {
@@ -163,8 +167,7 @@ void run_plan(const PlanArguments& args) {
   check_output_path_or_throw(args.output_path, "--output");
   const auto read_start = std::chrono::steady_clock::now();
   Problem problem = read_problem_or_throw(args.problem_path);
-  const double read_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
+  const double read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
   if (!args.capacity.empty()) problem.capacity = byte_size(args.capacity);
   if (!args.alignment.empty()) problem.alignment = power_of_two_byte_size(args.alignment, "--alignment");
 
@@ -179,9 +182,8 @@ void run_plan(const PlanArguments& args) {
   options.threads = args.threads;
   options.cancel = interrupt.flag();
   if (args.good_enough) {
-    options.good_enough = GoodEnough{
-        .unit_bytes = args.good_enough_unit.empty() ? 1 : byte_size(args.good_enough_unit),
-        .tolerance = *args.good_enough};
+    options.good_enough = GoodEnough{.unit_bytes = args.good_enough_unit.empty() ? 1 : byte_size(args.good_enough_unit),
+                                     .tolerance = *args.good_enough};
   }
   StatusOr<PlanningResult> planned = Status(StatusCode::kInternal, "no planner ran");
   {
@@ -235,7 +237,7 @@ void run_plan(const PlanArguments& args) {
       std::printf("exact     %s, proven lower bound %s, %lld nodes, %lld backtracks%s\n",
                   result.ending == PlanEnding::kBestWindowsExhausted
                       ? "stopped, every window tried"
-                                 : std::string(exact_outcome_name(result.exact->outcome)).c_str(),
+                      : std::string(exact_outcome_name(result.exact->outcome)).c_str(),
                   bytes_with_units(result.exact->lower_bound).c_str(),
                   static_cast<long long>(result.exact->stats.nodes),
                   static_cast<long long>(result.exact->stats.backtracks),
@@ -276,24 +278,25 @@ void run_plan(const PlanArguments& args) {
 
   if (result.cancelled) {
     throw CommandError(std::string("interrupted after ") + format_milliseconds(result.planning_seconds) +
-                           (result.plan ? (args.output_path.empty() ? "; best plan found: arena " +
-                                                                          bytes_with_units(result.plan->arena)
-                                                                    : "; wrote the best plan found to " + args.output_path)
+                           (result.plan ? (args.output_path.empty()
+                                               ? "; best plan found: arena " + bytes_with_units(result.plan->arena)
+                                               : "; wrote the best plan found to " + args.output_path)
                                         : "; no plan was found yet"),
                        kExitInterrupted);
   }
   switch (result.verdict) {
     case PlanVerdict::kPlanned:
-    case PlanVerdict::kFits: return;
+    case PlanVerdict::kFits:
+      return;
     case PlanVerdict::kDoesNotFit:
-      throw CommandError("proven: no plan fits in capacity " + bytes_with_units(problem.capacity.value_or(0)) + ": " +
-                             result.reason,
-                         kExitDoesNotFit);
+      throw CommandError(
+          "proven: no plan fits in capacity " + bytes_with_units(problem.capacity.value_or(0)) + ": " + result.reason,
+          kExitDoesNotFit);
     case PlanVerdict::kUnknown:
-      throw CommandError(result.reason + (result.plan && !args.output_path.empty()
-                                              ? "; wrote that plan to " + args.output_path
-                                              : std::string()),
-                         kExitUnknown);
+      throw CommandError(
+          result.reason +
+              (result.plan && !args.output_path.empty() ? "; wrote that plan to " + args.output_path : std::string()),
+          kExitUnknown);
   }
 }
 
@@ -301,77 +304,91 @@ void run_plan(const PlanArguments& args) {
 
 void register_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArguments>();
-  CLI::App* command = app.add_subcommand("plan", "Plan a problem with one planner, check the plan, report arena, load and gap");
-  command->add_option("problem", args->problem_path, "Problem CSV: id,lower,upper,size[,alignment][,offset]; - for standard input")
+  CLI::App* command =
+      app.add_subcommand("plan", "Plan a problem with one planner, check the plan, report arena, load and gap");
+  command
+      ->add_option("problem", args->problem_path,
+                   "Problem CSV: id,lower,upper,size[,alignment][,offset]; - for standard input")
       ->required()
       ->type_name("PROBLEM.csv");
   command->add_option("-p,--planner", args->planner, "Planner to run (see `memplan planners`)")
       ->type_name("NAME")
       ->capture_default_str();
-  command->add_option("-c,--capacity", args->capacity,
-                      "The arena must fit in this many bytes; exit status 2 if it does not")
+  command
+      ->add_option("-c,--capacity", args->capacity,
+                   "The arena must fit in this many bytes; exit status 2 if it does not")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("-a,--alignment", args->alignment,
-                      "Default alignment of every buffer (a power of two; buffers keep larger ones)")
+  command
+      ->add_option("-a,--alignment", args->alignment,
+                   "Default alignment of every buffer (a power of two; buffers keep larger ones)")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("-t,--time-limit", args->time_limit_seconds,
-                      "Wall-clock budget for planning and validation (reading and writing are timed apart).\n"
-                      "With the default planner, time left after the heuristics goes to the exact solver.\n"
-                      "Unset: the default planner follows its heuristics with up to 1 s of exact search where\n"
-                      "they leave a gap to the load (problems of up to 2,000 buffers); other planners use\n"
-                      "their own default. 0: the heuristics alone (other planners: their own default)")
+  command
+      ->add_option("-t,--time-limit", args->time_limit_seconds,
+                   "Wall-clock budget for planning and validation (reading and writing are timed apart).\n"
+                   "With the default planner, time left after the heuristics goes to the exact solver.\n"
+                   "Unset: the default planner follows its heuristics with up to 1 s of exact search where\n"
+                   "they leave a gap to the load (problems of up to 2,000 buffers); other planners use\n"
+                   "their own default. 0: the heuristics alone (other planners: their own default)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
-  command->add_option("-j,--threads", args->threads,
-                      "Threads the exact solver may use. Minimising (no --capacity): the first runs the search,\n"
-                      "the others seeded restarts beside it, sharing its bounds; on small problems (pairs live\n"
-                      "together x offset units up to about 2 million) one of them is a SAT solver, whose\n"
-                      "refutations also raise the proven bound. Deciding (--capacity, when the exact solver runs):\n"
-                      "on small problems a SAT solver races the search, and the first answer wins. With more than one\n"
-                      "thread the plan found can differ from run to run (-j 1 repeats it unless cut short by\n"
-                      "time). 0, the default: one per hardware thread (" +
-                          std::to_string(plan_threads(PlanOptions{.threads = 0})) + " here)")
+  command
+      ->add_option("-j,--threads", args->threads,
+                   "Threads the exact solver may use. Minimising (no --capacity): the first runs the search,\n"
+                   "the others seeded restarts beside it, sharing its bounds; on small problems (pairs live\n"
+                   "together x offset units up to about 2 million) one of them is a SAT solver, whose\n"
+                   "refutations also raise the proven bound. Deciding (--capacity, when the exact solver runs):\n"
+                   "on small problems a SAT solver races the search, and the first answer wins. With more than one\n"
+                   "thread the plan found can differ from run to run (-j 1 repeats it unless cut short by\n"
+                   "time). 0, the default: one per hardware thread (" +
+                       std::to_string(plan_threads(PlanOptions{.threads = 0})) + " here)")
       ->type_name("N")
       ->capture_default_str()
       ->check(CLI::Range(0, kMaxPlanThreads));
-  command->add_option("--good-enough", args->good_enough,
-                      "Try greedy_by_size first and keep its plan, without running --planner, when its arena is\n"
-                      "within this share of the load (0.01: 1% more; counted in --good-enough-unit units);\n"
-                      "else keep the smaller of the two plans (as the runtime plans at its boundaries)")
+  command
+      ->add_option("--good-enough", args->good_enough,
+                   "Try greedy_by_size first and keep its plan, without running --planner, when its arena is\n"
+                   "within this share of the load (0.01: 1% more; counted in --good-enough-unit units);\n"
+                   "else keep the smaller of the two plans (as the runtime plans at its boundaries)")
       ->type_name("SHARE")
       ->check(CLI::NonNegativeNumber);
-  command->add_option("--good-enough-unit", args->good_enough_unit,
-                      "With --good-enough: compare arena and load in whole units of this many bytes\n"
-                      "(the runtime: a page, 4KiB); default 1")
+  command
+      ->add_option("--good-enough-unit", args->good_enough_unit,
+                   "With --good-enough: compare arena and load in whole units of this many bytes\n"
+                   "(the runtime: a page, 4KiB); default 1")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("--seed", args->seed,
-                      "Seed of the randomised searches: the portfolio's perturbations, the exact solver's\n"
-                      "seeded restarts; with --capacity and the exact planner, 0 searches the fixed orderings\n"
-                      "and any other seed other ones (same seed, same result when not cut short by time)")
+  command
+      ->add_option("--seed", args->seed,
+                   "Seed of the randomised searches: the portfolio's perturbations, the exact solver's\n"
+                   "seeded restarts; with --capacity and the exact planner, 0 searches the fixed orderings\n"
+                   "and any other seed other ones (same seed, same result when not cut short by time)")
       ->type_name("S")
       ->capture_default_str();
-  command->add_option("-o,--output", args->output_path,
-                      "Write the plan: CSV (id,lower,upper,size[,alignment],offset), or JSON if the name ends in .json;\n"
-                      "- for standard output. With --bank: the problem's rows with bank and offset columns (CSV), or\n"
-                      "the --json report; `memplan validate PROBLEM PLAN --bank ...` checks it")
+  command
+      ->add_option("-o,--output", args->output_path,
+                   "Write the plan: CSV (id,lower,upper,size[,alignment],offset), or JSON if the name ends in .json;\n"
+                   "- for standard output. With --bank: the problem's rows with bank and offset columns (CSV), or\n"
+                   "the --json report; `memplan validate PROBLEM PLAN --bank ...` checks it")
       ->type_name("PLAN.csv");
-  command->add_option("--bank", args->banks,
-                      "Plan into memory banks, fastest first (repeat the flag): NAME[=CAPACITY][@ALIGNMENT],\n"
-                      "e.g. --bank sram=512KiB --bank dram. Every buffer goes to one bank; the fastest banks\n"
-                      "keep the most priority (the CSV's priority column, else size x lifetime); a CSV bank\n"
-                      "column pins buffers. Prints each bank's buffers, bytes, arena and priority share, and\n"
-                      "what spilled and why")
+  command
+      ->add_option("--bank", args->banks,
+                   "Plan into memory banks, fastest first (repeat the flag): NAME[=CAPACITY][@ALIGNMENT],\n"
+                   "e.g. --bank sram=512KiB --bank dram. Every buffer goes to one bank; the fastest banks\n"
+                   "keep the most priority (the CSV's priority column, else size x lifetime); a CSV bank\n"
+                   "column pins buffers. Prints each bank's buffers, bytes, arena and priority share, and\n"
+                   "what spilled and why")
       ->type_name("BANK");
-  command->add_option("--bank-file", args->bank_file,
-                      "Banks from a file, fastest first: a header naming name[,capacity][,alignment], one bank\n"
-                      "a row (sram,512KiB,64; an empty capacity is unbounded); --bank flags add slower banks")
+  command
+      ->add_option("--bank-file", args->bank_file,
+                   "Banks from a file, fastest first: a header naming name[,capacity][,alignment], one bank\n"
+                   "a row (sram,512KiB,64; an empty capacity is unbounded); --bank flags add slower banks")
       ->type_name("BANKS.csv");
-  command->add_option("--bank-svg", args->bank_svg,
-                      "With --bank: write one heap map per bank, PREFIX<bank name>.svg (e.g. --bank-svg out/ writes\n"
-                      "out/sram.svg and out/dram.svg)")
+  command
+      ->add_option("--bank-svg", args->bank_svg,
+                   "With --bank: write one heap map per bank, PREFIX<bank name>.svg (e.g. --bank-svg out/ writes\n"
+                   "out/sram.svg and out/dram.svg)")
       ->type_name("PREFIX");
   std::string strategy_help = "With --bank, one of:";
   std::vector<std::string> strategy_options;

@@ -10,9 +10,12 @@ namespace {
 
 const char* form_name(PlanForm form) {
   switch (form) {
-    case PlanForm::kOffsets: return "offsets";
-    case PlanForm::kObjects: return "objects";
-    case PlanForm::kComposite: return "composite";
+    case PlanForm::kOffsets:
+      return "offsets";
+    case PlanForm::kObjects:
+      return "objects";
+    case PlanForm::kComposite:
+      return "composite";
   }
   return "?";
 }

@@ -28,9 +28,10 @@ std::string find_preload_library(const char* file_name, const std::string& reque
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (!error) {
     const fs::path dir = self.parent_path();
-    for (const char* relative : {".", "../lib", "../lib64",
+    for (const char* relative : {
+           ".", "../lib", "../lib64",
 #if defined(__x86_64__)
-                                 "../lib/x86_64-linux-gnu",
+               "../lib/x86_64-linux-gnu",
 #elif defined(__aarch64__)
                                  "../lib/aarch64-linux-gnu",
 #endif
@@ -50,7 +51,8 @@ std::string find_preload_library(const char* file_name, const std::string& reque
 LaunchResult run_with_preload(const std::string& library, const std::vector<std::string>& command,
                               const std::function<void()>& prepare_child) {
   // Like system(): while the command runs, ^C and ^\ are the command's business.
-  struct sigaction ignore {}, saved_int {}, saved_quit {};
+  struct sigaction ignore {
+  }, saved_int{}, saved_quit{};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   sigaction(SIGINT, &ignore, &saved_int);

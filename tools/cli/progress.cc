@@ -54,11 +54,10 @@ void ProgressLine::run() {
   while (!stop_) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (limit_seconds_ > 0) {
-      std::fprintf(stderr, "\r\033[Kmemplan: %s ... %.1f s of %.1f s (Ctrl-C: stop, keep the best plan)",
-                   what_.c_str(), elapsed, limit_seconds_);
+      std::fprintf(stderr, "\r\033[Kmemplan: %s ... %.1f s of %.1f s (Ctrl-C: stop, keep the best plan)", what_.c_str(),
+                   elapsed, limit_seconds_);
     } else {
-      std::fprintf(stderr, "\r\033[Kmemplan: %s ... %.1f s (Ctrl-C: stop, keep the best plan)", what_.c_str(),
-                   elapsed);
+      std::fprintf(stderr, "\r\033[Kmemplan: %s ... %.1f s (Ctrl-C: stop, keep the best plan)", what_.c_str(), elapsed);
     }
     std::fflush(stderr);
     drew_ = true;

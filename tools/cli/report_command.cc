@@ -33,8 +33,8 @@ struct ReportArguments {
 
 void run_report(const ReportArguments& args) {
   check_output_path_or_throw(args.html_path, "--html");
-  const auto stdin_reads = std::count(args.plan_paths.begin(), args.plan_paths.end(), std::string("-")) +
-                           (args.problem_path == "-" ? 1 : 0);
+  const auto stdin_reads =
+      std::count(args.plan_paths.begin(), args.plan_paths.end(), std::string("-")) + (args.problem_path == "-" ? 1 : 0);
   if (stdin_reads > 1) throw CommandError("standard input ('-') can be read only once", kExitFailure);
   const std::string text = read_input_or_throw(args.problem_path);
   const std::string source = args.problem_path == "-" ? "<stdin>" : args.problem_path;
@@ -43,9 +43,9 @@ void run_report(const ReportArguments& args) {
   const Problem problem = std::move(parsed).value();
 
   HtmlReportOptions options;
-  options.title = !args.title.empty()               ? args.title
-                  : args.problem_path == "-"         ? std::string("stdin")
-                                                     : std::filesystem::path(args.problem_path).stem().string();
+  options.title = !args.title.empty()        ? args.title
+                  : args.problem_path == "-" ? std::string("stdin")
+                                             : std::filesystem::path(args.problem_path).stem().string();
   options.operators = operator_column(text, problem.size());
   options.peak_rows = args.peak_rows;
 
@@ -76,8 +76,8 @@ void run_report(const ReportArguments& args) {
     std::fwrite(html.data(), 1, html.size(), stdout);
   } else {
     write_file_or_throw(args.html_path, html);
-    std::printf("wrote %s (%zu buffers, %zu plan%s, %zu bytes)\n", args.html_path.c_str(), problem.size(),
-                plans.size(), plans.size() == 1 ? "" : "s", html.size());
+    std::printf("wrote %s (%zu buffers, %zu plan%s, %zu bytes)\n", args.html_path.c_str(), problem.size(), plans.size(),
+                plans.size() == 1 ? "" : "s", html.size());
   }
 }
 
@@ -90,18 +90,18 @@ void register_report_command(CLI::App& app) {
   command->add_option("problem", args->problem_path, "Problem CSV ('-' for stdin)")
       ->required()
       ->type_name("PROBLEM.csv");
-  command->add_option("plans", args->plan_paths,
-                      "Plans to draw side by side, CSV or JSON (default: plan the problem with --planner)")
+  command
+      ->add_option("plans", args->plan_paths,
+                   "Plans to draw side by side, CSV or JSON (default: plan the problem with --planner)")
       ->type_name("PLAN");
   command->add_option("-o,--html", args->html_path, "Where to write the HTML page ('-' for stdout)")
       ->required()
       ->type_name("OUT.html");
-  CLI::Option* planner =
-      command
-          ->add_option("-p,--planner", args->planner,
-                       "Planners to run, comma-separated (default: when no plan file is given)")
-          ->type_name("NAME[,NAME...]")
-          ->capture_default_str();
+  CLI::Option* planner = command
+                             ->add_option("-p,--planner", args->planner,
+                                          "Planners to run, comma-separated (default: when no plan file is given)")
+                             ->type_name("NAME[,NAME...]")
+                             ->capture_default_str();
   command->add_option("--title", args->title, "Heading of the page (default: the problem file's name)")
       ->type_name("TEXT");
   command->add_option("--peak-rows", args->peak_rows, "Rows of the table of largest buffers at the peak")

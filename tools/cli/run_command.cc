@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "commands.h"
-#include "memplan/pool.h"
-#include "memplan/replay_config.h"
 #include "exit_codes.h"
 #include "inputs.h"
+#include "memplan/pool.h"
+#include "memplan/replay_config.h"
 #include "preload_launch.h"
 
 namespace memplan::cli {
@@ -85,9 +85,10 @@ void register_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArguments>();
   CLI::App* command =
       app.add_subcommand("run", "Run a command with the replay allocator: learn its iterations, serve them from slabs");
-  command->add_option("--profile-iterations", args->profile_iterations,
-                      "Iterations that must repeat (per thread) before they are planned (default " +
-                          std::to_string(memplan::ReplayConfig{}.profile_iterations) + ")")
+  command
+      ->add_option("--profile-iterations", args->profile_iterations,
+                   "Iterations that must repeat (per thread) before they are planned (default " +
+                       std::to_string(memplan::ReplayConfig{}.profile_iterations) + ")")
       ->type_name("K")
       ->check(CLI::PositiveNumber);
   command
@@ -97,7 +98,8 @@ void register_run_command(CLI::App& app) {
   command->add_flag("--stats", args->stats, "Print the replay allocator's statistics when the command exits");
   command->add_option("--library", args->library_path, "The replay library to preload (default: found beside memplan)")
       ->type_name("PATH");
-  command->add_option("command", args->command, "The command and its arguments, after --")->type_name("COMMAND ARGS...");
+  command->add_option("command", args->command, "The command and its arguments, after --")
+      ->type_name("COMMAND ARGS...");
   command->footer(
       "The command runs with LD_PRELOAD=libmemplan_replay.so, which interposes malloc, free, calloc,\n"
       "realloc and the aligned allocations. The program marks its iterations by calling memplan_mark()\n"
@@ -123,9 +125,10 @@ void register_run_command(CLI::App& app) {
       planner_or_throw(args->planner);  // unknown names are refused here, with a suggestion
       // The drop-in's own registry leaves out `mip` (src/runtime/preload/CMakeLists.txt).
       if (args->planner == "mip") {
-        throw CommandError("--planner mip: not available to the replay library (an exact MIP has no place at an "
-                           "iteration boundary); use exact or a heuristic",
-                           kExitFailure);
+        throw CommandError(
+            "--planner mip: not available to the replay library (an exact MIP has no place at an "
+            "iteration boundary); use exact or a heuristic",
+            kExitFailure);
       }
     }
 #ifdef MEMPLAN_REPLAY_PRELOAD_BUILD_PATH
@@ -134,8 +137,7 @@ void register_run_command(CLI::App& app) {
     const char* build_path = nullptr;
 #endif
     const std::string library = find_preload_library(kReplayLibraryName, args->library_path, build_path);
-    const int exit_code =
-        run_with_preload(library, args->command, [&] { set_run_environment(*args); }).exit_code;
+    const int exit_code = run_with_preload(library, args->command, [&] { set_run_environment(*args); }).exit_code;
     if (exit_code != 0) throw CommandError("the command exited with status " + std::to_string(exit_code), exit_code);
   });
 }

@@ -63,7 +63,8 @@ std::string when(const snapshot::DeviceAnalysis& r, const snapshot::Peak& peak) 
 std::string saving(uint64_t recorded, int64_t arena) {
   if (recorded == 0) return "n/a";
   char text[96];
-  const double share = 100.0 * (static_cast<double>(recorded) - static_cast<double>(arena)) / static_cast<double>(recorded);
+  const double share =
+      100.0 * (static_cast<double>(recorded) - static_cast<double>(arena)) / static_cast<double>(recorded);
   std::snprintf(text, sizeof text, "%s (%.1f%% of the recorded peak reserved)",
                 format_bytes(static_cast<int64_t>(recorded) - arena).c_str(), share);
   return text;
@@ -120,11 +121,14 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
   std::printf("\n");
   std::printf("  events          %zu (%zu alloc, %zu free, %zu segment), %zu blocks\n", d.events.size(), w.alloc_events,
               w.free_events, w.segment_events, w.blocks.size());
-  std::printf("  start           allocated %s, reserved %s\n", format_bytes(static_cast<int64_t>(w.start_allocated)).c_str(),
+  std::printf("  start           allocated %s, reserved %s\n",
+              format_bytes(static_cast<int64_t>(w.start_allocated)).c_str(),
               format_bytes(static_cast<int64_t>(w.start_reserved)).c_str());
-  std::printf("  peak allocated  %s %s\n", bytes_text(w.peak_allocated.bytes).c_str(), when(r, w.peak_allocated).c_str());
+  std::printf("  peak allocated  %s %s\n", bytes_text(w.peak_allocated.bytes).c_str(),
+              when(r, w.peak_allocated).c_str());
   std::printf("  peak reserved   %s %s\n", bytes_text(w.peak_reserved.bytes).c_str(), when(r, w.peak_reserved).c_str());
-  std::printf("  end             allocated %s, reserved %s\n", format_bytes(static_cast<int64_t>(w.end_allocated)).c_str(),
+  std::printf("  end             allocated %s, reserved %s\n",
+              format_bytes(static_cast<int64_t>(w.end_allocated)).c_str(),
               format_bytes(static_cast<int64_t>(w.end_reserved)).c_str());
 
   // Fragmentation at the peak of reserved bytes, by pool, then the segments
@@ -140,7 +144,8 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
   TextTable pools({{"pool", false}, {"segments", true}, {"reserved", true}, {"allocated", true}, {"free", true}});
   for (int small = 1; small >= 0; --small) {
     pools.add_row({small ? "small (<= 1 MiB)" : "large", std::to_string(count[small]),
-                   format_bytes(static_cast<int64_t>(reserved[small])), format_bytes(static_cast<int64_t>(allocated[small])),
+                   format_bytes(static_cast<int64_t>(reserved[small])),
+                   format_bytes(static_cast<int64_t>(allocated[small])),
                    format_bytes(static_cast<int64_t>(reserved[small] - allocated[small]))});
   }
   pools.print(stdout);
@@ -150,11 +155,13 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
   });
   if (!segments.empty() && args.top > 0) {
     std::printf("  segments with the most free bytes then\n");
-    TextTable table({{"segment", false}, {"pool", false}, {"stream", true}, {"size", true}, {"allocated", true}, {"free", true}});
+    TextTable table(
+        {{"segment", false}, {"pool", false}, {"stream", true}, {"size", true}, {"allocated", true}, {"free", true}});
     for (size_t i = 0; i < segments.size() && i < static_cast<size_t>(args.top); ++i) {
       const auto& u = segments[i];
       table.add_row({hex(u.address), u.small_pool ? "small" : "large", std::to_string(u.stream),
-                     format_bytes(static_cast<int64_t>(u.size)), format_bytes(static_cast<int64_t>(std::min(u.allocated, u.size))),
+                     format_bytes(static_cast<int64_t>(u.size)),
+                     format_bytes(static_cast<int64_t>(std::min(u.allocated, u.size))),
                      format_bytes(static_cast<int64_t>(u.size - std::min(u.allocated, u.size)))});
     }
     table.print(stdout);
@@ -176,15 +183,19 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
   } else {
     std::printf("\n  out-of-memory events: %zu\n", w.ooms.size());
     for (const snapshot::OomEvent& o : w.ooms) {
-      std::printf("    event %lld: request %s; device free %s; allocated %s, reserved %s\n", static_cast<long long>(o.event),
-                  format_bytes(static_cast<int64_t>(o.requested)).c_str(), format_bytes(static_cast<int64_t>(o.device_free)).c_str(),
-                  format_bytes(static_cast<int64_t>(o.allocated)).c_str(), format_bytes(static_cast<int64_t>(o.reserved)).c_str());
+      std::printf("    event %lld: request %s; device free %s; allocated %s, reserved %s\n",
+                  static_cast<long long>(o.event), format_bytes(static_cast<int64_t>(o.requested)).c_str(),
+                  format_bytes(static_cast<int64_t>(o.device_free)).c_str(),
+                  format_bytes(static_cast<int64_t>(o.allocated)).c_str(),
+                  format_bytes(static_cast<int64_t>(o.reserved)).c_str());
       const std::string by = s.describe_stack(o.stack);
-      std::printf("      requested by %s; largest free block then %s\n", by.empty() ? "(no frame recorded)" : by.c_str(),
+      std::printf("      requested by %s; largest free block then %s\n",
+                  by.empty() ? "(no frame recorded)" : by.c_str(),
                   format_bytes(static_cast<int64_t>(o.largest_free_block)).c_str());
       for (size_t k = 0; k < o.largest_live.size() && k < 3; ++k) {
         const snapshot::WindowBlock& b = w.blocks[o.largest_live[k]];
-        std::printf("      live %s %s\n", format_bytes(static_cast<int64_t>(b.size)).c_str(), s.describe_stack(b.stack).c_str());
+        std::printf("      live %s %s\n", format_bytes(static_cast<int64_t>(b.size)).c_str(),
+                    s.describe_stack(b.stack).c_str());
       }
     }
   }
@@ -220,7 +231,8 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
       TextTable table({{"iteration", true}, {"events", false}, {"buffers", true}, {"load", true}, {"arena", true}});
       for (const auto& it : r.iteration_loads) {
         const snapshot::Iteration& sp = r.iterations.spans[it.index];
-        table.add_row({std::to_string(it.index), "[" + std::to_string(sp.first_event) + ", " + std::to_string(sp.end_event) + ")",
+        table.add_row({std::to_string(it.index),
+                       "[" + std::to_string(sp.first_event) + ", " + std::to_string(sp.end_event) + ")",
                        std::to_string(it.buffers), format_bytes(it.load), it.arena ? format_bytes(it.arena) : ""});
       }
       table.print(stdout);
@@ -237,8 +249,9 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
       }
       char ratio[32] = "";
       if (w.peak_reserved.bytes > 0) {
-        std::snprintf(ratio, sizeof ratio, "%.3fx",
-                      static_cast<double>(sim.result->peak_reserved_bytes) / static_cast<double>(w.peak_reserved.bytes));
+        std::snprintf(
+            ratio, sizeof ratio, "%.3fx",
+            static_cast<double>(sim.result->peak_reserved_bytes) / static_cast<double>(w.peak_reserved.bytes));
       }
       std::string note;
       if (sim.name == "memplan") note = "steady state (the window after an identical one)";
@@ -258,9 +271,7 @@ std::string recorded_usage_section(const snapshot::DeviceAnalysis& r) {
   const double width = 1000, height = 240, left = 70, top = 10, bottom = 30;
   // The heap map's time axis: ticks (one per alloc and free), [0, ticks + 1).
   const double ticks = static_cast<double>(w.ticks + 1);
-  auto tick_before = [&](size_t event) {
-    return event == 0 ? 0.0 : static_cast<double>(w.tick_of_event[event - 1]);
-  };
+  auto tick_before = [&](size_t event) { return event == 0 ? 0.0 : static_cast<double>(w.tick_of_event[event - 1]); };
   const double top_bytes = static_cast<double>(std::max<uint64_t>(
       {w.peak_reserved.bytes, w.peak_allocated.bytes, static_cast<uint64_t>(r.planned.plan->arena), 1}));
   auto x = [&](double tick) { return left + (width - left - 10) * tick / ticks; };
@@ -284,19 +295,23 @@ std::string recorded_usage_section(const snapshot::DeviceAnalysis& r) {
                   "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"6 4\"/>"
                   "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\" text-anchor=\"%s\">%s</text>\n",
                   left, width - 10, y(static_cast<double>(bytes)), y(static_cast<double>(bytes)), colour,
-                  at_right ? width - 14 : left + 4, y(static_cast<double>(bytes)) - 3, colour, at_right ? "end" : "start",
-                  label.c_str());
+                  at_right ? width - 14 : left + 4, y(static_cast<double>(bytes)) - 3, colour,
+                  at_right ? "end" : "start", label.c_str());
     return std::string(line);
   };
-  std::string svg = "<section style=\"margin:16px;font-family:sans-serif\"><h2>Recorded usage</h2>\n<p>Bytes the program had "
-                    "allocated (blue) and the caching allocator had reserved (orange) over the window's " +
-                    std::to_string(w.ticks) + " ticks, the heap maps' time axis (a tick is an alloc or a free; " +
-                    std::to_string(r.device->events.size()) + " events in all; each step is the most of its run): "
-                    "peak reserved " + format_bytes(static_cast<int64_t>(w.peak_reserved.bytes)) + ", peak allocated " +
-                    format_bytes(static_cast<int64_t>(w.peak_allocated.bytes)) +
-                    "; the plan's arena and the load as dashed lines.</p>\n";
+  std::string svg =
+      "<section style=\"margin:16px;font-family:sans-serif\"><h2>Recorded usage</h2>\n<p>Bytes the program had "
+      "allocated (blue) and the caching allocator had reserved (orange) over the window's " +
+      std::to_string(w.ticks) + " ticks, the heap maps' time axis (a tick is an alloc or a free; " +
+      std::to_string(r.device->events.size()) +
+      " events in all; each step is the most of its run): "
+      "peak reserved " +
+      format_bytes(static_cast<int64_t>(w.peak_reserved.bytes)) + ", peak allocated " +
+      format_bytes(static_cast<int64_t>(w.peak_allocated.bytes)) +
+      "; the plan's arena and the load as dashed lines.</p>\n";
   char head[200];
-  std::snprintf(head, sizeof head, "<svg width=\"%.0f\" height=\"%.0f\" xmlns=\"http://www.w3.org/2000/svg\">\n", width, height);
+  std::snprintf(head, sizeof head, "<svg width=\"%.0f\" height=\"%.0f\" xmlns=\"http://www.w3.org/2000/svg\">\n", width,
+                height);
   svg += head;
   svg += "<polyline fill=\"none\" stroke=\"#e67e22\" stroke-width=\"1.5\" points=\"" + polyline(true) + "\"/>\n";
   svg += "<polyline fill=\"none\" stroke=\"#2e6fd8\" stroke-width=\"1.5\" points=\"" + polyline(false) + "\"/>\n";
@@ -307,8 +322,8 @@ std::string recorded_usage_section(const snapshot::DeviceAnalysis& r) {
                 "<text x=\"4\" y=\"%.1f\" font-size=\"11\">%s</text><text x=\"4\" y=\"%.1f\" font-size=\"11\">0</text>"
                 "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">tick 0</text>"
                 "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">tick %lld</text>\n",
-                top + 10, format_bytes(static_cast<int64_t>(top_bytes)).c_str(), height - bottom, left,
-                height - 10, width - 10, height - 10, static_cast<long long>(w.ticks));
+                top + 10, format_bytes(static_cast<int64_t>(top_bytes)).c_str(), height - bottom, left, height - 10,
+                width - 10, height - 10, static_cast<long long>(w.ticks));
   svg += axis;
   svg += "</svg></section>\n";
   return svg;
@@ -326,7 +341,8 @@ void write_html(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
   }
   // The recorded layout first (what happened), then memplan's plan of the window.
   std::vector<NamedPlan> plans;
-  if (r.recorded_layout) plans.push_back({.name = "recorded layout (addresses, untouched ranges left out)", .plan = *r.recorded_layout});
+  if (r.recorded_layout)
+    plans.push_back({.name = "recorded layout (addresses, untouched ranges left out)", .plan = *r.recorded_layout});
   plans.push_back({.name = "memplan plan (" + r.planned.planner + ")", .plan = *r.planned.plan});
   std::string html = render_html_report(r.problem, plans, options);
   if (const size_t body = html.rfind("</body>"); body != std::string::npos) {
@@ -356,16 +372,17 @@ void run_snapshot(const SnapshotArguments& args) {
   if (args.html_path == "-" && args.json) {
     throw CommandError("--html - and --json both write to standard output; write the page to a file", kExitFailure);
   }
-  const snapshot::AnalysisOptions options{.device = args.device, .planner = args.planner, .simulate = !args.no_simulate};
-  StatusOr<snapshot::SnapshotReport> analysed = args.path == "-" ? analyze_standard_input(options)
-                                                                  : snapshot::analyze_snapshot(args.path, options);
+  const snapshot::AnalysisOptions options{
+      .device = args.device, .planner = args.planner, .simulate = !args.no_simulate};
+  StatusOr<snapshot::SnapshotReport> analysed =
+      args.path == "-" ? analyze_standard_input(options) : snapshot::analyze_snapshot(args.path, options);
   throw_if_error(analysed.status());
   const snapshot::SnapshotReport& report = *analysed;
   const snapshot::Snapshot& s = report.snapshot;
   if (!args.html_path.empty() && report.devices.size() > 1) {
-    throw CommandError("--html draws one device; name it with --device (devices here: " +
-                           std::to_string(report.devices.size()) + ")",
-                       kExitFailure);
+    throw CommandError(
+        "--html draws one device; name it with --device (devices here: " + std::to_string(report.devices.size()) + ")",
+        kExitFailure);
   }
   if (args.html_path == "-") {
     // The page alone on standard output.
@@ -388,8 +405,11 @@ void run_snapshot(const SnapshotArguments& args) {
 void register_snapshot_command(CLI::App& app) {
   auto args = std::make_shared<SnapshotArguments>();
   CLI::App* command = app.add_subcommand(
-      "snapshot", "Explain a PyTorch CUDA memory snapshot and plan its window (peaks, live blocks, fragmentation, plan)");
-  command->add_option("snapshot", args->path, "A pickle written by torch.cuda.memory._dump_snapshot() ('-': standard input)")
+      "snapshot",
+      "Explain a PyTorch CUDA memory snapshot and plan its window (peaks, live blocks, fragmentation, plan)");
+  command
+      ->add_option("snapshot", args->path,
+                   "A pickle written by torch.cuda.memory._dump_snapshot() ('-': standard input)")
       ->required()
       ->type_name("FILE.pickle");
   command->add_option("--device", args->device, "Only this device (default: every device in the file)")
@@ -402,8 +422,10 @@ void register_snapshot_command(CLI::App& app) {
   command->add_option("-p,--planner", args->planner, "Planner for the window and the worst iteration")
       ->type_name("NAME")
       ->capture_default_str();
-  command->add_flag("--no-simulate", args->no_simulate, "Skip the allocator models (caching, expandable segments, memplan)");
-  command->add_option("--top", args->top, "Rows of the live-at-peak and segment tables (and of live_at_peak under --json)")
+  command->add_flag("--no-simulate", args->no_simulate,
+                    "Skip the allocator models (caching, expandable segments, memplan)");
+  command
+      ->add_option("--top", args->top, "Rows of the live-at-peak and segment tables (and of live_at_peak under --json)")
       ->type_name("N")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();

@@ -46,8 +46,10 @@ void check_mark_signal_or_throw(const std::string& name) {
     const std::string bare = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
     if (bare == "USR1" || bare == "USR2" || bare == "HUP" || bare == "WINCH") return;
   }
-  throw CommandError("--mark-signal " + name + ": not a signal this tracer can use (USR1, USR2, HUP, WINCH, "
-                     "or a number from 1 to " + std::to_string(NSIG - 1) + ")",
+  throw CommandError("--mark-signal " + name +
+                         ": not a signal this tracer can use (USR1, USR2, HUP, WINCH, "
+                         "or a number from 1 to " +
+                         std::to_string(NSIG - 1) + ")",
                      kExitFailure);
 }
 
@@ -104,11 +106,13 @@ void register_trace_command(CLI::App& app) {
       ->type_name("FILE");
   command->add_option("--library", args->library_path, "The tracer library to preload (default: found beside memplan)")
       ->type_name("PATH");
-  command->add_option("--mark-signal", args->mark_signal,
-                      "A signal that marks an iteration when sent to the command (USR1, USR2 or a number); "
-                      "marks land where the program is when it arrives")
+  command
+      ->add_option("--mark-signal", args->mark_signal,
+                   "A signal that marks an iteration when sent to the command (USR1, USR2 or a number); "
+                   "marks land where the program is when it arrives")
       ->type_name("SIGNAL");
-  command->add_option("command", args->command, "The command and its arguments, after --")->type_name("COMMAND ARGS...");
+  command->add_option("command", args->command, "The command and its arguments, after --")
+      ->type_name("COMMAND ARGS...");
   command->footer(
       "The command runs with LD_PRELOAD=libmemplan_trace.so, which records every malloc, calloc,\n"
       "realloc, aligned allocation and free (C++ new and delete included) with its thread, time and\n"
@@ -122,7 +126,8 @@ void register_trace_command(CLI::App& app) {
       "  memplan extract run.trace --iteration 2 --output step.csv");
   command->callback([args] {
     const int exit_code = run_trace(*args);
-    if (exit_code != 0) throw CommandError("the traced command exited with status " + std::to_string(exit_code), exit_code);
+    if (exit_code != 0)
+      throw CommandError("the traced command exited with status " + std::to_string(exit_code), exit_code);
   });
 }
 

@@ -23,8 +23,8 @@ namespace {
 // Class 0 holds sizes <= 16, class c sizes in (16 * 4^(c-1), 16 * 4^c], the
 // last everything above 64 MiB.
 constexpr int kClasses = 13;
-constexpr const char* kClassLabels[kClasses] = {"<=16",  "<=64",  "<=256", "<=1K", "<=4K",  "<=16K", "<=64K",
-                                                "<=256K", "<=1M", "<=4M", "<=16M", "<=64M", ">64M"};
+constexpr const char* kClassLabels[kClasses] = {"<=16",   "<=64", "<=256", "<=1K",  "<=4K",  "<=16K", "<=64K",
+                                                "<=256K", "<=1M", "<=4M",  "<=16M", "<=64M", ">64M"};
 
 int class_of_bucket(size_t k) {  // bucket k holds sizes in (2^(k-1), 2^k]
   if (k <= 4) return 0;
@@ -57,7 +57,8 @@ void print_top_operators(const Trace& trace, const std::vector<size_t>& marks, s
     std::string name = "(outside any operator)";
     if (r.op != kNoOperator) name = trace.operators[r.op].empty() ? "#" + std::to_string(r.op) : trace.operators[r.op];
     char share[32];
-    std::snprintf(share, sizeof share, "%.1f%%", total == 0 ? 0.0 : 100.0 * static_cast<double>(r.bytes) / static_cast<double>(total));
+    std::snprintf(share, sizeof share, "%.1f%%",
+                  total == 0 ? 0.0 : 100.0 * static_cast<double>(r.bytes) / static_cast<double>(total));
     table.add_row({name, std::to_string(r.allocations), format_bytes(static_cast<int64_t>(r.bytes)), share});
   }
   table.print(stdout);
@@ -107,8 +108,9 @@ void run_trace_info(const std::string& path, size_t top_operators, bool json) {
                              : "INCOMPLETE: the process ended without exit handlers; events not yet written are lost");
   std::printf("events       %zu allocation events on %zu thread(s), %zu marks (iterations 0..%zu)\n", events,
               trace.threads.size(), marks.size(), marks.size());
-  std::printf("file         %s, %.2f bytes per event\n", format_bytes(static_cast<int64_t>(trace.file_bytes)).c_str(),
-              trace.events.empty() ? 0.0 : static_cast<double>(trace.file_bytes) / static_cast<double>(trace.events.size()));
+  std::printf(
+      "file         %s, %.2f bytes per event\n", format_bytes(static_cast<int64_t>(trace.file_bytes)).c_str(),
+      trace.events.empty() ? 0.0 : static_cast<double>(trace.file_bytes) / static_cast<double>(trace.events.size()));
   if (trace.missed_events > 0 || trace.dropped_marks > 0) {
     std::printf("not recorded %llu calls made inside the tracer (signal handlers), %llu marks beyond its store\n",
                 static_cast<unsigned long long>(trace.missed_events),

@@ -28,7 +28,8 @@ struct ValidateArguments {
 // A banked plan (banks.h): the plan file's bank and offset columns, judged
 // by validate_banked bank by bank.
 void run_validate_banked(const ValidateArguments& args) {
-  if (!args.capacity.empty()) throw CommandError("--capacity and --bank exclude each other: give each bank its capacity");
+  if (!args.capacity.empty())
+    throw CommandError("--capacity and --bank exclude each other: give each bank its capacity");
   const Problem problem = read_problem_or_throw(args.problem_path);
   const std::vector<Bank> banks = read_banks_or_throw(args.bank_file, args.banks);
   const BankedPlan banked = read_banked_plan_or_throw(problem, banks, args.plan_path);
@@ -51,8 +52,8 @@ void run_validate_banked(const ValidateArguments& args) {
     std::fflush(stdout);
   }
   if (!result.ok()) {
-    throw CommandError("invalid banked plan " + args.plan_path + " (" + std::string(bank_violation_name(result.violation)) +
-                           "): " + result.message,
+    throw CommandError("invalid banked plan " + args.plan_path + " (" +
+                           std::string(bank_violation_name(result.violation)) + "): " + result.message,
                        kExitFailure);
   }
   if (args.json) return;
@@ -97,20 +98,23 @@ void register_validate_command(CLI::App& app) {
   auto args = std::make_shared<ValidateArguments>();
   CLI::App* command = app.add_subcommand("validate", "Check that a plan is valid for a problem; say why if it is not");
   command->add_option("problem", args->problem_path, "Problem CSV")->required()->type_name("PROBLEM.csv");
-  command->add_option("plan", args->plan_path,
-                      "Plan: CSV (the problem's rows with an offset column, matched by id) or the JSON\n"
-                      "that `memplan plan --json` writes; - for standard input")
+  command
+      ->add_option("plan", args->plan_path,
+                   "Plan: CSV (the problem's rows with an offset column, matched by id) or the JSON\n"
+                   "that `memplan plan --json` writes; - for standard input")
       ->required()
       ->type_name("PLAN");
-  command->add_flag("--json", args->json,
-                    "Print {\"valid\", \"buffers\", \"arena\", \"load\", \"gap\"[, \"capacity\"][, \"reason\"]} on stdout");
+  command->add_flag(
+      "--json", args->json,
+      "Print {\"valid\", \"buffers\", \"arena\", \"load\", \"gap\"[, \"capacity\"][, \"reason\"]} on stdout");
   command->add_option("-c,--capacity", args->capacity, "Also require the arena to fit in this many bytes")
       ->type_name("BYTES")
       ->check(byte_size_validator());
-  command->add_option("--bank", args->banks,
-                      "The plan is banked (as `memplan plan --bank ... --output PLAN.csv` writes it: bank and\n"
-                      "offset columns): the banks, fastest first, as memplan plan takes them,\n"
-                      "NAME[=CAPACITY][@ALIGNMENT]; each bank's buffers must be a valid plan within its capacity")
+  command
+      ->add_option("--bank", args->banks,
+                   "The plan is banked (as `memplan plan --bank ... --output PLAN.csv` writes it: bank and\n"
+                   "offset columns): the banks, fastest first, as memplan plan takes them,\n"
+                   "NAME[=CAPACITY][@ALIGNMENT]; each bank's buffers must be a valid plan within its capacity")
       ->type_name("BANK");
   command->add_option("--bank-file", args->bank_file, "The banks from a bank file (as memplan plan --bank-file)")
       ->type_name("BANKS.csv");

@@ -27,12 +27,28 @@ using onnx_values::KnownTensor;
 std::optional<int64_t> element_size(int32_t type) {
   using T = onnx::TensorProto;
   switch (type) {
-    case T::UINT8: case T::INT8: case T::BOOL: return 1;
-    case T::UINT16: case T::INT16: case T::FLOAT16: case T::BFLOAT16: return 2;
-    case T::FLOAT: case T::INT32: case T::UINT32: return 4;
-    case T::INT64: case T::UINT64: case T::DOUBLE: case T::COMPLEX64: return 8;
-    case T::COMPLEX128: return 16;
-    default: return std::nullopt;
+    case T::UINT8:
+    case T::INT8:
+    case T::BOOL:
+      return 1;
+    case T::UINT16:
+    case T::INT16:
+    case T::FLOAT16:
+    case T::BFLOAT16:
+      return 2;
+    case T::FLOAT:
+    case T::INT32:
+    case T::UINT32:
+      return 4;
+    case T::INT64:
+    case T::UINT64:
+    case T::DOUBLE:
+    case T::COMPLEX64:
+      return 8;
+    case T::COMPLEX128:
+      return 16;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -65,7 +81,8 @@ StatusOr<int64_t> tensor_bytes(const std::vector<int64_t>& dims, int64_t element
   int64_t bytes = element;
   for (int64_t d : dims) {
     if (d < 0) return InvalidArgument(what + ": negative dimension " + std::to_string(d));
-    if (d != 0 && bytes > INT64_MAX / d) return InvalidArgument(what + ": " + format_dims(dims) + " overflows 64-bit bytes");
+    if (d != 0 && bytes > INT64_MAX / d)
+      return InvalidArgument(what + ": " + format_dims(dims) + " overflows 64-bit bytes");
     bytes *= d;
   }
   return bytes;
@@ -128,10 +145,12 @@ Status check_node_schemas(const onnx::GraphProto& graph, int64_t opset);
 Status check_tensor_data(const onnx::TensorProto& t, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : t.dims()) {
-    if (d < 0 || (d != 0 && n > INT64_MAX / d)) return InvalidArgument(what + ": dims " + std::to_string(d) + " out of range");
+    if (d < 0 || (d != 0 && n > INT64_MAX / d))
+      return InvalidArgument(what + ": dims " + std::to_string(d) + " out of range");
     n *= d;
   }
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) return Status::Ok();  // not read: memplan reads no files a model names
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    return Status::Ok();  // not read: memplan reads no files a model names
   const std::optional<int64_t> element = element_size(t.data_type());
   if (!element) return Status::Ok();  // strings and the like: refused where a tensor of the type is sized
   const std::string count = std::to_string(n) + " elements of " + onnx::TensorProto_DataType_Name(t.data_type());
@@ -144,11 +163,24 @@ Status check_tensor_data(const onnx::TensorProto& t, const std::string& what) {
   using T = onnx::TensorProto;
   int64_t given = 0;  // the values in the field the type's data is read from
   switch (t.data_type()) {
-    case T::FLOAT: case T::COMPLEX64: given = t.float_data_size(); break;
-    case T::INT64: given = t.int64_data_size(); break;
-    case T::DOUBLE: case T::COMPLEX128: given = t.double_data_size(); break;
-    case T::UINT32: case T::UINT64: given = t.uint64_data_size(); break;
-    default: given = t.int32_data_size(); break;  // the 8- and 16-bit types, INT32, BOOL, FLOAT16, BFLOAT16
+    case T::FLOAT:
+    case T::COMPLEX64:
+      given = t.float_data_size();
+      break;
+    case T::INT64:
+      given = t.int64_data_size();
+      break;
+    case T::DOUBLE:
+    case T::COMPLEX128:
+      given = t.double_data_size();
+      break;
+    case T::UINT32:
+    case T::UINT64:
+      given = t.uint64_data_size();
+      break;
+    default:
+      given = t.int32_data_size();
+      break;  // the 8- and 16-bit types, INT32, BOOL, FLOAT16, BFLOAT16
   }
   const bool complex = t.data_type() == T::COMPLEX64 || t.data_type() == T::COMPLEX128;
   if (given != (complex ? 2 * n : n)) {
@@ -243,8 +275,8 @@ Status apply_input_shapes(onnx::GraphProto* graph, const std::set<std::string>& 
       if (v.name() == given.name && !initializers.count(v.name())) target = &v;
     }
     if (target == nullptr) {
-      return InvalidArgument(source + ": --input " + given.name + ": the model has no such input (its inputs: " +
-                             (known.empty() ? "none" : known) + ")");
+      return InvalidArgument(source + ": --input " + given.name +
+                             ": the model has no such input (its inputs: " + (known.empty() ? "none" : known) + ")");
     }
     if (target->type().value_case() != onnx::TypeProto::kTensorType) {
       return Unimplemented(source + ": input '" + given.name + "' is not a tensor");
@@ -295,8 +327,8 @@ Status check_order(const onnx::GraphProto& graph, const std::set<std::string>& i
 
 // Nodes whose outputs differ from run to run: never folded into constants.
 bool is_random(const onnx::NodeProto& node) {
-  static const std::set<std::string> random = {"RandomNormal", "RandomNormalLike", "RandomUniform",
-                                               "RandomUniformLike", "Multinomial", "Bernoulli"};
+  static const std::set<std::string> random = {"RandomNormal",      "RandomNormalLike", "RandomUniform",
+                                               "RandomUniformLike", "Multinomial",      "Bernoulli"};
   return random.count(node.op_type()) > 0;
 }
 
@@ -369,7 +401,9 @@ std::string shape_text(const onnx::TypeProto* type) {
   std::string s;
   for (const onnx::TensorShapeProto_Dimension& d : type->tensor_type().shape().dim()) {
     if (!s.empty()) s += 'x';
-    s += d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : "?";
+    s += d.has_dim_value()                             ? std::to_string(d.dim_value())
+         : d.has_dim_param() && !d.dim_param().empty() ? d.dim_param()
+                                                       : "?";
   }
   return s.empty() ? "scalar" : s;
 }
@@ -464,7 +498,8 @@ onnx::ModelProto inference_copy(onnx::ModelProto* model, const ShapeResolution& 
   // The names exporters give output dimensions are not facts to merge with.
   for (onnx::ValueInfoProto& v : *g->mutable_output()) {
     if (v.type().value_case() != onnx::TypeProto::kTensorType || !v.type().tensor_type().has_shape()) continue;
-    for (onnx::TensorShapeProto_Dimension& d : *v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+    for (onnx::TensorShapeProto_Dimension& d :
+         *v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
       if (!d.has_dim_value()) d.clear_dim_param();
     }
   }
@@ -493,7 +528,8 @@ Status resolve_shapes(onnx::ModelProto* model, int64_t opset, ShapeResolution* r
     for (const onnx::ValueInfoProto& v : g.input()) r->types[v.name()] = v.type();
     for (const onnx::ValueInfoProto& v : g.value_info()) r->types[v.name()] = v.type();
     for (const onnx::ValueInfoProto& v : g.output()) {
-      if (v.type().value_case() != onnx::TypeProto::VALUE_NOT_SET && !r->known.count(v.name())) r->types[v.name()] = v.type();
+      if (v.type().value_case() != onnx::TypeProto::VALUE_NOT_SET && !r->known.count(v.name()))
+        r->types[v.name()] = v.type();
     }
     for (const auto& [name, value] : r->known) {
       if (!inputs.count(name)) r->types[name] = type_of(value);
@@ -568,8 +604,8 @@ std::string why_unknown(const onnx::GraphProto& graph, const std::set<std::strin
       continue;
     }
     if (e.why_not.empty()) e.why_not = "its outputs were not all evaluated";
-    return "it is computed by " + node_label(node, static_cast<size_t>(w->second)) + ", which is not evaluated: " +
-           e.why_not;
+    return "it is computed by " + node_label(node, static_cast<size_t>(w->second)) +
+           ", which is not evaluated: " + e.why_not;
   }
   return "its computation has no start";
 }
@@ -589,8 +625,10 @@ Status unsized_node_error(const onnx::GraphProto& graph, const std::set<std::str
                             "' with no concrete shape (shape inference gives " + shape_text(t) + "): ";
       if (is_if(node)) {
         const std::string& cond = node.input_size() > 0 ? node.input(0) : "";
-        return InvalidArgument(message + "its condition '" + cond + "' is not known before the model runs, so the branch "
-                               "taken is not either: " + why_unknown(graph, initializers, r, opset, cond));
+        return InvalidArgument(message + "its condition '" + cond +
+                               "' is not known before the model runs, so the branch "
+                               "taken is not either: " +
+                               why_unknown(graph, initializers, r, opset, cond));
       }
       if (onnx_values::is_data_dependent(node)) {
         return InvalidArgument(message + "the size of " + node.op_type() +
@@ -605,7 +643,8 @@ Status unsized_node_error(const onnx::GraphProto& graph, const std::set<std::str
       std::string inputs;
       for (const std::string& in : node.input()) {
         auto it = r.types.find(in);
-        inputs += (inputs.empty() ? "" : ", ") + (in.empty() ? std::string("(none)") : shape_text(it == r.types.end() ? nullptr : &it->second));
+        inputs += (inputs.empty() ? "" : ", ") +
+                  (in.empty() ? std::string("(none)") : shape_text(it == r.types.end() ? nullptr : &it->second));
       }
       return InvalidArgument(message + "ONNX's shape inference for " + node.op_type() +
                              " gives no concrete shape from inputs of shapes " + (inputs.empty() ? "(none)" : inputs));
@@ -784,7 +823,8 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
   for (const onnx::ValueInfoProto& v : graph->input()) {
     if (initializers.count(v.name()) || v.type().value_case() != onnx::TypeProto::kTensorType) continue;
     const int32_t type = v.type().tensor_type().elem_type();
-    if (!element_size(type)) return InvalidArgument(source + ": input '" + v.name() + "': " + element_type_problem(type));
+    if (!element_size(type))
+      return InvalidArgument(source + ": input '" + v.name() + "': " + element_type_problem(type));
   }
 
   std::map<std::string, std::vector<std::string>> open;  // symbolic dimension -> where
@@ -818,7 +858,8 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
   // an error, not a gap), with the shape computations evaluated.
   graph->clear_value_info();
   ShapeResolution resolution;
-  if (Status s = resolve_shapes(&model, out.opset, &resolution); !s.ok()) return Status(s.code(), source + ": " + s.message());
+  if (Status s = resolve_shapes(&model, out.opset, &resolution); !s.ok())
+    return Status(s.code(), source + ": " + s.message());
   out.inference_rounds = resolution.rounds;
   out.evaluated = resolution.evaluated;
   if (Status s = check_no_subgraphs(*graph, out.opset); !s.ok()) return Status(s.code(), source + ": " + s.message());
@@ -842,8 +883,10 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     initializers.insert(t.name());
     ++out.initializers;
     const std::optional<int64_t> element = element_size(t.data_type());
-    if (!element) return InvalidArgument(source + ": initializer '" + t.name() + "': " + element_type_problem(t.data_type()));
-    StatusOr<int64_t> b = tensor_bytes({t.dims().begin(), t.dims().end()}, *element, source + ": initializer '" + t.name() + "'");
+    if (!element)
+      return InvalidArgument(source + ": initializer '" + t.name() + "': " + element_type_problem(t.data_type()));
+    StatusOr<int64_t> b =
+        tensor_bytes({t.dims().begin(), t.dims().end()}, *element, source + ": initializer '" + t.name() + "'");
     if (!b.ok()) return b.status();
     if (!add_bytes(&out.initializer_bytes, *b)) return InvalidArgument(source + ": initializers overflow 64-bit bytes");
   }
@@ -882,7 +925,8 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     for (const std::string& name : node.output()) {
       if (name.empty()) continue;  // an optional output not asked for
       if (produced.count(name) || fed.count(name)) {
-        return InvalidArgument(source + ": " + node_label(node, k) + " writes '" + name + "', which is already written");
+        return InvalidArgument(source + ": " + node_label(node, k) + " writes '" + name +
+                               "', which is already written");
       }
       produced[name] = Tensor{.producer = k, .last_reader = k, .constant = constant};
       order.push_back(name);
@@ -905,7 +949,8 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     }
     StatusOr<int64_t> b = value_bytes(*type->second, what, &open);
     if (!b.ok()) {
-      if (b.status().code() == StatusCode::kUnimplemented && first_error.empty()) return Status(b.status().code(), source + ": " + b.status().message());
+      if (b.status().code() == StatusCode::kUnimplemented && first_error.empty())
+        return Status(b.status().code(), source + ": " + b.status().message());
       note(b.status());
       continue;
     }
@@ -918,7 +963,8 @@ StatusOr<OnnxExtraction> extract_onnx_model(std::span<const uint8_t> bytes, cons
     if (!t.read && !is_output) ++out.unread;
     const int64_t lower = static_cast<int64_t>(t.producer);
     const int64_t upper = is_output ? static_cast<int64_t>(out.nodes) : static_cast<int64_t>(t.last_reader) + 1;
-    out.problem.buffers.push_back(Buffer{.id = csv_id(name, &ids), .lower = lower, .upper = upper, .size = *b, .alignment = options.alignment});
+    out.problem.buffers.push_back(
+        Buffer{.id = csv_id(name, &ids), .lower = lower, .upper = upper, .size = *b, .alignment = options.alignment});
     out.operators.push_back(node.name().empty() ? node.op_type() : node.op_type() + " " + node.name());
   }
   if (!open.empty()) {  // unsized_node_error has named every node output without a concrete shape

@@ -102,24 +102,24 @@ struct OnnxOptions {
 
 // What an extraction found besides the problem.
 struct OnnxExtraction {
-  Problem problem;               // one buffer per intermediate tensor; id = tensor name
-  int64_t ir_version = 0;        // the model's IR version
-  int64_t opset = 0;             // the default domain's opset version
-  std::string producer;          // "pytorch 1.13.1", or "" when the model does not say
-  size_t nodes = 0;              // ticks 0 .. nodes - 1
-  size_t initializers = 0;       // left out of the arena: weights
+  Problem problem;          // one buffer per intermediate tensor; id = tensor name
+  int64_t ir_version = 0;   // the model's IR version
+  int64_t opset = 0;        // the default domain's opset version
+  std::string producer;     // "pytorch 1.13.1", or "" when the model does not say
+  size_t nodes = 0;         // ticks 0 .. nodes - 1
+  size_t initializers = 0;  // left out of the arena: weights
   int64_t initializer_bytes = 0;
-  size_t graph_inputs = 0;       // left out of the arena: fed by the caller
+  size_t graph_inputs = 0;  // left out of the arena: fed by the caller
   int64_t graph_input_bytes = 0;
-  size_t constants = 0;          // left out of the arena: folded constants
+  size_t constants = 0;  // left out of the arena: folded constants
   int64_t constant_bytes = 0;
-  size_t graph_outputs = 0;      // in the arena when a node writes them, live to the end
-  size_t unread = 0;             // node outputs no node reads and that are no graph output
+  size_t graph_outputs = 0;  // in the arena when a node writes them, live to the end
+  size_t unread = 0;         // node outputs no node reads and that are no graph output
   // One per buffer: the operator and name of the node that writes it,
   // "MatMul /layers.0/self_attn/MatMul" (the operator alone for unnamed nodes).
   std::vector<std::string> operators;
-  size_t evaluated = 0;          // tensors whose values were computed before the run (shape computations)
-  size_t inference_rounds = 0;   // runs of ONNX's shape inference (see resolve_shapes)
+  size_t evaluated = 0;         // tensors whose values were computed before the run (shape computations)
+  size_t inference_rounds = 0;  // runs of ONNX's shape inference (see resolve_shapes)
 };
 
 // Reads a serialized ModelProto, runs shape inference with `options.inputs`

@@ -20,24 +20,42 @@ using T = onnx::TensorProto;
 
 bool is_int_type(int32_t type) {
   switch (type) {
-    case T::INT64: case T::INT32: case T::INT16: case T::INT8:
-    case T::UINT64: case T::UINT32: case T::UINT16: case T::UINT8: case T::BOOL: return true;
-    default: return false;
+    case T::INT64:
+    case T::INT32:
+    case T::INT16:
+    case T::INT8:
+    case T::UINT64:
+    case T::UINT32:
+    case T::UINT16:
+    case T::UINT8:
+    case T::BOOL:
+      return true;
+    default:
+      return false;
   }
 }
 
 // The range a value of an integer type holds; UINT64 is kept to INT64's.
 std::pair<int64_t, int64_t> int_range(int32_t type) {
   switch (type) {
-    case T::INT32: return {INT32_MIN, INT32_MAX};
-    case T::INT16: return {INT16_MIN, INT16_MAX};
-    case T::INT8: return {INT8_MIN, INT8_MAX};
-    case T::UINT32: return {0, UINT32_MAX};
-    case T::UINT16: return {0, UINT16_MAX};
-    case T::UINT8: return {0, UINT8_MAX};
-    case T::BOOL: return {0, 1};
-    case T::UINT64: return {0, INT64_MAX};
-    default: return {INT64_MIN, INT64_MAX};
+    case T::INT32:
+      return {INT32_MIN, INT32_MAX};
+    case T::INT16:
+      return {INT16_MIN, INT16_MAX};
+    case T::INT8:
+      return {INT8_MIN, INT8_MAX};
+    case T::UINT32:
+      return {0, UINT32_MAX};
+    case T::UINT16:
+      return {0, UINT16_MAX};
+    case T::UINT8:
+      return {0, UINT8_MAX};
+    case T::BOOL:
+      return {0, 1};
+    case T::UINT64:
+      return {0, INT64_MAX};
+    default:
+      return {INT64_MIN, INT64_MAX};
   }
 }
 
@@ -109,15 +127,19 @@ double real_at(const KnownTensor& t, int64_t i) {
 // An empty tensor of `type` with `dims`, its value vector sized.
 KnownTensor make(int32_t type, std::vector<int64_t> dims, int64_t n) {
   KnownTensor t{.type = type, .dims = std::move(dims)};
-  if (t.is_real()) t.reals.assign(static_cast<size_t>(n), 0.0);
-  else t.ints.assign(static_cast<size_t>(n), 0);
+  if (t.is_real())
+    t.reals.assign(static_cast<size_t>(n), 0.0);
+  else
+    t.ints.assign(static_cast<size_t>(n), 0);
   return t;
 }
 
 // Copies element `from` of `src` to element `to` of `dst` (same type class).
 void copy_element(const KnownTensor& src, int64_t from, KnownTensor* dst, int64_t to) {
-  if (dst->is_real()) dst->reals[static_cast<size_t>(to)] = real_at(src, from);
-  else dst->ints[static_cast<size_t>(to)] = src.ints[static_cast<size_t>(from)];
+  if (dst->is_real())
+    dst->reals[static_cast<size_t>(to)] = real_at(src, from);
+  else
+    dst->ints[static_cast<size_t>(to)] = src.ints[static_cast<size_t>(from)];
 }
 
 // Row-major strides of `dims`.
@@ -238,7 +260,8 @@ Evaluation evaluate_constant(const onnx::NodeProto& node) {
     }
     if (a.name() == "value_float") return one(KnownTensor{.type = T::FLOAT, .dims = {}, .reals = {a.f()}});
     if (a.name() == "value_floats") {
-      return one(KnownTensor{.type = T::FLOAT, .dims = {a.floats_size()}, .reals = {a.floats().begin(), a.floats().end()}});
+      return one(
+          KnownTensor{.type = T::FLOAT, .dims = {a.floats_size()}, .reals = {a.floats().begin(), a.floats().end()}});
     }
   }
   return refuse("it has no numeric value attribute");
@@ -504,14 +527,17 @@ Evaluation evaluate_expand(const KnownTensor& data, const KnownTensor& shape) {
 }
 
 Evaluation evaluate_range(const KnownTensor& start, const KnownTensor& limit, const KnownTensor& delta) {
-  if (start.elements() != 1 || limit.elements() != 1 || delta.elements() != 1) return refuse("an input is not a scalar");
+  if (start.elements() != 1 || limit.elements() != 1 || delta.elements() != 1)
+    return refuse("an input is not a scalar");
   if (start.is_real()) {
     const double s = start.reals[0], l = real_at(limit, 0), d = real_at(delta, 0);
-    if (d == 0 || !std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d)) return refuse("delta is 0 or a bound is not finite");
+    if (d == 0 || !std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d))
+      return refuse("delta is 0 or a bound is not finite");
     const double count = std::max(std::ceil((l - s) / d), 0.0);
     if (count > kMaxKnownElements) return refuse("its output is too large to evaluate");
     KnownTensor out = make(start.type, {static_cast<int64_t>(count)}, static_cast<int64_t>(count));
-    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) out.reals[static_cast<size_t>(i)] = s + static_cast<double>(i) * d;
+    for (int64_t i = 0; i < static_cast<int64_t>(count); ++i)
+      out.reals[static_cast<size_t>(i)] = s + static_cast<double>(i) * d;
     return one(std::move(out));
   }
   const int64_t s = start.ints[0], l = limit.ints[0], d = delta.ints[0];
@@ -553,7 +579,8 @@ Evaluation evaluate_transpose(const onnx::NodeProto& node, const KnownTensor& da
   std::vector<int64_t> sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] != static_cast<int64_t>(i) || sorted.size() != rank) return refuse("perm is not a permutation of the axes");
+    if (sorted[i] != static_cast<int64_t>(i) || sorted.size() != rank)
+      return refuse("perm is not a permutation of the axes");
   }
   std::vector<int64_t> dims;
   for (int64_t p : perm) dims.push_back(data.dims[static_cast<size_t>(p)]);
@@ -574,8 +601,8 @@ Evaluation evaluate_cast(const onnx::NodeProto& node, const KnownTensor& data) {
   KnownTensor out = make(static_cast<int32_t>(to), data.dims, data.elements());
   for (int64_t i = 0; i < data.elements(); ++i) {
     if (out.is_real()) {
-      out.reals[static_cast<size_t>(i)] = to == T::FLOAT ? static_cast<double>(static_cast<float>(real_at(data, i)))
-                                                         : real_at(data, i);
+      out.reals[static_cast<size_t>(i)] =
+          to == T::FLOAT ? static_cast<double>(static_cast<float>(real_at(data, i))) : real_at(data, i);
       continue;
     }
     int64_t v = 0;
@@ -906,27 +933,87 @@ std::optional<KnownTensor> read_tensor(const onnx::TensorProto& tensor) {
     const std::string& raw = tensor.raw_data();
     size_t width = 8;
     switch (type) {
-      case T::INT32: case T::UINT32: case T::FLOAT: width = 4; break;
-      case T::INT16: case T::UINT16: width = 2; break;
-      case T::INT8: case T::UINT8: case T::BOOL: width = 1; break;
-      default: break;
+      case T::INT32:
+      case T::UINT32:
+      case T::FLOAT:
+        width = 4;
+        break;
+      case T::INT16:
+      case T::UINT16:
+        width = 2;
+        break;
+      case T::INT8:
+      case T::UINT8:
+      case T::BOOL:
+        width = 1;
+        break;
+      default:
+        break;
     }
     if (raw.size() != static_cast<size_t>(*n) * width) return std::nullopt;
     for (int64_t i = 0; i < *n; ++i) {
       const char* p = raw.data() + static_cast<size_t>(i) * width;
       switch (type) {  // little-endian, as ONNX stores raw data
-        case T::INT64: { int64_t v; std::memcpy(&v, p, 8); t.ints[static_cast<size_t>(i)] = v; break; }
-        case T::UINT64: { uint64_t v; std::memcpy(&v, p, 8); if (v > INT64_MAX) return std::nullopt; t.ints[static_cast<size_t>(i)] = static_cast<int64_t>(v); break; }
-        case T::INT32: { int32_t v; std::memcpy(&v, p, 4); t.ints[static_cast<size_t>(i)] = v; break; }
-        case T::UINT32: { uint32_t v; std::memcpy(&v, p, 4); t.ints[static_cast<size_t>(i)] = v; break; }
-        case T::INT16: { int16_t v; std::memcpy(&v, p, 2); t.ints[static_cast<size_t>(i)] = v; break; }
-        case T::UINT16: { uint16_t v; std::memcpy(&v, p, 2); t.ints[static_cast<size_t>(i)] = v; break; }
-        case T::INT8: t.ints[static_cast<size_t>(i)] = static_cast<int8_t>(*p); break;
-        case T::UINT8: t.ints[static_cast<size_t>(i)] = static_cast<uint8_t>(*p); break;
-        case T::BOOL: t.ints[static_cast<size_t>(i)] = *p != 0; break;
-        case T::FLOAT: { float v; std::memcpy(&v, p, 4); t.reals[static_cast<size_t>(i)] = v; break; }
-        case T::DOUBLE: { double v; std::memcpy(&v, p, 8); t.reals[static_cast<size_t>(i)] = v; break; }
-        default: return std::nullopt;
+        case T::INT64: {
+          int64_t v;
+          std::memcpy(&v, p, 8);
+          t.ints[static_cast<size_t>(i)] = v;
+          break;
+        }
+        case T::UINT64: {
+          uint64_t v;
+          std::memcpy(&v, p, 8);
+          if (v > INT64_MAX) return std::nullopt;
+          t.ints[static_cast<size_t>(i)] = static_cast<int64_t>(v);
+          break;
+        }
+        case T::INT32: {
+          int32_t v;
+          std::memcpy(&v, p, 4);
+          t.ints[static_cast<size_t>(i)] = v;
+          break;
+        }
+        case T::UINT32: {
+          uint32_t v;
+          std::memcpy(&v, p, 4);
+          t.ints[static_cast<size_t>(i)] = v;
+          break;
+        }
+        case T::INT16: {
+          int16_t v;
+          std::memcpy(&v, p, 2);
+          t.ints[static_cast<size_t>(i)] = v;
+          break;
+        }
+        case T::UINT16: {
+          uint16_t v;
+          std::memcpy(&v, p, 2);
+          t.ints[static_cast<size_t>(i)] = v;
+          break;
+        }
+        case T::INT8:
+          t.ints[static_cast<size_t>(i)] = static_cast<int8_t>(*p);
+          break;
+        case T::UINT8:
+          t.ints[static_cast<size_t>(i)] = static_cast<uint8_t>(*p);
+          break;
+        case T::BOOL:
+          t.ints[static_cast<size_t>(i)] = *p != 0;
+          break;
+        case T::FLOAT: {
+          float v;
+          std::memcpy(&v, p, 4);
+          t.reals[static_cast<size_t>(i)] = v;
+          break;
+        }
+        case T::DOUBLE: {
+          double v;
+          std::memcpy(&v, p, 8);
+          t.reals[static_cast<size_t>(i)] = v;
+          break;
+        }
+        default:
+          return std::nullopt;
       }
     }
     return t;
@@ -934,21 +1021,32 @@ std::optional<KnownTensor> read_tensor(const onnx::TensorProto& tensor) {
   auto take = [&](const auto& field) -> bool {
     if (field.size() != *n) return false;
     for (int64_t i = 0; i < *n; ++i) {
-      if (t.is_real()) t.reals[static_cast<size_t>(i)] = static_cast<double>(field.Get(static_cast<int>(i)));
-      else t.ints[static_cast<size_t>(i)] = static_cast<int64_t>(field.Get(static_cast<int>(i)));
+      if (t.is_real())
+        t.reals[static_cast<size_t>(i)] = static_cast<double>(field.Get(static_cast<int>(i)));
+      else
+        t.ints[static_cast<size_t>(i)] = static_cast<int64_t>(field.Get(static_cast<int>(i)));
     }
     return true;
   };
   bool ok = false;
   switch (type) {
-    case T::INT64: ok = take(tensor.int64_data()); break;
-    case T::UINT64: case T::UINT32:
+    case T::INT64:
+      ok = take(tensor.int64_data());
+      break;
+    case T::UINT64:
+    case T::UINT32:
       ok = take(tensor.uint64_data());
       for (int64_t v : t.ints) ok = ok && v >= 0;
       break;
-    case T::FLOAT: ok = take(tensor.float_data()); break;
-    case T::DOUBLE: ok = take(tensor.double_data()); break;
-    default: ok = take(tensor.int32_data()); break;  // INT32, INT16, INT8, UINT16, UINT8, BOOL
+    case T::FLOAT:
+      ok = take(tensor.float_data());
+      break;
+    case T::DOUBLE:
+      ok = take(tensor.double_data());
+      break;
+    default:
+      ok = take(tensor.int32_data());
+      break;  // INT32, INT16, INT8, UINT16, UINT8, BOOL
   }
   if (!ok) return std::nullopt;
   for (int64_t v : t.ints) {
@@ -963,11 +1061,22 @@ onnx::TensorProto write_tensor(const KnownTensor& value, const std::string& name
   t.set_data_type(value.type);
   for (int64_t d : value.dims) t.add_dims(d);
   switch (value.type) {
-    case T::INT64: for (int64_t v : value.ints) t.add_int64_data(v); break;
-    case T::UINT64: case T::UINT32: for (int64_t v : value.ints) t.add_uint64_data(static_cast<uint64_t>(v)); break;
-    case T::FLOAT: for (double v : value.reals) t.add_float_data(static_cast<float>(v)); break;
-    case T::DOUBLE: for (double v : value.reals) t.add_double_data(v); break;
-    default: for (int64_t v : value.ints) t.add_int32_data(static_cast<int32_t>(v)); break;
+    case T::INT64:
+      for (int64_t v : value.ints) t.add_int64_data(v);
+      break;
+    case T::UINT64:
+    case T::UINT32:
+      for (int64_t v : value.ints) t.add_uint64_data(static_cast<uint64_t>(v));
+      break;
+    case T::FLOAT:
+      for (double v : value.reals) t.add_float_data(static_cast<float>(v));
+      break;
+    case T::DOUBLE:
+      for (double v : value.reals) t.add_double_data(v);
+      break;
+    default:
+      for (int64_t v : value.ints) t.add_int32_data(static_cast<int32_t>(v));
+      break;
   }
   return t;
 }

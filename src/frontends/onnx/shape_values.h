@@ -38,8 +38,8 @@ inline constexpr int64_t kMaxKnownElements = 1 << 16;
 // A tensor with its values. Integer and boolean types keep their values in
 // `ints`, FLOAT and DOUBLE in `reals`; the other vector is empty.
 struct KnownTensor {
-  int32_t type = 0;            // onnx::TensorProto data type
-  std::vector<int64_t> dims;   // {} for a scalar
+  int32_t type = 0;           // onnx::TensorProto data type
+  std::vector<int64_t> dims;  // {} for a scalar
   std::vector<int64_t> ints;
   std::vector<double> reals;
 
@@ -63,9 +63,9 @@ onnx::TensorProto write_tensor(const KnownTensor& value, const std::string& name
 // What a node's evaluation needs besides its inputs' values: the concrete
 // shape of an input (for Shape and Size), or nullopt when that is unknown.
 struct InputFacts {
-  const KnownTensor* value = nullptr;           // nullptr: value unknown (or the input left out)
-  std::optional<std::vector<int64_t>> shape;    // concrete dims, when shape inference gave them
-  bool present = false;                         // false: an optional input left out ("")
+  const KnownTensor* value = nullptr;         // nullptr: value unknown (or the input left out)
+  std::optional<std::vector<int64_t>> shape;  // concrete dims, when shape inference gave them
+  bool present = false;                       // false: an optional input left out ("")
 };
 
 // The outcome of evaluating one node.

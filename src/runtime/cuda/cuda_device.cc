@@ -42,9 +42,7 @@
 namespace memplan::cuda {
 namespace {
 
-std::string error_text(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
-}
+std::string error_text(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
 
 // Makes `device` current for the scope and restores the caller's device.
 class CurrentDevice {

@@ -75,9 +75,7 @@ class CudaMemory final : public DeviceMemory {
     if (cuMemAddressReserve(&address, bytes, granularity_, 0, 0) != CUDA_SUCCESS) return nullptr;
     return reinterpret_cast<void*>(address);
   }
-  void release(void* window, size_t bytes) override {
-    cuMemAddressFree(reinterpret_cast<CUdeviceptr>(window), bytes);
-  }
+  void release(void* window, size_t bytes) override { cuMemAddressFree(reinterpret_cast<CUdeviceptr>(window), bytes); }
   bool commit(void* address, size_t bytes) override {
     CUmemGenericAllocationHandle handle = 0;
     if (cuMemCreate(&handle, bytes, &prop_, 0) != CUDA_SUCCESS) return false;

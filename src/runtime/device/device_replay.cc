@@ -65,7 +65,10 @@ class DeviceBacking final : public BackingAllocator {
 // publishes one.
 struct DeviceUnit final : PlanTables, Learner::Adapter {
   DeviceUnit(const ReplayConfig& config, DeviceMemory& memory, void* stream)
-      : memory(memory), backing(memory), stream(stream), learner(config, RequestIdentity::kSequence),
+      : memory(memory),
+        backing(memory),
+        stream(stream),
+        learner(config, RequestIdentity::kSequence),
         kernel(learner.slab()) {}
 
   DeviceMemory& memory;
@@ -210,7 +213,7 @@ struct DeviceReplayAllocator::Impl {
 DeviceReplayAllocator::DeviceReplayAllocator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 StatusOr<std::unique_ptr<DeviceReplayAllocator>> DeviceReplayAllocator::create(const ReplayConfig& config,
-                                                                              DeviceSet& devices) {
+                                                                               DeviceSet& devices) {
   if (config.max_slab_bytes <= 0) return InvalidArgument("max_slab_bytes must be positive");
   if (config.max_threads <= 0) return InvalidArgument("max_threads must be positive");
   if (find_planner(config.planner) == nullptr) return NotFound("no planner named '" + config.planner + "'");
@@ -306,7 +309,8 @@ Status DeviceReplayAllocator::check_invariants() const {
   }
   std::sort(windows.begin(), windows.end());
   for (size_t i = 1; i < windows.size(); ++i) {
-    if (windows[i - 1].first + windows[i - 1].second > windows[i].first) return Internal("two streams' windows overlap");
+    if (windows[i - 1].first + windows[i - 1].second > windows[i].first)
+      return Internal("two streams' windows overlap");
   }
   return Status::Ok();
 }

@@ -90,12 +90,12 @@ class DeviceSet {
 // pluggable interface frees with the same size). Peaks are since the start or
 // the last reset_peaks().
 struct DeviceMemoryStats {
-  uint64_t allocated_bytes = 0;       // requests live now, slab and fallback
+  uint64_t allocated_bytes = 0;  // requests live now, slab and fallback
   uint64_t peak_allocated_bytes = 0;
-  uint64_t reserved_bytes = 0;        // slab bytes mapped (every unit) + fallback requests live
+  uint64_t reserved_bytes = 0;  // slab bytes mapped (every unit) + fallback requests live
   uint64_t peak_reserved_bytes = 0;
-  uint64_t requests = 0;              // allocations that returned memory, since the start
-  uint64_t served = 0;                // of those, served from a slab
+  uint64_t requests = 0;  // allocations that returned memory, since the start
+  uint64_t served = 0;    // of those, served from a slab
 };
 
 class DeviceReplayAllocator {

@@ -68,9 +68,7 @@ void set_decommit_delays(const MimallocApi& api, DecommitDelays delays) {
 
 #else
 
-MimallocLibrary open_mimalloc() {
-  return {.why = "memplan was built without mimalloc (MEMPLAN_WITH_MIMALLOC=OFF)"};
-}
+MimallocLibrary open_mimalloc() { return {.why = "memplan was built without mimalloc (MEMPLAN_WITH_MIMALLOC=OFF)"}; }
 
 void collect_mimalloc(const MimallocApi&) {}
 DecommitDelays decommit_delays(const MimallocApi&) { return {}; }

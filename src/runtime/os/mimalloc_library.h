@@ -30,8 +30,8 @@ struct MimallocApi {
 
 // The opened library and its API, or why it could not be opened.
 struct MimallocLibrary {
-  void* handle = nullptr;  // for further lookups (find_symbol); null on failure
-  MimallocApi api;         // every function set when handle is
+  void* handle = nullptr;     // for further lookups (find_symbol); null on failure
+  MimallocApi api;            // every function set when handle is
   const char* why = nullptr;  // on failure: a static string, overwritten by the next failing call
 };
 

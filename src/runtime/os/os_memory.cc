@@ -31,8 +31,8 @@ void release(void* address, size_t bytes) {
 
 bool commit(void* address, size_t bytes, bool huge_pages, bool prefault_pages) {
   if (prefault_pages && !huge_pages) {
-    void* p = mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
-                   -1, 0);
+    void* p =
+        mmap(address, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0);
     return p != MAP_FAILED;
   }
   // The huge-page advice must come before the pages are faulted, so map

@@ -40,8 +40,8 @@
 #include <vector>
 
 #include "memplan/bounds.h"
-#include "memplan/validate.h"
 #include "memplan/heuristics.h"
+#include "memplan/validate.h"
 #include "solver/registered.h"
 
 namespace memplan {
@@ -105,7 +105,8 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
   const int64_t lower = load(problem);
   if (start && start->arena <= lower) return std::move(*start);  // at the load: optimal, no model needed
   for (const Buffer& b : problem.buffers) {
-    if (b.offset && *b.offset + b.size > upper) return Infeasible("fixed buffer '" + b.id + "' ends above the capacity");
+    if (b.offset && *b.offset + b.size > upper)
+      return Infeasible("fixed buffer '" + b.id + "' ends above the capacity");
   }
   if (lower > upper) return Infeasible("the load " + std::to_string(lower) + " exceeds the capacity");
 
@@ -244,8 +245,10 @@ StatusOr<Plan> plan_mip(const Problem& problem, const PlanOptions& options) {
   std::vector<int64_t> offsets(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const Buffer& b = problem.buffers[i];
-    if (b.offset) offsets[i] = *b.offset;
-    else if (b.size > 0) offsets[i] = static_cast<int64_t>(std::llround(best[i + 1])) * align[i];
+    if (b.offset)
+      offsets[i] = *b.offset;
+    else if (b.size > 0)
+      offsets[i] = static_cast<int64_t>(std::llround(best[i + 1])) * align[i];
   }
   Plan plan = make_plan(problem, std::move(offsets));
   const ValidationResult check = validate(problem, plan);

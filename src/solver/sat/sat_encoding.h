@@ -80,7 +80,12 @@ class SatEncoding {
   SatEncoding(CaDiCaL::Solver& solver, const SectionLayout& layout, std::vector<int32_t> size,
               std::vector<int64_t> lower, std::vector<int64_t> upper, int32_t cmax, int32_t floor,
               const SatRules& rules)
-      : solver_(solver), size_(std::move(size)), lower_(std::move(lower)), upper_(std::move(upper)), cmax_(cmax), floor_(floor) {
+      : solver_(solver),
+        size_(std::move(size)),
+        lower_(std::move(lower)),
+        upper_(std::move(upper)),
+        cmax_(cmax),
+        floor_(floor) {
     const int32_t n = static_cast<int32_t>(size_.size());
     // Order variables: buffer i has Cmax - s_i of them.
     first_.resize(n + 1);
@@ -235,7 +240,7 @@ class SatEncoding {
         lits.assign(1, -f);
         for (int32_t i : members) {
           if (u - size_[i] + 1 > range(i)) continue;  // i cannot reach unit u
-          lits.push_back(covers(i, u));  // may add the definition's clauses: not inside this one
+          lits.push_back(covers(i, u));               // may add the definition's clauses: not inside this one
         }
         for (int32_t lit : lits) solver_.add(lit);
         solver_.add(0);
@@ -250,7 +255,7 @@ class SatEncoding {
     int32_t& v = cover_[i][u];
     if (v == 0) {
       v = next_var_++;
-      if (u + 1 <= range(i)) clause({-v, -y(i, u + 1)});          // o_i <= u
+      if (u + 1 <= range(i)) clause({-v, -y(i, u + 1)});                // o_i <= u
       if (u - size_[i] + 1 >= 1) clause({-v, y(i, u - size_[i] + 1)});  // o_i > u - s_i
     }
     return v;

@@ -59,8 +59,7 @@ bool SatHelper::applies(const std::vector<CanonicalSearch::Item>& items, int64_t
 }
 
 SatHelper::SatHelper(const std::vector<CanonicalSearch::Item>& items, int64_t unit, const StopCondition& stop,
-                     int64_t floor, int64_t ceiling, std::vector<int64_t> hint, Mode mode,
-                     std::atomic<bool>* finished)
+                     int64_t floor, int64_t ceiling, std::vector<int64_t> hint, Mode mode, std::atomic<bool>* finished)
     : HelperBounds(floor, ceiling),
       items_(items),
       unit_(unit),
@@ -121,7 +120,7 @@ void SatHelper::run() {
     solver.assume(encoding.fit(c));
     const int answer = solver.solve();
     decisions_.fetch_add(1, std::memory_order_relaxed);
-    if (answer == 20) {  // UNSAT: no plan fits in c units
+    if (answer == 20) {                                      // UNSAT: no plan fits in c units
       refutations_.fetch_add(1, std::memory_order_release);  // after decisions_: see stats()
       exchange_.publish((static_cast<int64_t>(c) + 1) * g, exchange_.ceiling());
       return true;

@@ -48,9 +48,9 @@ class SatHelper : public HelperBounds {
  public:
   using Found = HelperPlan;
   struct Stats {
-    int64_t decisions = 0;   // solves run (one per slice and capacity)
-    int64_t plans = 0;       // of them, plans that lowered the shared ceiling
-    int64_t refutations = 0; // UNSAT answers (each raised the floor)
+    int64_t decisions = 0;    // solves run (one per slice and capacity)
+    int64_t plans = 0;        // of them, plans that lowered the shared ceiling
+    int64_t refutations = 0;  // UNSAT answers (each raised the floor)
   };
 
   // Whether the helper can run on these items with plans below `ceiling`:

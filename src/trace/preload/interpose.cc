@@ -180,19 +180,19 @@ void lock_release(std::atomic<uint32_t>& lock) { lock.store(0, std::memory_order
 constexpr uint32_t kChunkPayloadBytes = 64 * 1024;
 
 struct Chunk {
-  Chunk* next;                      // the global list; set once, before the chunk is published
-  std::atomic<uint32_t> claimed;    // 1 while a thread records into it
-  std::atomic<uint32_t> lock;       // held while writing a block, or resetting for a new owner
-  uint32_t thread;                  // the owner's index in the trace
+  Chunk* next;                    // the global list; set once, before the chunk is published
+  std::atomic<uint32_t> claimed;  // 1 while a thread records into it
+  std::atomic<uint32_t> lock;     // held while writing a block, or resetting for a new owner
+  uint32_t thread;                // the owner's index in the trace
   uint32_t os_tid;
-  std::atomic<uint64_t> missed;     // events the owner could not record
-  std::atomic<uint64_t> written;    // events written from this chunk, over all owners
+  std::atomic<uint64_t> missed;   // events the owner could not record
+  std::atomic<uint64_t> written;  // events written from this chunk, over all owners
 
   // The owner's, touched on every event.
-  alignas(64) uint32_t used;        // payload bytes encoded
-  uint32_t events;                  // events encoded
-  uint32_t clock_countdown;         // events until the next clock reading (0: never, see g_clock_period)
-  tf::DeltaState state;             // the last event encoded
+  alignas(64) uint32_t used;  // payload bytes encoded
+  uint32_t events;            // events encoded
+  uint32_t clock_countdown;   // events until the next clock reading (0: never, see g_clock_period)
+  tf::DeltaState state;       // the last event encoded
   // What the owner has finished encoding: (events << 32) | bytes. Flushers
   // read up to here and never further.
   std::atomic<uint64_t> published;
@@ -200,7 +200,7 @@ struct Chunk {
   // Under lock: what is already in the file.
   alignas(64) uint32_t flushed_bytes;
   uint32_t flushed_events;
-  tf::DeltaState flushed_state;     // the last event written: the next block's base
+  tf::DeltaState flushed_state;  // the last event written: the next block's base
 
   // kBlockHeaderBytes of room, then the payload. A block is written in place:
   // its header goes over the (already written) bytes just before its events.
@@ -209,7 +209,7 @@ struct Chunk {
   uint8_t* payload() { return block + tf::kBlockHeaderBytes; }
 };
 
-std::atomic<Chunk*> g_chunks{nullptr};           // push-only list: chunks are reused, never unmapped
+std::atomic<Chunk*> g_chunks{nullptr};  // push-only list: chunks are reused, never unmapped
 // Every thread adds to the sequence counter: it gets a cache line of its own,
 // so that the read-mostly flags beside it do not bounce with it.
 struct alignas(64) SequenceCounter {
@@ -217,8 +217,8 @@ struct alignas(64) SequenceCounter {
 };
 SequenceCounter g_sequence;
 std::atomic<uint32_t> g_next_thread{0};
-std::atomic<bool> g_tracing{true};               // recording on (until configure or exit says no)
-std::atomic<uint64_t> g_missed_unattached{0};    // events lost without a chunk to count them in
+std::atomic<bool> g_tracing{true};             // recording on (until configure or exit says no)
+std::atomic<uint64_t> g_missed_unattached{0};  // events lost without a chunk to count them in
 
 struct ThreadState {
   Chunk* chunk;
@@ -311,7 +311,8 @@ bool write_all(const uint8_t* data, size_t n) {
   struct stat st;
   if (fstat(g_fd, &st) != 0 || st.st_dev != g_file_dev || st.st_ino != g_file_ino || getpid() != g_owner_pid) {
     int expected = kFileOpen;
-    if (g_file.compare_exchange_strong(expected, kFileOff)) say("the trace file descriptor was closed or replaced by the program; tracing stopped");
+    if (g_file.compare_exchange_strong(expected, kFileOff))
+      say("the trace file descriptor was closed or replaced by the program; tracing stopped");
     g_tracing.store(false, std::memory_order_relaxed);
     return false;
   }
@@ -320,7 +321,8 @@ bool write_all(const uint8_t* data, size_t n) {
     if (w < 0) {
       if (errno == EINTR) continue;
       int expected = kFileOpen;
-      if (g_file.compare_exchange_strong(expected, kFileOff)) say("writing the trace failed: ", strerror(errno), "; tracing stopped");
+      if (g_file.compare_exchange_strong(expected, kFileOff))
+        say("writing the trace failed: ", strerror(errno), "; tracing stopped");
       g_tracing.store(false, std::memory_order_relaxed);
       return false;
     }
@@ -961,9 +963,8 @@ MEMPLAN_EXPORT void* memalign(size_t alignment, size_t size) {
 
 MEMPLAN_EXPORT void* valloc(size_t size) {
   if (MEMPLAN_UNLIKELY(!ensure_ready())) return boot_alloc(size, 4096);
-  return traced_allocation(tf::kValloc, size, g_page_size, [&] {
-    return g_real.valloc ? g_real.valloc(size) : g_real.memalign(g_page_size, size);
-  });
+  return traced_allocation(tf::kValloc, size, g_page_size,
+                           [&] { return g_real.valloc ? g_real.valloc(size) : g_real.memalign(g_page_size, size); });
 }
 
 MEMPLAN_EXPORT void* pvalloc(size_t size) {

@@ -43,8 +43,8 @@ int main() {
   trace.complete = true;
   auto bytes = memplan::format_trace(trace);
   if (!bytes.ok()) return fail("format_trace", bytes.status());
-  auto parsed = memplan::parse_trace(
-      std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), "consumer");
+  auto parsed =
+      memplan::parse_trace(std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), "consumer");
   if (!parsed.ok()) return fail("parse_trace", parsed.status());
   if (parsed->pid != 42 || !parsed->complete) return fail("trace read back as written");
 

@@ -246,8 +246,8 @@ void run_thread(int round, int index) {
     const int variant = it % 8;  // 0..3: the thread's steady pattern
     Rng sizes{owner * 1000003};
     Rng order{owner * 7919 + (variant == 5 ? static_cast<uint64_t>(it) : 0)};  // 5: frees shuffle
-    const int requests = 40 + index * 7 + (variant == 6 ? 9 : 0);            // 6: extra requests
-    const size_t grow = variant == 4 ? 3 : 1;                                // 4: sizes grow
+    const int requests = 40 + index * 7 + (variant == 6 ? 9 : 0);              // 6: extra requests
+    const size_t grow = variant == 4 ? 3 : 1;                                  // 4: sizes grow
     std::vector<Block> live;
     for (int r = 0; r < requests; ++r) {
       Block b;

@@ -23,17 +23,17 @@ struct alignas(128) Wide {
 
 int main() {
   mark();
-  int* a = new int[10];                        // malloc(40)
-  Wide* w = new Wide;                          // aligned_alloc(128, 256)
-  double* n = new (std::nothrow) double[3];    // malloc(24)
-  auto* v = new std::vector<char>(1000);       // malloc(24) for the vector, malloc(1000) for its data
+  int* a = new int[10];                      // malloc(40)
+  Wide* w = new Wide;                        // aligned_alloc(128, 256)
+  double* n = new (std::nothrow) double[3];  // malloc(24)
+  auto* v = new std::vector<char>(1000);     // malloc(24) for the vector, malloc(1000) for its data
   const void* data = v->data();
-  delete v;                                    // free(data), free(v)
+  delete v;  // free(data), free(v)
   delete[] n;
-  delete w;                                    // aligned delete: free
+  delete w;  // aligned delete: free
   delete[] a;
   mark();
-  std::printf("a %p\nw %p\nn %p\nv %p\ndata %p\n", static_cast<void*>(a), static_cast<void*>(w),
-              static_cast<void*>(n), static_cast<void*>(v), data);
+  std::printf("a %p\nw %p\nn %p\nv %p\ndata %p\n", static_cast<void*>(a), static_cast<void*>(w), static_cast<void*>(n),
+              static_cast<void*>(v), data);
   return 0;
 }

@@ -51,12 +51,16 @@ static void* worker(void* arg) {
     const int s = (int)((r >> 8) % kSlots);
     const size_t n = 1 + (size_t)((r >> 16) % 4096);
     switch (r % 8) {
-      case 0: case 1: case 2: case 3:
+      case 0:
+      case 1:
+      case 2:
+      case 3:
         free(slot[s]); /* free(NULL) is not an event */
         slot[s] = malloc(n);
         size[s] = n;
         break;
-      case 4: case 5:
+      case 4:
+      case 5:
         free(slot[s]);
         slot[s] = NULL;
         break;
