@@ -217,12 +217,12 @@ struct Window {
   Peak peak_allocated, peak_reserved;
   std::vector<size_t> live_at_peak;  // blocks live at peak_allocated, largest first
   // Segments held at peak_reserved and the bytes allocated in each, taken
-  // after segments_at_peak_event: the peak's own event, or, when the peak
-  // is a segment_alloc / segment_map (made for a request not yet placed),
-  // the first alloc after it that lands in the new range (before any other
-  // segment event), so that the new segment is not counted free. The
-  // allocated column adds up to the bytes allocated after that event
-  // (blocks outside every held segment aside).
+  // after segments_at_peak_event: the event with the most bytes allocated
+  // while reserved stays at its peak (from the peak's event to the next
+  // segment event), so that a segment made for a request not yet placed is
+  // not counted free and the table adds up with the peak allocated when it
+  // falls in that span. The allocated column adds up to the bytes allocated
+  // after that event (blocks outside every held segment aside).
   std::vector<SegmentUse> segments_at_peak;
   int64_t segments_at_peak_event = -1;
   std::vector<OomEvent> ooms;

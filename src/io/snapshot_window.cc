@@ -81,23 +81,26 @@ std::map<uint64_t, SegmentUse> held_after(const Window& w, const std::vector<Eve
   return held;
 }
 
-// Where the fragmentation table is taken: at the peak of reserved bytes,
-// unless that peak is a segment made (or pages mapped) for a request not yet
-// placed; then after the first alloc that lands in the new range before any
-// other segment event, so that the new segment is not counted free.
+// Where the fragmentation table is taken: the event with the most bytes
+// allocated while reserved bytes stay at their peak (from the peak's event to
+// the next segment event), so that the table's allocated adds up with the
+// peak allocated when that peak falls in the span. A peak that is a segment
+// made (or pages mapped) for a request not yet placed is thus never shown
+// with the new segment free.
 int64_t fragmentation_event(const std::vector<Event>& events, int64_t peak) {
   if (peak < 0) return peak;
-  const Event& grown = events[static_cast<size_t>(peak)];
-  if (grown.action != Action::kSegmentAlloc && grown.action != Action::kSegmentMap) return peak;
+  int64_t best = peak, delta = 0, best_delta = 0;
   for (size_t i = static_cast<size_t>(peak) + 1; i < events.size(); ++i) {
     const Event& e = events[i];
     if (is_segment_event(e.action)) break;
-    if (e.action == Action::kAlloc && e.address < grown.address + grown.size &&
-        grown.address < e.address + std::max<uint64_t>(e.size, 1)) {
-      return static_cast<int64_t>(i);
+    if (e.action == Action::kAlloc) delta += static_cast<int64_t>(e.size);
+    if (e.action == Action::kFreeCompleted) delta -= static_cast<int64_t>(e.size);
+    if (delta > best_delta) {
+      best_delta = delta;
+      best = static_cast<int64_t>(i);
     }
   }
-  return peak;
+  return best;
 }
 
 // The largest range of a held segment that no block live after `event`

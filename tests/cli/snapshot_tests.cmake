@@ -12,7 +12,7 @@ memplan_cli_test(snapshot_help EXIT 0 ARGS snapshot --help
 # The report: peaks and when, live at the peak with the user's frame, the plan,
 # the iterations found by repetition, the models.
 memplan_cli_test(snapshot_reports_peaks_live_blocks_and_plan EXIT 0 ARGS snapshot ${snapshot_training} --device 0
-  STDOUT "older format.*device 0\n  peak reserved 22.00 MiB = .* of live tensors \\+ .* cached or fragmented\n  live at the peak allocated \\(9.00 MiB\\), by source line:.*4.00 MiB +44.4% +1 +me/train.py:7 forward.*no setting tried reserves less than the caching allocator as recorded \\(22.00 MiB\\).*start +allocated 4.00 MiB, reserved 20.00 MiB.*peak allocated +9437484 B \\(9.00 MiB\\) after event 6.*peak reserved +23068672 B \\(22.00 MiB\\) after event 0.*small \\(<= 1 MiB\\) +1 +2.00 MiB.*live at the peak allocated: 4 blocks.*4.00 MiB +large .*me/train.py:7 forward.*300 B +small .*me/train.py:22 forward.*out-of-memory events: none.*load +9437696 B.*arena +9437696 B \\(9.00 MiB\\), gap 0.00%.*below peak +13.00 MiB .*: a bound, not a setting.*iterations: 3, found by repetition \\(4 allocs each\\).*caching +22.00 MiB +1.000x")
+  STDOUT "older format.*device 0\n  peak reserved 22.00 MiB = 9.00 MiB of live tensors \\+ 13.00 MiB cached or fragmented\n  live at the peak allocated \\(9.00 MiB\\), by source line:.*4.00 MiB +44.4% +1 +me/train.py:7 forward.*no setting tried reserves less than the caching allocator as recorded \\(22.00 MiB\\).*start +allocated 4.00 MiB, reserved 20.00 MiB.*peak allocated +9437484 B \\(9.00 MiB\\) after event 6.*peak reserved +23068672 B \\(22.00 MiB\\) after event 0.*small \\(<= 1 MiB\\) +1 +2.00 MiB.*live at the peak allocated: 4 blocks.*4.00 MiB +large .*me/train.py:7 forward.*300 B +small .*me/train.py:22 forward.*out-of-memory events: none.*load +9437696 B.*arena +9437696 B \\(9.00 MiB\\), gap 0.00%.*below peak +13.00 MiB .*: a bound, not a setting.*iterations: 3, found by repetition \\(4 allocs each\\).*caching +22.00 MiB +1.000x")
 memplan_cli_test(snapshot_reports_every_device EXIT 0 ARGS snapshot ${snapshot_training} --no-simulate
   STDOUT "2 devices.*device 0.*device 1.*me/train.py:40 forward")
 memplan_cli_test(snapshot_lists_iterations EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --iterations --no-simulate
@@ -45,7 +45,7 @@ memplan_cli_test(snapshot_directory EXIT 1 ARGS snapshot ${MEMPLAN_CLI_DATA}
   STDERR "is a directory, not a snapshot")
 memplan_cli_test(snapshot_unknown_device EXIT 1 ARGS snapshot ${snapshot_training} --device 5
   STDERR "no device 5 \\(devices: 0, 1\\)")
-memplan_cli_test(snapshot_html_needs_one_device EXIT 1 ARGS snapshot ${snapshot_training} --html out.html
+memplan_cli_test(snapshot_html_needs_one_device EXIT 100 ARGS snapshot ${snapshot_training} --html out.html
   STDERR "--html draws one device; name it with --device")
 memplan_cli_test(snapshot_html_folder_must_exist EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --html no/such/out.html
   STDERR "--html no/such/out.html: folder no/such does not exist")
@@ -53,7 +53,7 @@ memplan_cli_test(snapshot_unknown_planner EXIT 1 ARGS snapshot ${snapshot_traini
   STDERR "unknown planner .nope. \\(registered: portfolio")
 memplan_cli_test(snapshot_html_to_stdout_alone EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --no-simulate --html -
   STDOUT "^<!DOCTYPE html>")
-memplan_cli_test(snapshot_html_stdout_and_json_conflict EXIT 1 ARGS snapshot ${snapshot_training} --device 0 --json --html -
+memplan_cli_test(snapshot_html_stdout_and_json_conflict EXIT 100 ARGS snapshot ${snapshot_training} --device 0 --json --html -
   STDERR "--html - and --json both write to standard output")
 
 # Standard input, as every file argument takes it; the same report as the file's.

@@ -370,7 +370,7 @@ StatusOr<snapshot::SnapshotReport> analyze_standard_input(const snapshot::Analys
 void run_snapshot(const SnapshotArguments& args) {
   check_output_path_or_throw(args.html_path, "--html");
   if (args.html_path == "-" && args.json) {
-    throw CommandError("--html - and --json both write to standard output; write the page to a file", kExitFailure);
+    throw CommandError("--html - and --json both write to standard output; write the page to a file", kExitUsage);
   }
   const snapshot::AnalysisOptions options{
       .device = args.device, .planner = args.planner, .simulate = !args.no_simulate};
@@ -382,7 +382,7 @@ void run_snapshot(const SnapshotArguments& args) {
   if (!args.html_path.empty() && report.devices.size() > 1) {
     throw CommandError(
         "--html draws one device; name it with --device (devices here: " + std::to_string(report.devices.size()) + ")",
-        kExitFailure);
+        kExitUsage);
   }
   if (args.html_path == "-") {
     // The page alone on standard output.
