@@ -109,6 +109,8 @@ enum class PlanForm {
   kObjects,    // groups buffers into shared objects, then stacks them
   kComposite,  // combines other planners (portfolio) or searches (exact)
 };
+// "offsets", "objects", "composite": as `memplan planners` and Python print it.
+std::string_view plan_form_name(PlanForm form);
 
 using PlanFunction = StatusOr<Plan> (*)(const Problem&, const PlanOptions&);
 

@@ -20,18 +20,6 @@
 namespace memplan::python {
 namespace {
 
-std::string form_name(PlanForm form) {
-  switch (form) {
-    case PlanForm::kOffsets:
-      return "offsets";
-    case PlanForm::kObjects:
-      return "objects";
-    case PlanForm::kComposite:
-      return "composite";
-  }
-  return "?";
-}
-
 // "1048576 B (1.00 MiB)", as the CLI writes a byte count in its messages.
 std::string bytes_with_units(int64_t bytes) { return std::to_string(bytes) + " B (" + format_bytes(bytes) + ")"; }
 
@@ -157,7 +145,7 @@ void bind_planning(py::module_& m) {
           py::dict d;
           d["name"] = std::string(p.name);
           d["description"] = std::string(p.description);
-          d["form"] = form_name(p.form);
+          d["form"] = std::string(plan_form_name(p.form));
           d["fast"] = p.fast;
           out.append(d);
         }

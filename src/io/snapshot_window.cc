@@ -42,6 +42,15 @@ int64_t tick_after(const Window& w, int64_t event) {
 
 bool is_live_at(const WindowBlock& b, int64_t tick) { return b.alloc_tick <= tick && tick < b.free_tick; }
 
+// The held segment (keyed by address) that contains `address`, or nullptr.
+template <typename Held>
+auto* segment_holding(Held& held, uint64_t address) {
+  auto it = held.upper_bound(address);
+  if (it == held.begin()) return static_cast<decltype(&*it)>(nullptr);
+  --it;
+  return address < it->second.address + it->second.size ? &*it : nullptr;
+}
+
 // The segments held after `event` (-1: at the start), each with the
 // requested bytes of the blocks live then that lie in it.
 std::map<uint64_t, SegmentUse> held_after(const Window& w, const std::vector<Event>& events, int64_t event) {
@@ -73,10 +82,7 @@ std::map<uint64_t, SegmentUse> held_after(const Window& w, const std::vector<Eve
   const int64_t t = tick_after(w, event);
   for (const WindowBlock& b : w.blocks) {
     if (!is_live_at(b, t)) continue;
-    auto it = held.upper_bound(b.address);
-    if (it == held.begin()) continue;
-    --it;
-    if (b.address < it->second.address + it->second.size) it->second.allocated += b.size;
+    if (auto* segment = segment_holding(held, b.address)) segment->second.allocated += b.size;
   }
   return held;
 }
@@ -110,11 +116,8 @@ uint64_t largest_free_block(const Window& w, const std::map<uint64_t, SegmentUse
   const int64_t t = tick_after(w, event);
   for (const WindowBlock& b : w.blocks) {
     if (!is_live_at(b, t)) continue;
-    auto it = held.upper_bound(b.address);
-    if (it == held.begin()) continue;
-    --it;
-    if (b.address < it->second.address + it->second.size) {
-      taken[it->first].emplace_back(b.address, b.address + round_block(std::max<uint64_t>(b.size, 1)));
+    if (const auto* segment = segment_holding(held, b.address)) {
+      taken[segment->first].emplace_back(b.address, b.address + round_block(std::max<uint64_t>(b.size, 1)));
     }
   }
   uint64_t largest = 0;

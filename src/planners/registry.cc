@@ -101,4 +101,16 @@ std::string unknown_planner_message(std::string_view name) {
          " (registered: " + planner_names() + ")";
 }
 
+std::string_view plan_form_name(PlanForm form) {
+  switch (form) {
+    case PlanForm::kOffsets:
+      return "offsets";
+    case PlanForm::kObjects:
+      return "objects";
+    case PlanForm::kComposite:
+      return "composite";
+  }
+  return "?";
+}
+
 }  // namespace memplan

@@ -6,21 +6,7 @@
 #include "text_table.h"
 
 namespace memplan::cli {
-namespace {
-
-const char* form_name(PlanForm form) {
-  switch (form) {
-    case PlanForm::kOffsets:
-      return "offsets";
-    case PlanForm::kObjects:
-      return "objects";
-    case PlanForm::kComposite:
-      return "composite";
-  }
-  return "?";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void register_planners_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("planners", "List the registered planners with their form and a description");
@@ -37,7 +23,7 @@ void register_planners_command(CLI::App& app) {
     for (const PlannerInfo& p : planners()) {
       std::string name(p.name);
       if (p.name == kDefaultPlanner) name += " *";
-      table.add_row({name, form_name(p.form), p.fast ? "fast" : "slow", std::string(p.description)});
+      table.add_row({name, std::string(plan_form_name(p.form)), p.fast ? "fast" : "slow", std::string(p.description)});
     }
     table.print(stdout);
   });
