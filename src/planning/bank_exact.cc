@@ -17,7 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double elapsed_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // What every bank's improvement reads: the problem, the banks and pins, the
 // buffers' priority densities, the time slots and the options.
@@ -74,7 +74,7 @@ class BankImprover {
   };
 
   bool timed() const { return !std::isinf(seconds_); }
-  double left() const { return seconds_ - seconds_since(start_); }
+  double left() const { return seconds_ - elapsed_since(start_); }
   bool out_of_time() const { return timed() && left() <= 0; }
   // A decision gets an eighth of the bank's time, or what is left of it.
   double slice() const { return timed() ? std::max(1e-3, std::min(seconds_ / 8, left())) : 0.0; }
@@ -418,7 +418,7 @@ BankedPlan improve_exactly(const Problem& problem, std::span<const Bank> banks, 
   }
   // Each bounded bank gets an equal share of the time left.
   for (size_t j = 0; j < bounded.size(); ++j) {
-    const double left = std::isinf(budget.seconds) ? budget.seconds : budget.seconds - seconds_since(began);
+    const double left = std::isinf(budget.seconds) ? budget.seconds : budget.seconds - elapsed_since(began);
     if (left <= 0) break;
     const double seconds = std::isinf(left) ? left : left / static_cast<double>(bounded.size() - j);
     BankImprover(context, bounded[j], seconds, counts, &plan).run();

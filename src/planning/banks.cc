@@ -200,7 +200,7 @@ StatusOr<BankedPlanningResult> plan_exactly(const Problem& problem, std::span<co
   return result;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
+double bank_seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -223,10 +223,10 @@ StatusOr<BankedPlanningResult> plan_banks(const Problem& problem, std::span<cons
   MEMPLAN_ASSIGN_OR_RETURN(BankedPlanningResult result, options.strategy == BankStrategy::kExact
                                                             ? plan_exactly(problem, banks, pins, effective)
                                                             : plan_heuristically(problem, banks, pins, effective));
-  result.planning_seconds = seconds_since(start);
+  result.planning_seconds = bank_seconds_since(start);
   const auto validation_start = std::chrono::steady_clock::now();
   const BankValidationResult check = validate_banked(problem, banks, result.plan);
-  result.validation_seconds = seconds_since(validation_start);
+  result.validation_seconds = bank_seconds_since(validation_start);
   if (!check.ok()) {
     return Internal("the banked plan made by " + std::string(bank_strategy_name(result.strategy)) +
                     " is invalid (a bug): " + check.message);
