@@ -12,9 +12,8 @@
 # Tests assert on behaviour, never on elapsed time (scripts/test-under-load.sh
 # runs this suite with every core busy: 3 of 3 rounds passed). Target: under
 # 15 minutes on 2 cores after scripts/demo.sh. Last fresh clone after the
-# demo, quiet 2-core machine: 887-939 s, 2,705 tests (Release 1,417, sanitizers
-# 1,282, fuzz 6); a quieter run of an earlier suite (1,378 / 1,250 / 6):
-# 735 s. The exact-solver tests run at full size here and on a spread
+# demo, 2-core machine: 803 s, 2,825 tests (Release 1,486, sanitizers 1,333,
+# fuzz 6). The exact-solver tests run at full size here and on a spread
 # sample under the sanitizers (tests/support/test_size.h).
 # Each step's wall and CPU time and each stage's ten
 # slowest tests are printed at the end. Set MEMPLAN_SKIP_SANITIZE=1 or
