@@ -127,11 +127,6 @@ struct DeviceAnalysis {
   const simulate::ModelResult* model(std::string_view name) const;
 };
 
-// The diagnosis of one analysed device (called by analyze_snapshot; exposed
-// for tests). `trace` is the device's device_trace.
-Diagnosis diagnose(const Snapshot& snapshot, const DeviceAnalysis& analysis, const simulate::DeviceTrace& trace,
-                   bool simulate);
-
 struct SnapshotReport {
   std::string source;  // the file as named by the caller
   Snapshot snapshot;

@@ -9,6 +9,7 @@
 
 #include "memplan/bounds.h"
 #include "memplan/validate.h"
+#include "snapshot_diagnosis.h"
 
 namespace memplan::snapshot {
 namespace {
@@ -118,13 +119,15 @@ StatusOr<DeviceAnalysis> analyze_device(const Snapshot& s, const Device& device,
   d.planned = std::move(planned).value();
   d.recorded_layout = recorded_layout(d.window, d.problem);
   d.iterations = find_iterations(s, device, d.window);
-  const simulate::DeviceTrace trace = device_trace(d.window, device);
-  if (options.simulate) {
-    d.models = run_models(s, trace);
-    d.oom_replays = replay_ooms(s, d.window, device);
-  }
   if (Status status = plan_iterations(d, options.planner, name); !status.ok()) return status;
-  d.diagnosis = diagnose(s, d, trace, options.simulate);
+  if (!options.simulate) {
+    d.diagnosis = diagnose(s, d, nullptr);
+    return d;
+  }
+  const simulate::DeviceTrace trace = device_trace(d.window, device);
+  d.models = run_models(s, trace);
+  d.oom_replays = replay_ooms(s, d.window, device);
+  d.diagnosis = diagnose(s, d, &trace);
   return d;
 }
 
@@ -142,11 +145,14 @@ StatusOr<std::vector<const Device*>> select_devices(const Snapshot& s, const std
                                                   " (devices: " + (known.empty() ? "none" : known) + ")");
 }
 
+Status check_planner(const AnalysisOptions& options) {
+  if (find_planner(options.planner)) return Status::Ok();
+  return Status(StatusCode::kNotFound, unknown_planner_message(options.planner));
+}
+
+// The options' planner is registered (checked by the callers).
 StatusOr<SnapshotReport> analyze(Snapshot snapshot, std::string source, const AnalysisOptions& options,
                                  Clock::time_point start, double read_seconds) {
-  if (!find_planner(options.planner)) {
-    return Status(StatusCode::kNotFound, unknown_planner_message(options.planner));
-  }
   SnapshotReport report{.source = std::move(source), .snapshot = std::move(snapshot), .read_seconds = read_seconds};
   StatusOr<std::vector<const Device*>> devices = select_devices(report.snapshot, report.source, options.device);
   if (!devices.ok()) return devices.status();
@@ -170,9 +176,7 @@ const simulate::ModelResult* DeviceAnalysis::model(std::string_view name) const 
 
 StatusOr<SnapshotReport> analyze_snapshot(const std::string& path, const AnalysisOptions& options) {
   const Clock::time_point start = Clock::now();
-  if (!find_planner(options.planner)) {  // before reading a file that may be large
-    return Status(StatusCode::kNotFound, unknown_planner_message(options.planner));
-  }
+  if (Status status = check_planner(options); !status.ok()) return status;  // before reading a large file
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     return Status(StatusCode::kInvalidArgument, path + ": is a directory, not a snapshot");
@@ -183,6 +187,7 @@ StatusOr<SnapshotReport> analyze_snapshot(const std::string& path, const Analysi
 }
 
 StatusOr<SnapshotReport> analyze_snapshot(Snapshot snapshot, std::string source, const AnalysisOptions& options) {
+  if (Status status = check_planner(options); !status.ok()) return status;
   return analyze(std::move(snapshot), std::move(source), options, Clock::now(), 0);
 }
 

@@ -6,8 +6,8 @@
 #include <map>
 #include <optional>
 
-#include "memplan/snapshot_analysis.h"
 #include "memplan/units.h"
+#include "snapshot_diagnosis.h"
 
 namespace memplan::snapshot {
 namespace {
@@ -118,7 +118,7 @@ void memplan_allocator(const DeviceAnalysis& d, uint64_t baseline, std::vector<R
 
 }  // namespace
 
-Diagnosis diagnose(const Snapshot& s, const DeviceAnalysis& d, const simulate::DeviceTrace& trace, bool simulate) {
+Diagnosis diagnose(const Snapshot& s, const DeviceAnalysis& d, const simulate::DeviceTrace* trace) {
   const Window& w = d.window;
   Diagnosis g;
   g.peak_reserved_bytes = w.peak_reserved.bytes;
@@ -127,12 +127,12 @@ Diagnosis diagnose(const Snapshot& s, const DeviceAnalysis& d, const simulate::D
       g.peak_reserved_bytes - std::min(g.peak_reserved_bytes, g.live_at_peak_reserved_bytes);
   g.peak_allocated_bytes = w.peak_allocated.bytes;
   g.live_by_line = live_by_line(s, w, g.before_window_bytes);
-  if (!simulate) return g;
+  if (trace == nullptr) return g;
   const simulate::ModelResult* caching = d.model("caching");
   if (!caching) return g;
   g.caching_reserved_bytes = caching->peak_reserved_bytes;
-  search_settings(s, trace, g.caching_reserved_bytes, g.recommendations);
-  without_empty_cache(trace, s.settings, g.caching_reserved_bytes, g.recommendations);
+  search_settings(s, *trace, g.caching_reserved_bytes, g.recommendations);
+  without_empty_cache(*trace, s.settings, g.caching_reserved_bytes, g.recommendations);
   memplan_allocator(d, g.caching_reserved_bytes, g.recommendations);
   std::stable_sort(g.recommendations.begin(), g.recommendations.end(),
                    [](const Recommendation& a, const Recommendation& b) { return a.saving_bytes > b.saving_bytes; });
