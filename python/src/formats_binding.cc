@@ -117,6 +117,11 @@ std::vector<NamedPlan> named_plans(const Problem& problem, py::handle plans) {
 
 void bind_formats(py::module_& m) {
   m.def(
+      "_parse_bytes", [](py::handle value, const std::string& what) { return bytes_from(value, what); },
+      py::arg("value"), py::arg("what") = "bytes",
+      "Bytes from an int or a string with a unit, as the CLI reads them ('24GiB', '80GB', '1.5K'); InputError "
+      "naming `what` otherwise (units.h).");
+  m.def(
       "parse_problem",
       [](const std::string& text, const std::string& source) {
         return value_or_raise(parse_problem_csv(text, source));
