@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -140,8 +141,10 @@ struct SnapshotReport {
 // that is not in the file, a file with no device, a planner that is not
 // registered or gives no plan.
 StatusOr<SnapshotReport> analyze_snapshot(const std::string& path, const AnalysisOptions& options);
-// The same for a snapshot already read (bytes of a pickle, a live snapshot).
-StatusOr<SnapshotReport> analyze_snapshot(Snapshot snapshot, std::string source, const AnalysisOptions& options);
+// The same for the bytes of a snapshot pickle (standard input, a live
+// snapshot pickled by Python); `source` names them in errors and the report.
+StatusOr<SnapshotReport> analyze_snapshot(std::span<const uint8_t> bytes, std::string source,
+                                          const AnalysisOptions& options);
 
 struct ReportJsonOptions {
   size_t live_rows = 25;  // blocks of live_at_peak listed per device

@@ -83,12 +83,10 @@ void bind_snapshot(py::module_& m) {
       "_snapshot_from_pickle_bytes",
       [](py::bytes data, py::object device, const std::string& source, bool simulate) {
         const std::string bytes = data;
-        pickle::Document document = value_or_raise(
-            pickle::parse_pickle({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, source));
-        snapshot::Snapshot s = value_or_raise(snapshot::snapshot_from_pickle(document, source));
-        return report_dict(value_or_raise(
-            snapshot::analyze_snapshot(std::move(s), source, options_from(device, kDefaultPlanner, simulate)),
-            ErrorSource::kPlanner));
+        return report_dict(
+            value_or_raise(snapshot::analyze_snapshot({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                                                      source, options_from(device, kDefaultPlanner, simulate)),
+                           ErrorSource::kPlanner));
       },
       py::arg("data"), py::arg("device") = py::none(), py::arg("source") = "<snapshot>", py::arg("simulate") = false,
       "analyze_snapshot for the bytes of a pickle (memplan.snapshot_problem pickles a live snapshot).");

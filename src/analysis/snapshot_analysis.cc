@@ -186,9 +186,16 @@ StatusOr<SnapshotReport> analyze_snapshot(const std::string& path, const Analysi
   return analyze(std::move(read).value(), path, options, start, seconds_since(start));
 }
 
-StatusOr<SnapshotReport> analyze_snapshot(Snapshot snapshot, std::string source, const AnalysisOptions& options) {
+StatusOr<SnapshotReport> analyze_snapshot(std::span<const uint8_t> bytes, std::string source,
+                                          const AnalysisOptions& options) {
+  const Clock::time_point start = Clock::now();
   if (Status status = check_planner(options); !status.ok()) return status;
-  return analyze(std::move(snapshot), std::move(source), options, Clock::now(), 0);
+  StatusOr<pickle::Document> document = pickle::parse_pickle(bytes, source);
+  if (!document.ok()) return document.status();
+  StatusOr<Snapshot> read = snapshot_from_pickle(*document, source);
+  if (!read.ok()) return read.status();
+  read->file_bytes = bytes.size();
+  return analyze(std::move(read).value(), std::move(source), options, start, seconds_since(start));
 }
 
 }  // namespace memplan::snapshot

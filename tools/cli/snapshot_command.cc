@@ -358,13 +358,7 @@ void write_html(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
 // A snapshot piped in ("-"): its bytes read here, the rest the library's.
 StatusOr<snapshot::SnapshotReport> analyze_standard_input(const snapshot::AnalysisOptions& options) {
   const std::string bytes = read_input_or_throw("-");
-  StatusOr<pickle::Document> document =
-      pickle::parse_pickle({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "<stdin>");
-  if (!document.ok()) return document.status();
-  StatusOr<snapshot::Snapshot> read = snapshot::snapshot_from_pickle(*document, "<stdin>");
-  if (!read.ok()) return read.status();
-  read->file_bytes = bytes.size();
-  return snapshot::analyze_snapshot(std::move(read).value(), "<stdin>", options);
+  return snapshot::analyze_snapshot({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "<stdin>", options);
 }
 
 void run_snapshot(const SnapshotArguments& args) {
