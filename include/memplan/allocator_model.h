@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "memplan/device_trace.h"
+#include "memplan/plan_file.h"
 #include "memplan/replay_config.h"
 #include "memplan/status.h"
 
@@ -139,10 +140,20 @@ struct MemplanModelOptions {
 // allocator), then once more, measured. Reserved = slab bytes mapped + what
 // the fallback holds; the measured peak starts from what is held when the
 // measured replay begins (the plan's slab included).
-StatusOr<ModelResult> simulate_memplan(const DeviceTrace& trace, const MemplanModelOptions& options = {});
+// `learnt` (optional): what the allocator learnt, as a plan file of the
+// device adapter for any program (DeviceReplayAllocator::saved_plans).
+StatusOr<ModelResult> simulate_memplan(const DeviceTrace& trace, const MemplanModelOptions& options = {},
+                                       PlanFile* learnt = nullptr);
 // Cold: the window alone, from the start state, as the first window of a run
 // (profiling: the fallback serves).
 StatusOr<ModelResult> simulate_memplan_cold(const DeviceTrace& trace, const MemplanModelOptions& options = {});
+// Warm: the window alone, from the start state, with `plans` loaded before
+// its first request (DeviceReplayAllocator::load_plans; plans learnt from an
+// earlier recording of the job, simulate_memplan's `learnt`, or a live run's
+// --save-plans): the first window of a run that starts from plans. Plans of
+// another job or shape cost fallbacks, as in a live run.
+StatusOr<ModelResult> simulate_memplan_warm(const DeviceTrace& trace, const PlanFile& plans,
+                                            const MemplanModelOptions& options = {});
 
 // PyTorch's size rounding of a request (round_size): at least 512 bytes, a
 // multiple of 512, or the next power-of-two division when configured.

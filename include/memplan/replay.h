@@ -52,6 +52,7 @@
 #include <cstdint>
 
 #include "memplan/backing_allocator.h"
+#include "memplan/plan_file.h"
 #include "memplan/replay_config.h"
 #include "memplan/replay_stats.h"
 #include "memplan/status.h"
@@ -118,6 +119,17 @@ class ReplayAllocator {
   // A thread that marks this way is profiled from its first mark even when
   // profile_before_first_mark is off.
   void mark_thread(uint64_t key = 0);
+
+  // Plans that outlive the process (memplan/plan_file.h; Note [Plans from a
+  // file], runtime/learner_saved.cc). load_plans hands each thread record
+  // the saved unit of its window ("0", "1", ... in the order threads made
+  // their first request), seeded into the record's learner at its first
+  // iteration. Call before the first request; an adapter or program
+  // mismatch (plan_file_mismatch) is the caller's to check. saved_plans()
+  // is what every record learnt, as a file for `program`; call it while no
+  // other thread uses the allocator.
+  Status load_plans(const PlanFile& file);
+  PlanFile saved_plans(const std::string& program) const;
 
   ReplayPhase phase_of_calling_thread();
   ReplayStats stats() const;

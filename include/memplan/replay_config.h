@@ -136,6 +136,11 @@ struct ReplayConfig {
   // allocator's this field's. Other adapters ignore it (they are given their
   // BackingAllocator).
   std::string backing = "next";
+  // Plans that outlive the process (memplan/plan_file.h): the drop-in, the
+  // libtorch and the CUDA allocators load plans_file before their first
+  // request and write what they learnt to save_plans_file at exit. "": none.
+  std::string plans_file;
+  std::string save_plans_file;
 };
 
 // One knob as `memplan run --help` and docs/runtime.md list it. Its default

@@ -41,6 +41,7 @@ struct ReplayStats {
   uint64_t busy = 0;
   uint64_t deviations = 0;
   uint64_t plans = 0;
+  uint64_t plans_loaded = 0;
   uint64_t background_plans = 0;
   uint64_t reprofiles = 0;
   uint64_t plan_failures = 0;
@@ -117,6 +118,9 @@ inline constexpr ReplayCounter kReplayCounters[] = {
     {"background_plans", &ReplayStats::background_plans, "background plans ", "", false, ReplayCounter::Unit::kCount,
      CounterMerge::kSum, "plans the planner thread finished, adopted or not (plan_in_background)"},
     {"plans", &ReplayStats::plans, "plans ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum, "plans made"},
+    {"plans_loaded", &ReplayStats::plans_loaded, "plans loaded ", "", false, ReplayCounter::Unit::kCount,
+     CounterMerge::kSum,
+     "of the plans, those taken from a plan file (MEMPLAN_PLANS) before the unit's first iteration"},
     {"reprofiles", &ReplayStats::reprofiles, "reprofiles ", "", false, ReplayCounter::Unit::kCount, CounterMerge::kSum,
      "returns from replay to profiling"},
     {"plan_failures", &ReplayStats::plan_failures, "plan failures ", "", false, ReplayCounter::Unit::kCount,

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "memplan/allocator_model.h"
+#include "memplan/plan_file.h"
 #include "memplan/planning.h"
 #include "memplan/problem.h"
 #include "memplan/snapshot.h"
@@ -40,13 +41,17 @@ struct AnalysisOptions {
   // The planner for the window and the worst iteration (a registry name).
   std::string planner{kDefaultPlanner};
   // Replay the window through the allocator models (caching, expandable
-  // segments, memplan steady state and cold).
+  // segments, memplan steady state, cold and warm).
   bool simulate = true;
+  // The plans memplan's warm model starts from (a device plan file: an
+  // earlier recording's, or a live run's); nullptr: the plans the steady
+  // model learnt from this very window.
+  const PlanFile* plans = nullptr;
 };
 
 // One allocator model's answer, or why it has none.
 struct ModelRun {
-  std::string name;  // "caching", "expandable_segments", "memplan", "memplan_cold"
+  std::string name;  // "caching", "expandable_segments", "memplan", "memplan_cold", "memplan_warm"
   std::optional<simulate::ModelResult> result;
   std::string error;  // when result is empty
 };
@@ -121,6 +126,7 @@ struct DeviceAnalysis {
   std::vector<IterationLoad> iteration_loads;  // every iteration's load
   std::optional<IterationLoad> worst;          // the largest load, with its arena
   std::vector<ModelRun> models;                // empty without AnalysisOptions::simulate
+  PlanFile learnt_plans;                       // what the steady model learnt (device plan file; no units without it)
   Diagnosis diagnosis;                         // recommendations only with AnalysisOptions::simulate
   std::vector<OomReplay> oom_replays;          // with simulate, when the window recorded an out-of-memory event
 

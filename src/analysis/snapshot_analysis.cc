@@ -25,7 +25,9 @@ StatusOr<PlanningResult> plan(const std::string& planner, const Problem& problem
   return result;
 }
 
-std::vector<ModelRun> run_models(const Snapshot& s, const simulate::DeviceTrace& trace) {
+// `plans`: the warm model's (nullptr: what the steady model learnt, kept in `learnt`).
+std::vector<ModelRun> run_models(const Snapshot& s, const simulate::DeviceTrace& trace, const PlanFile* plans,
+                                 PlanFile& learnt) {
   const simulate::MemplanModelOptions memplan_options{.settings = s.settings};
   std::vector<ModelRun> runs;
   auto add = [&](std::string name, StatusOr<simulate::ModelResult> result) {
@@ -38,8 +40,9 @@ std::vector<ModelRun> run_models(const Snapshot& s, const simulate::DeviceTrace&
   };
   add("caching", simulate::simulate_caching(trace, s.settings));
   add("expandable_segments", simulate::simulate_expandable_segments(trace, s.settings));
-  add("memplan", simulate::simulate_memplan(trace, memplan_options));
+  add("memplan", simulate::simulate_memplan(trace, memplan_options, &learnt));
   add("memplan_cold", simulate::simulate_memplan_cold(trace, memplan_options));
+  add("memplan_warm", simulate::simulate_memplan_warm(trace, plans ? *plans : learnt, memplan_options));
   return runs;
 }
 
@@ -125,7 +128,7 @@ StatusOr<DeviceAnalysis> analyze_device(const Snapshot& s, const Device& device,
     return d;
   }
   const simulate::DeviceTrace trace = device_trace(d.window, device);
-  d.models = run_models(s, trace);
+  d.models = run_models(s, trace, options.plans, d.learnt_plans);
   d.oom_replays = replay_ooms(s, d.window, device);
   d.diagnosis = diagnose(s, d, &trace);
   return d;

@@ -31,6 +31,7 @@ enum class KnobType {
   kSeconds,   // a number >= 0
   kPlanner,   // a planner's name in the registry
   kChoice,    // one of the names in `choices`
+  kPath,      // a file's path (not empty)
 };
 
 template <class Options>
@@ -142,6 +143,10 @@ Status parse_knob(const Knob<Options>& knob, const char* text, Options& options)
       }
       return InvalidArgument(std::string(knob.variable) + "='" + text + "': expected one of " +
                              choice_list(knob.choices));
+    case KnobType::kPath:
+      if (*text == '\0') return InvalidArgument(std::string(knob.variable) + "='': expected a file's path");
+      options.*std::get<std::string Options::*>(knob.field) = text;
+      return Status::Ok();
   }
   return Internal("unknown knob type");
 }
@@ -196,6 +201,11 @@ ReplayKnob describe_knob(const Knob<Options>& knob) {
     case KnobType::kChoice:
       out.type = "one of " + knob_detail::choice_list(knob.choices);
       out.default_value = defaults.*std::get<std::string Options::*>(knob.field);
+      break;
+    case KnobType::kPath:
+      out.type = "path";
+      out.default_value = defaults.*std::get<std::string Options::*>(knob.field);
+      if (out.default_value.empty()) out.default_value = "(none)";
       break;
   }
   return out;

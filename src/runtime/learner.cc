@@ -63,6 +63,7 @@ void LearnerCounters::add_to(ReplayStats& s) const {
   mine.busy = busy.get();
   mine.deviations = deviations.get();
   mine.plans = plans_made.get();
+  mine.plans_loaded = plans_loaded.get();
   mine.reprofiles = reprofiles.get();
   mine.plan_failures = plan_failures.get();
   mine.slab_bytes = slab_bytes.get();
@@ -106,6 +107,7 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   }
   parked_.clear();
   key_ = key;
+  first_key_ = key;
   key_implicit_ = key == 0 && predicting();
   tail_begun_ = false;
   history_size_ = 0;

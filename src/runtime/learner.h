@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "memplan/backing_allocator.h"
+#include "memplan/plan_file.h"
 #include "memplan/replay_config.h"
 #include "memplan/replay_stats.h"
 #include "runtime/counter.h"
@@ -68,9 +69,10 @@ namespace memplan::runtime {
 // The counters of one learning unit (memplan::ReplayStats), written by the
 // unit's owner, read racily.
 struct LearnerCounters {
-  Counter iterations, profiled, served, unplanned, fallback, busy, deviations, plans_made, reprofiles, plan_failures,
-      slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns, variants, growths, arena_bytes, min_shape_load,
-      max_shape_load, plans_held, plan_bytes, evictions, switches, predictions_right, predictions_wrong, small;
+  Counter iterations, profiled, served, unplanned, fallback, busy, deviations, plans_made, plans_loaded, reprofiles,
+      plan_failures, slab_bytes, planned_buffers, plan_stall_ns, max_plan_stall_ns, variants, growths, arena_bytes,
+      min_shape_load, max_shape_load, plans_held, plan_bytes, evictions, switches, predictions_right, predictions_wrong,
+      small;
   // Adds these counters to `s` (the longest stall is a maximum, not a sum).
   void add_to(ReplayStats& s) const;
 };
@@ -174,6 +176,18 @@ class Learner {
   // Drops a job of another process (a fork child's copy): never destroyed.
   void forget_foreign_job(int64_t process);
 
+  // Note [Plans from a file] (learner_saved.cc): the variants this unit has
+  // plans for, as a plan file holds them, the variant it ran first first.
+  // Read while no other thread uses the unit.
+  std::vector<SavedVariant> saved_variants() const;
+  // Serves `variants` from the iteration that starts now: each is planned
+  // (its saved offsets where the validator accepts them) and parked as a
+  // variant with a plan, and the first published as the running one.
+  // Variants of the other request identity, or that cannot be planned, are
+  // skipped. Call at a boundary or before the unit's first request. Returns
+  // how many were taken.
+  size_t seed(const std::vector<SavedVariant>& variants, const Planning& planning, Adapter& adapter);
+
  private:
   void finish_profile(const Planning& planning, Adapter& adapter);
   void plan_now(const Planning& planning, Adapter& adapter, PlanJob* job);
@@ -231,6 +245,7 @@ class Learner {
     uint64_t shape_load_min = 0, shape_load_max = 0;
   };
   uint64_t key_ = 0;
+  uint64_t first_key_ = 0;  // the key of the unit's first iteration (saved first: Note [Plans from a file])
   // Note [Predicted variants]: key_ was chosen by the learner; the hash of a
   // deviating replayed iteration's structure; and the variants of the last
   // kHistory iterations, a ring (history_at(0): the latest).

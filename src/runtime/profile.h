@@ -109,6 +109,8 @@ struct PreparedPlan {
   // Note [Predicted variants]: per tick t (0..requests), the structure hash
   // of the profile's first t requests.
   std::vector<uint64_t> prefix_hash;
+  // The offsets came from a plan file (Note [Plans from a file], learner_saved.cc), validated.
+  bool from_saved = false;
 };
 
 // How an adapter lays a block out inside its planned buffer.
@@ -122,8 +124,12 @@ struct BlockLayout {
 
 // Fills `out`'s problem, plan, arena, request_of and shift_of from an agreed
 // profile (profile_plan.cc): one run_planner call with plan_options(config).
-// Reads only its arguments: planner threads call it.
-Status plan_profile(const Profile& agreed, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out);
+// Reads only its arguments: planner threads call it. `saved`: per request,
+// an offset from a plan file (-1: none), served instead of planning when
+// every planned request has one and the validator accepts them for this
+// problem (Note [Plans from a file], learner_saved.cc).
+Status plan_profile(const Profile& agreed, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out,
+                    const std::vector<int64_t>* saved = nullptr);
 
 // An adapter's side of planning: the learner plans (plan_profile, with the
 // adapter's layout) and the adapter only builds the tables its fast path
@@ -147,7 +153,8 @@ class PlanTables {
 // adapter's layout, then its tables built (profile_plan.cc). Reads only its
 // arguments: planner threads call it.
 StatusOr<std::unique_ptr<PreparedPlan>> plan_with_tables(const Profile& agreed, const ReplayConfig& config,
-                                                         const PlanTables& tables);
+                                                         const PlanTables& tables,
+                                                         const std::vector<int64_t>* saved = nullptr);
 
 // The planning options of every plan the runtime makes (Notes [Page-optimal
 // plans] and [Planning budget], profile_plan.cc): config's planner and time

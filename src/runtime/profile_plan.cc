@@ -35,6 +35,7 @@
 
 #include "memplan/planner.h"
 #include "memplan/planning.h"
+#include "memplan/validate.h"
 #include "runtime/os/os_memory.h"
 #include "runtime/planner_thread.h"
 #include "runtime/profile.h"
@@ -68,7 +69,8 @@ PlanOptions plan_options(const ReplayConfig& config, PlanningBudget* budget) {
   return options;
 }
 
-Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out) {
+Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLayout& layout, PreparedPlan& out,
+                    const std::vector<int64_t>* saved) {
   Problem& problem = out.problem;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a.uppers[i] == kEscaped) continue;
@@ -94,6 +96,23 @@ Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLay
     h = structure_step(h, a.requests[i].size, a.requests[i].alignment, !config.upper_bound_plans);
   }
   out.prefix_hash[a.size()] = h;
+  // Note [Plans from a file] (learner_saved.cc): saved offsets are served
+  // only as the validator accepts them for the problem built here.
+  if (saved && saved->size() == a.size()) {
+    std::vector<int64_t> offsets;
+    offsets.reserve(problem.size());
+    for (uint32_t request : out.request_of) offsets.push_back((*saved)[request]);
+    if (std::all_of(offsets.begin(), offsets.end(), [](int64_t o) { return o >= 0; })) {
+      Plan loaded{.offsets = std::move(offsets), .arena = 0};
+      loaded.arena = arena_of(problem, loaded.offsets);
+      if (validate(problem, loaded).ok() && static_cast<uint64_t>(loaded.arena) <= layout.max_arena) {
+        out.plan = std::move(loaded);
+        out.arena = static_cast<uint64_t>(out.plan.arena);
+        out.from_saved = true;
+        return Status::Ok();
+      }
+    }
+  }
   StatusOr<Plan> plan = plan_with(config.planner, problem, plan_options(config));
   if (!plan.ok()) return plan.status();
   if (plan->arena < 0 || static_cast<uint64_t>(plan->arena) > layout.max_arena) {
@@ -105,9 +124,9 @@ Status plan_profile(const Profile& a, const ReplayConfig& config, const BlockLay
 }
 
 StatusOr<std::unique_ptr<PreparedPlan>> plan_with_tables(const Profile& agreed, const ReplayConfig& config,
-                                                         const PlanTables& tables) {
+                                                         const PlanTables& tables, const std::vector<int64_t>* saved) {
   std::unique_ptr<PreparedPlan> plan = tables.new_plan();
-  MEMPLAN_RETURN_IF_ERROR(plan_profile(agreed, config, tables.layout(), *plan));
+  MEMPLAN_RETURN_IF_ERROR(plan_profile(agreed, config, tables.layout(), *plan, saved));
   MEMPLAN_RETURN_IF_ERROR(tables.build_tables(agreed, *plan));
   return plan;
 }

@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,7 @@
 #include <vector>
 
 #include "memplan/plan.h"
+#include "memplan/plan_file.h"
 #include "memplan/problem.h"
 #include "memplan/replay.h"
 #include "runtime/learner.h"
@@ -137,6 +139,10 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanTables {
       orphaned_jobs;                               // under records_mutex: jobs of records given to a new thread
   std::unique_ptr<rt::BackgroundPlanner> planner;  // plan_in_background only
   std::atomic<uint64_t> iteration_key{0};          // the key of the latest mark (Note [Keyed plans])
+  // load_plans: per window, the saved variants its first owner is seeded
+  // with (Note [Plans from a file]); each entry is read and emptied by that
+  // owner only, and the vector never resized after load_plans.
+  std::vector<std::vector<SavedVariant>> saved_by_window;
 
   Impl(const ReplayConfig& c, BackingAllocator& b) : config(c), backing(b) {}
 
@@ -153,6 +159,8 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanTables {
     if (pools_enabled() && r.window != kNoWindow) r.pool = &r.small;
   }
   void reset_for_new_thread(ThreadRecord& r);
+  // Seeds the record's learner with its window's saved variants, once.
+  void seed(ThreadRecord& r);
   // The thread's iteration boundary; `key` names the variant that starts.
   void boundary(ThreadRecord& r, uint64_t e) { boundary(r, e, iteration_key.load(std::memory_order_acquire)); }
   void boundary(ThreadRecord& r, uint64_t e, uint64_t key);
@@ -195,6 +203,15 @@ class RecordAdapter final : public runtime::Learner::Adapter {
   ReplayAllocator::Impl& m_;
   ThreadRecord& r_;
 };
+
+void ReplayAllocator::Impl::seed(ThreadRecord& r) {
+  r.seed_pending = false;
+  if (r.window >= saved_by_window.size() || saved_by_window[r.window].empty()) return;
+  const std::vector<SavedVariant> variants = std::move(saved_by_window[r.window]);
+  saved_by_window[r.window].clear();
+  RecordAdapter adapter(*this, r);
+  r.learner.seed(variants, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter);
+}
 
 ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& backing)
     : impl_(new Impl(config, backing)) {
@@ -327,6 +344,10 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
+  r.seed_pending = r.window < saved_by_window.size() && !saved_by_window[r.window].empty();
+  // Saved plans serve the first iteration: from here when it starts now,
+  // else at the first boundary (start-up is not an iteration).
+  if (r.seed_pending && (r.epoch != 0 || config.profile_before_first_mark)) seed(r);
   r.update_serving();
   if (config.profile_before_first_mark) open_pool(r);
   // A job of the previous owner's may still be planned: it is kept until the
@@ -343,6 +364,7 @@ void ReplayAllocator::Impl::boundary(ThreadRecord& r, uint64_t e, uint64_t key) 
   RecordAdapter adapter(*this, r);
   r.learner.end_iteration(r.deviating, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter, r.tick,
                           key);
+  if (r.seed_pending) seed(r);
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
@@ -554,6 +576,46 @@ void ReplayAllocator::mark_thread(uint64_t key) {
   r->thread_marked = true;
   // A global mark not processed yet by this thread and this one are one boundary.
   m.boundary(*r, m.epoch.load(std::memory_order_acquire), key);
+}
+
+Status ReplayAllocator::load_plans(const PlanFile& file) {
+  Impl& m = *impl_;
+  if (m.windows == 0) return Status::Ok();  // no slabs: nothing to serve plans from
+  std::vector<std::vector<SavedVariant>> by_window(m.windows);
+  for (const SavedUnit& u : file.units) {
+    uint32_t window = 0;
+    const auto parsed = std::from_chars(u.name.data(), u.name.data() + u.name.size(), window);
+    if (parsed.ec != std::errc() || parsed.ptr != u.name.data() + u.name.size()) {
+      return InvalidArgument("unit " + u.name + ": the drop-in's units are thread numbers");
+    }
+    if (window < m.windows) by_window[window] = u.variants;
+  }
+  std::lock_guard<std::mutex> lock(m.records_mutex);
+  if (m.records.load(std::memory_order_acquire) != nullptr) {
+    return InvalidArgument("plans must be loaded before the first request");
+  }
+  m.saved_by_window = std::move(by_window);
+  return Status::Ok();
+}
+
+PlanFile ReplayAllocator::saved_plans(const std::string& program) const {
+  const Impl& m = *impl_;
+  PlanFile file;
+  file.adapter = "drop-in";
+  file.program = program;
+  std::vector<const ThreadRecord*> records;
+  for (ThreadRecord* r = m.records.load(std::memory_order_acquire); r; r = r->next) {
+    if (r->window != kNoWindow) records.push_back(r);
+  }
+  std::sort(records.begin(), records.end(),
+            [](const ThreadRecord* a, const ThreadRecord* b) { return a->window < b->window; });
+  for (const ThreadRecord* r : records) {
+    std::vector<SavedVariant> variants = r->learner.saved_variants();
+    if (variants.empty()) continue;
+    if (variants.size() > kMaxSavedVariants) variants.resize(kMaxSavedVariants);
+    file.units.push_back({.name = std::to_string(r->window), .variants = std::move(variants)});
+  }
+  return file;
 }
 
 ReplayPhase ReplayAllocator::phase_of_calling_thread() {

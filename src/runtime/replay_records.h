@@ -62,6 +62,7 @@ struct ThreadRecord : fast::ThreadFast {
 
   uint64_t epoch = 0;          // the last epoch this thread processed
   bool thread_marked = false;  // the thread marked its own boundary (mark_thread) at least once
+  bool seed_pending = false;   // the record's window has saved variants not seeded yet (load_plans)
   uint32_t entry_count = 0;    // ticks of the serving plan
   std::atomic<uint32_t> claimed{0};
   ThreadRecord* next = nullptr;

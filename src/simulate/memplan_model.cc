@@ -279,13 +279,17 @@ ReplayConfig sized_config(const DeviceTrace& trace, const ReplayConfig& config) 
   return sized;
 }
 
-StatusOr<ModelResult> run_memplan(const DeviceTrace& trace, const MemplanModelOptions& options, bool steady) {
+// `plans`: loaded before the first request (the warm model); `learnt`: what
+// the allocator learnt, after the measured replay.
+StatusOr<ModelResult> run_memplan(const DeviceTrace& trace, const MemplanModelOptions& options, bool steady,
+                                  const PlanFile* plans = nullptr, PlanFile* learnt = nullptr) {
   MEMPLAN_RETURN_IF_ERROR(CachingModel::check_settings(options.settings));
   if (options.config.profile_iterations < 1) return InvalidArgument("profile_iterations must be at least 1");
   SimulatedDevice device(trace, options);
   MEMPLAN_RETURN_IF_ERROR(device.load_start(trace));
   MEMPLAN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::DeviceReplayAllocator> allocator,
                            runtime::DeviceReplayAllocator::create(sized_config(trace, options.config), device));
+  if (plans) MEMPLAN_RETURN_IF_ERROR((*allocator).load_plans(*plans));
   Replayer replayer(trace, device, *allocator);
   replayer.measure_start_state();
   if (steady) {
@@ -305,6 +309,7 @@ StatusOr<ModelResult> run_memplan(const DeviceTrace& trace, const MemplanModelOp
                     " blocks its fallback never handed out");
   }
 
+  if (learnt) *learnt = allocator->saved_plans("");
   ModelResult r;
   r.peak_reserved_bytes = device.peak();
   r.peak_request_index = device.peak_index();
@@ -338,8 +343,16 @@ ReplayConfig memplan_model_config() {
   return config;
 }
 
-StatusOr<ModelResult> simulate_memplan(const DeviceTrace& trace, const MemplanModelOptions& options) {
-  return run_memplan(trace, options, true);
+StatusOr<ModelResult> simulate_memplan(const DeviceTrace& trace, const MemplanModelOptions& options, PlanFile* learnt) {
+  return run_memplan(trace, options, true, nullptr, learnt);
+}
+
+StatusOr<ModelResult> simulate_memplan_warm(const DeviceTrace& trace, const PlanFile& plans,
+                                            const MemplanModelOptions& options) {
+  if (plans.adapter != "device") {
+    return InvalidArgument("plans of the " + plans.adapter + " allocator; the model is the device allocator");
+  }
+  return run_memplan(trace, options, false, &plans);
 }
 
 StatusOr<ModelResult> simulate_memplan_cold(const DeviceTrace& trace, const MemplanModelOptions& options) {

@@ -40,6 +40,7 @@ memplan_fuzz_target(trace_reader_fuzz fuzz.trace_reader trace "" memplan::trace)
 memplan_fuzz_target(replay_fuzz fuzz.replay replay "" memplan::runtime)
 memplan_fuzz_target(torch_profile_fuzz fuzz.torch_profile torch_profile torch_profile.dict)
 memplan_fuzz_target(snapshot_reader_fuzz fuzz.snapshot_reader snapshot "")
+memplan_fuzz_target(plan_file_fuzz fuzz.plan_file plan_file plan_file.dict)
 # The ONNX front end, when it is built (see onnx_model_fuzz.cc for why it must be asked for).
 if(MEMPLAN_WITH_ONNX)
   memplan_fuzz_target(onnx_model_fuzz fuzz.onnx_model onnx "" memplan::onnx)

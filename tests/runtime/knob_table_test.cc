@@ -68,7 +68,7 @@ TEST(KnobTable, EveryVariableIsListedOnce) {
     EXPECT_FALSE(knob.type.empty());
     EXPECT_FALSE(knob.description.empty());
   }
-  EXPECT_EQ(replay_knobs().size(), 24u);
+  EXPECT_EQ(replay_knobs().size(), 26u);
   EXPECT_EQ(pool_knobs().size(), 2u);
 }
 

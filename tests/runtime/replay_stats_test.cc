@@ -23,6 +23,7 @@ ReplayStats numbered_stats() {
   s.iterations = 9;
   s.profiled = 100;
   s.served = 300;
+  s.plans_loaded = 21;
   s.unplanned = 3;
   s.fallback = 4;
   s.busy = 1;
@@ -68,7 +69,8 @@ TEST(ReplayStatsLine, PrintsEveryCounterUnderItsFieldName) {
   // them), with busy, background plans, planned buffers and operators added.
   EXPECT_EQ(line_of(numbered_stats(), "memplan replay", "threads"),
             "memplan replay: threads 2, iterations 9, profiled 100, served 300, unplanned 3, fallback 4 (busy 1), "
-            "small 50, pooled 43, pool bytes 65536, deviations 5, background plans 6, plans 7, reprofiles 8, "
+            "small 50, pooled 43, pool bytes 65536, deviations 5, background plans 6, plans 7, plans loaded 21, "
+            "reprofiles 8, "
             "plan failures 10, invalid frees 11, slab bytes 4194304, planned buffers 12, operators 13, "
             "plan stall 12.500 ms (longest 3.250 ms), plans held 14, variants 15, growths 16, arena 4096 B, "
             "shape loads 1024..2048 B, plan bytes 8192, evictions 17, switches 18, predictions 19 right 20 wrong, "

@@ -2,6 +2,7 @@
 // on a mock backing allocator that counts calls and can run out of memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "memplan/plan_file.h"
 #include "memplan/replay.h"
 
 namespace memplan {
@@ -903,7 +905,7 @@ TEST(ReplayTest, KnobsComeFromTheEnvironment) {
   EXPECT_EQ(config->deviations_to_reprofile, ReplayConfig{}.deviations_to_reprofile);
   EXPECT_FALSE(config->trim_backing);
   EXPECT_EQ(config->color_span_bytes, 0);
-  EXPECT_EQ(replay_knobs().size(), 24u);  // MEMPLAN_STATS and MEMPLAN_BACKING are rows too
+  EXPECT_EQ(replay_knobs().size(), 26u);  // MEMPLAN_STATS and MEMPLAN_BACKING are rows too
 }
 
 // One bad value rejects that knob only: the others still apply.
@@ -1741,6 +1743,100 @@ TEST(ReplayTest, ThreadMarksServeThreadsWhoseIterationsInterleave) {
     EXPECT_LT(s.served + 20, served_with_thread_marks) << "served " << s.served;
     EXPECT_GT(s.plans, 2u);
     EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
+  }
+}
+
+// Plans that outlive the process (memplan/plan_file.h): what one allocator
+// learnt, written out and read back, serves a new allocator's first
+// iteration without a backing allocation.
+TEST(ReplayTest, SavedPlansServeTheFirstIterationOfANewAllocator) {
+  const std::vector<size_t> sizes = Iteration().sizes;
+  MockBacking backing;
+  PlanFile file;
+  {
+    ReplayAllocator a(test_config(), backing);
+    LiveBlocks live;
+    for (int i = 0; i < 3; ++i) {
+      run_iteration(a, sizes, live);
+      a.mark();
+    }
+    file = a.saved_plans("the test");
+  }
+  ASSERT_EQ(file.units.size(), 1u);
+  ASSERT_EQ(file.units[0].variants.size(), 1u);
+  EXPECT_EQ(file.units[0].variants[0].requests.size(), sizes.size());
+  StatusOr<PlanFile> read = read_plan_file(write_plan_file(file));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(*read, file);
+
+  ReplayAllocator b(test_config(), backing);
+  ASSERT_TRUE(b.load_plans(*read).ok());
+  LiveBlocks live;
+  const int64_t backing_before = backing.allocations.load();
+  std::vector<void*> pointers;
+  run_iteration(b, sizes, live, &pointers);
+  EXPECT_EQ(backing.allocations.load(), backing_before) << "the first iteration needs no backing allocation";
+  for (void* p : pointers) EXPECT_TRUE(b.owns(p));
+  const ReplayStats s = b.stats();
+  EXPECT_EQ(s.served, sizes.size());
+  EXPECT_EQ(s.plans_loaded, 1u);
+  EXPECT_EQ(s.profiled, 0u);
+  EXPECT_TRUE(b.check_invariants().ok()) << b.check_invariants().message();
+  EXPECT_FALSE(b.load_plans(*read).ok()) << "plans are loaded before the first request only";
+}
+
+// No wrong serving: plans saved from one request pattern, loaded into an
+// allocator that runs another (sizes grown, a request added or dropped, the
+// order reversed), never hand out a byte of a live block (LiveBlocks and the
+// cookies of run_iteration check), and the allocator still learns the
+// pattern it runs.
+TEST(ReplayTest, PlansOfAnotherPatternNeverShareALiveByte) {
+  MockBacking backing;
+  for (uint64_t seed = 1; seed <= 25; ++seed) {
+    uint64_t state = seed * 0x9e3779b97f4a7c15ull;
+    auto draw = [&state](uint64_t n) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<size_t>((state >> 33) % n);
+    };
+    std::vector<size_t> saved_sizes(4 + draw(12));
+    for (size_t& size : saved_sizes) size = 16 + draw(5000);
+    std::vector<size_t> run_sizes = saved_sizes;
+    switch (draw(4)) {
+      case 0:
+        for (size_t& size : run_sizes) size = size * (1 + draw(3)) + draw(64);
+        break;
+      case 1:
+        run_sizes.insert(run_sizes.begin() + static_cast<std::ptrdiff_t>(draw(run_sizes.size())), 100 + draw(4000));
+        break;
+      case 2:
+        run_sizes.erase(run_sizes.begin() + static_cast<std::ptrdiff_t>(draw(run_sizes.size())));
+        break;
+      default:
+        std::reverse(run_sizes.begin(), run_sizes.end());
+        break;
+    }
+    PlanFile file;
+    {
+      ReplayAllocator a(test_config(), backing);
+      LiveBlocks live;
+      for (int i = 0; i < 3; ++i) {
+        run_iteration(a, saved_sizes, live);
+        a.mark();
+      }
+      file = a.saved_plans("saved");
+    }
+    ReplayAllocator b(test_config(), backing);
+    ASSERT_TRUE(b.load_plans(file).ok());
+    LiveBlocks live;
+    for (int i = 0; i < 5; ++i) {
+      run_iteration(b, run_sizes, live);
+      b.mark();
+      ASSERT_TRUE(b.check_invariants().ok()) << "seed " << seed << ": " << b.check_invariants().message();
+    }
+    const ReplayStats s = b.stats();
+    EXPECT_EQ(s.plans_loaded, 1u) << "seed " << seed;
+    run_iteration(b, run_sizes, live);
+    EXPECT_EQ(b.stats().served - s.served, run_sizes.size()) << "seed " << seed << ": the run's own pattern is learnt";
   }
 }
 

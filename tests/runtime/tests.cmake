@@ -60,6 +60,15 @@ endif()
 
 # The preloaded run: a plain program (never sanitized, see tests/trace/tests.cmake).
 if(TARGET memplan_replay_preload)
+  # Plan files under the drop-in: saved, loaded, and given to another
+  # program and to other shapes (tests/runtime/plans_preloaded.sh).
+  add_executable(memplan_plans_program ${CMAKE_CURRENT_SOURCE_DIR}/runtime/programs/plans_program.cc)
+  set_target_properties(memplan_plans_program PROPERTIES COMPILE_OPTIONS "" LINK_OPTIONS "")
+  target_compile_options(memplan_plans_program PRIVATE -fno-sanitize=all)
+  add_test(NAME runtime.plans_preloaded
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/runtime/plans_preloaded.sh $<TARGET_FILE:memplan>
+      $<TARGET_FILE:memplan_replay_preload> $<TARGET_FILE:memplan_plans_program>)
+  set_tests_properties(runtime.plans_preloaded PROPERTIES LABELS runtime TIMEOUT 300)
   add_executable(memplan_replay_stress ${MEMPLAN_STRESS_SOURCE})
   set_target_properties(memplan_replay_stress PROPERTIES COMPILE_OPTIONS "" LINK_OPTIONS "")
   target_compile_options(memplan_replay_stress PRIVATE -fno-sanitize=all)

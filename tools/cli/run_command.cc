@@ -27,6 +27,8 @@ struct RunArguments {
   int64_t profile_iterations = 0;  // 0: the library's default (MEMPLAN_PROFILE_ITERATIONS)
   std::string planner;
   bool stats = false;
+  std::string plans;       // MEMPLAN_PLANS
+  std::string save_plans;  // MEMPLAN_SAVE_PLANS
   std::vector<std::string> command;
 };
 
@@ -37,6 +39,8 @@ void set_run_environment(const RunArguments& args) {
   }
   if (!args.planner.empty()) setenv("MEMPLAN_PLANNER", args.planner.c_str(), 1);
   if (args.stats) setenv("MEMPLAN_STATS", "1", 1);
+  if (!args.plans.empty()) setenv("MEMPLAN_PLANS", args.plans.c_str(), 1);
+  if (!args.save_plans.empty()) setenv("MEMPLAN_SAVE_PLANS", args.save_plans.c_str(), 1);
 }
 
 // The drop-in's backing allocator in this build: mimalloc when memplan was
@@ -96,6 +100,17 @@ void register_run_command(CLI::App& app) {
                    "Planner used at iteration boundaries (default " + memplan::ReplayConfig{}.planner + ")")
       ->type_name("NAME");
   command->add_flag("--stats", args->stats, "Print the replay allocator's statistics when the command exits");
+  command
+      ->add_option("--plans", args->plans,
+                   "Serve plans from this plan file from the first iteration (from an earlier --save-plans "
+                   "run of the same command); a file of another program is ignored with one line")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  command
+      ->add_option("--save-plans", args->save_plans,
+                   "Write what the command's threads learnt to this plan file when it exits (it may be the "
+                   "--plans file)")
+      ->type_name("FILE");
   command->add_option("--library", args->library_path, "The replay library to preload (default: found beside memplan)")
       ->type_name("PATH");
   command->add_option("command", args->command, "The command and its arguments, after --")
@@ -117,6 +132,7 @@ void register_run_command(CLI::App& app) {
       "Examples:\n"
       "  memplan run -- python3 infer.py\n"
       "  memplan run --profile-iterations 3 --stats -- ./train\n"
+      "  memplan run --save-plans train.plans -- ./train && memplan run --plans train.plans -- ./train\n"
       "  MEMPLAN_MIN_SEQUENCED_SIZE=256 memplan run --stats -- python3 serve.py");
   command->callback([args] {
     if (args->command.empty())

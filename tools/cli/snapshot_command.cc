@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "commands.h"
@@ -13,6 +14,7 @@
 #include "inputs.h"
 #include "memplan/allocator_model.h"
 #include "memplan/bounds.h"
+#include "memplan/plan_file.h"
 #include "memplan/planning.h"
 #include "memplan/render.h"
 #include "memplan/snapshot.h"
@@ -32,6 +34,8 @@ struct SnapshotArguments {
   std::string planner{kDefaultPlanner};
   int top = 10;
   bool no_simulate = false;
+  std::string plans;       // the warm model's plan file ("": the window's own)
+  std::string save_plans;  // where the steady model's plans are written
 };
 
 std::string bytes_text(uint64_t bytes) { return bytes_with_units(static_cast<int64_t>(bytes)); }
@@ -256,6 +260,10 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
       std::string note;
       if (sim.name == "memplan") note = "steady state (the window after an identical one)";
       if (sim.name == "memplan_cold") note = "the window alone";
+      if (sim.name == "memplan_warm") {
+        note =
+            args.plans.empty() ? "the window alone, from plans made of this window" : "the window alone, from --plans";
+      }
       table.add_row({sim.name, format_bytes(static_cast<int64_t>(sim.result->peak_reserved_bytes)), ratio, note});
     }
     table.print(stdout);
@@ -355,6 +363,23 @@ void write_html(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
   }
 }
 
+// --save-plans: the plans the steady model learnt of each device's window,
+// one device plan file (units "cuda:<device>/<k>") for the CUDA allocator's
+// MEMPLAN_PLANS, for any program. Progress goes to stderr (stdout may be JSON).
+void save_learnt_plans(const snapshot::SnapshotReport& report, const SnapshotArguments& args) {
+  PlanFile file{.adapter = "device", .program = "", .units = {}};
+  for (const snapshot::DeviceAnalysis& d : report.devices) {
+    for (const SavedUnit& u : d.learnt_plans.units) file.units.push_back(u);
+  }
+  if (file.units.empty())
+    throw CommandError("--save-plans: the memplan model learnt no plan of this window", kExitFailure);
+  throw_if_error(save_plan_file(file, args.save_plans));
+  size_t variants = 0;
+  for (const SavedUnit& u : file.units) variants += u.variants.size();
+  std::fprintf(stderr, "saved plans to %s (%zu unit%s, %zu variant%s)\n", args.save_plans.c_str(), file.units.size(),
+               file.units.size() == 1 ? "" : "s", variants, variants == 1 ? "" : "s");
+}
+
 // A snapshot piped in ("-"): its bytes read here, the rest the library's.
 StatusOr<snapshot::SnapshotReport> analyze_standard_input(const snapshot::AnalysisOptions& options) {
   const std::string bytes = read_input_or_throw("-");
@@ -366,8 +391,20 @@ void run_snapshot(const SnapshotArguments& args) {
   if (args.html_path == "-" && args.json) {
     throw CommandError("--html - and --json both write to standard output; write the page to a file", kExitUsage);
   }
-  const snapshot::AnalysisOptions options{
-      .device = args.device, .planner = args.planner, .simulate = !args.no_simulate};
+  if (args.no_simulate && (!args.plans.empty() || !args.save_plans.empty())) {
+    throw CommandError("--plans and --save-plans need the allocator models; drop --no-simulate", kExitUsage);
+  }
+  check_output_path_or_throw(args.save_plans, "--save-plans");
+  std::optional<PlanFile> plans;
+  if (!args.plans.empty()) {
+    StatusOr<PlanFile> loaded = load_plan_file(args.plans);
+    throw_if_error(loaded.status());
+    plans = std::move(loaded).value();
+  }
+  const snapshot::AnalysisOptions options{.device = args.device,
+                                          .planner = args.planner,
+                                          .simulate = !args.no_simulate,
+                                          .plans = plans ? &*plans : nullptr};
   StatusOr<snapshot::SnapshotReport> analysed =
       args.path == "-" ? analyze_standard_input(options) : snapshot::analyze_snapshot(args.path, options);
   throw_if_error(analysed.status());
@@ -392,6 +429,7 @@ void run_snapshot(const SnapshotArguments& args) {
     for (const snapshot::DeviceAnalysis& r : report.devices) print_text(s, r, args);
   }
   if (!args.html_path.empty()) write_html(s, report.devices.front(), args);
+  if (!args.save_plans.empty()) save_learnt_plans(report, args);
 }
 
 }  // namespace
@@ -419,6 +457,17 @@ void register_snapshot_command(CLI::App& app) {
   command->add_flag("--no-simulate", args->no_simulate,
                     "Skip the allocator models (caching, expandable segments, memplan)");
   command
+      ->add_option("--plans", args->plans,
+                   "The plan file memplan's warm model starts from (memplan snapshot --save-plans of an earlier "
+                   "recording, or a live run's); default: plans made of this window")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  command
+      ->add_option("--save-plans", args->save_plans,
+                   "Write the plans memplan's model learnt of the window, for the CUDA allocator's MEMPLAN_PLANS "
+                   "or another snapshot's --plans")
+      ->type_name("FILE");
+  command
       ->add_option("--top", args->top, "Rows of the live-at-peak and segment tables (and of live_at_peak under --json)")
       ->type_name("N")
       ->check(CLI::Range(0, 100000))
@@ -442,11 +491,14 @@ void register_snapshot_command(CLI::App& app) {
       "    the worst one's load and arena;\n"
       "  - the allocator models replaying the window from its start state with the recorded\n"
       "    allocator settings: PyTorch's caching allocator, expandable segments, and memplan's\n"
-      "    device allocator (steady state: after an identical window; cold: the window alone).\n"
+      "    device allocator (steady state: after an identical window; cold: the window alone; warm:\n"
+      "    the window alone, from plans made before it: --plans, or this window's own).\n"
       "\n"
       "--json prints {\"snapshot\", \"format\", \"devices\": [{\"device\", \"recorded\": {\"peak_reserved_bytes\",\n"
       "\"peak_allocated_bytes\", ...}, \"load_bytes\", \"planned\": {\"arena_bytes\", ...}, \"simulated\":\n"
-      "{\"caching\", \"expandable_segments\", \"memplan\", \"memplan_cold\": {\"peak_reserved_bytes\", ...}},\n"
+      "{\"caching\", \"expandable_segments\", \"memplan\", \"memplan_cold\", \"memplan_warm\": "
+      "{\"peak_reserved_bytes\",\n"
+      "...}},\n"
       "\"iterations\", \"live_at_peak\", \"ooms\", \"warnings\"}]} (docs/snapshots.md has every field).\n"
       "\n"
       "Record one with PyTorch:\n"
@@ -458,6 +510,8 @@ void register_snapshot_command(CLI::App& app) {
       "  memplan snapshot snapshot.pickle\n"
       "  memplan snapshot snapshot.pickle --device 0 --iterations\n"
       "  memplan snapshot snapshot.pickle --json\n"
+      "  memplan snapshot ctx256.pickle --save-plans ctx256.plans && memplan snapshot ctx512.pickle --plans "
+      "ctx256.plans\n"
       "  memplan snapshot snapshot.pickle --device 0 --html window.html");
   command->callback([args] { run_snapshot(*args); });
 }

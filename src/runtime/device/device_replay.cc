@@ -78,6 +78,7 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
   CheckedKernel kernel;
   unsigned char* window = nullptr;
   size_t window_bytes = 0;
+  std::string name;       // in plan files: "cuda:<device>/<k>", its device's k-th unit by first request
   uint32_t requests = 0;  // this iteration's requests
   bool deviated = false;
 
@@ -160,6 +161,10 @@ struct DeviceReplayAllocator::Impl {
   uint64_t key = 0;            // the variant of the iteration under way (the last mark's)
   DeviceMemoryStats memory;    // reserved_bytes and its peak follow note_reserved()
   uint64_t fallback_live = 0;  // bytes of fallback requests live
+  // load_plans: the saved variants of each unit name, seeded into the unit
+  // of that name when it is made (Note [Plans from a file]).
+  std::map<std::string, std::vector<SavedVariant>> saved;
+  std::map<int, size_t> units_on_device;  // units made so far, per device
 
   // After anything that can change the slabs' mapping or the fallback's bytes.
   void note_reserved() {
@@ -204,8 +209,16 @@ struct DeviceReplayAllocator::Impl {
     // A stream that starts mid-run joins the variant under way; without
     // address space the fallback serves it.
     const std::unique_ptr<PlanJob> none = made->learner.restart(made->window != nullptr, key);
+    made->name = "cuda:" + std::to_string(device) + "/" + std::to_string(units_on_device[device]++);
     DeviceUnit* u = made.get();
     units.emplace(id, std::move(made));
+    const auto seeded = saved.find(u->name);
+    if (seeded != saved.end()) {
+      u->learner.seed(seeded->second, {.tables = *u, .backing = u->backing, .planner = nullptr}, *u);
+      u->kernel.after_boundary(u->learner.serving());
+      saved.erase(seeded);
+      note_reserved();
+    }
     return u;
   }
 };
@@ -221,6 +234,28 @@ StatusOr<std::unique_ptr<DeviceReplayAllocator>> DeviceReplayAllocator::create(c
   impl->config.color_span_bytes = 0;        // device caches are not the host's L1 sets
   impl->config.plan_in_background = false;  // planning runs in mark(), the program's own call
   return std::unique_ptr<DeviceReplayAllocator>(new DeviceReplayAllocator(std::move(impl)));
+}
+
+Status DeviceReplayAllocator::load_plans(const PlanFile& file) {
+  std::lock_guard lock(impl_->mutex);
+  if (!impl_->units.empty()) return InvalidArgument("plans must be loaded before the first request");
+  impl_->saved.clear();
+  for (const SavedUnit& u : file.units) impl_->saved[u.name] = u.variants;
+  return Status::Ok();
+}
+
+PlanFile DeviceReplayAllocator::saved_plans(const std::string& program) const {
+  std::lock_guard lock(impl_->mutex);
+  PlanFile file;
+  file.adapter = "device";
+  file.program = program;
+  for (const auto& [id, unit] : impl_->units) {
+    std::vector<SavedVariant> variants = unit->learner.saved_variants();
+    if (variants.empty()) continue;
+    if (variants.size() > kMaxSavedVariants) variants.resize(kMaxSavedVariants);
+    file.units.push_back({.name = unit->name, .variants = std::move(variants)});
+  }
+  return file;
 }
 
 DeviceReplayAllocator::~DeviceReplayAllocator() {

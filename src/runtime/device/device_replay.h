@@ -49,7 +49,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
+#include "memplan/plan_file.h"
 #include "memplan/replay_config.h"
 #include "memplan/replay_stats.h"
 #include "memplan/status.h"
@@ -115,6 +117,13 @@ class DeviceReplayAllocator {
   // The iteration boundary of every unit; `next_key` names the variant of
   // the iteration that starts (0: a plain mark).
   void mark(uint64_t next_key = 0);
+
+  // Plans that outlive the process (memplan/plan_file.h; Note [Plans from a
+  // file], runtime/learner_saved.cc), as ReplayAllocator's: units are named
+  // "cuda:<device>/<k>", the k-th stream of the device to make a request.
+  // load_plans before the first request.
+  Status load_plans(const PlanFile& file);
+  PlanFile saved_plans(const std::string& program) const;
 
   ReplayStats stats() const;
   DeviceMemoryStats memory_stats() const;

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace memplan::runtime::os {
 
@@ -83,6 +85,19 @@ void decommit(void* address, size_t bytes) {
 uint64_t thread_id() { return static_cast<uint64_t>(syscall(SYS_gettid)); }
 
 int64_t process_id() { return static_cast<int64_t>(getpid()); }
+
+std::string command_line() {
+  std::string out;
+  FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (!f) return out;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0 && out.size() < (size_t{1} << 20)) out.append(buffer, n);
+  std::fclose(f);
+  while (!out.empty() && out.back() == '\0') out.pop_back();
+  std::replace(out.begin(), out.end(), '\0', ' ');
+  return out;
+}
 
 int64_t minor_faults() {
   rusage usage;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace memplan::runtime::os {
 
@@ -44,6 +45,11 @@ uint64_t thread_id();
 
 // The calling process's id (getpid): tells a fork child from its parent.
 int64_t process_id();
+
+// The process's command line (/proc/self/cmdline, arguments joined by
+// spaces): what a plan file names as the program that learnt it. "" when
+// it cannot be read.
+std::string command_line();
 
 // Minor page faults of the calling process so far (getrusage).
 int64_t minor_faults();

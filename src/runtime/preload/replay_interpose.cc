@@ -48,6 +48,8 @@
 
 #include "memplan/replay.h"
 #include "preload/real_allocator.h"
+#include "runtime/os/os_memory.h"
+#include "runtime/plan_files.h"
 #include "runtime/preload/backing.h"
 #include "runtime/replay_fast.h"
 
@@ -125,6 +127,16 @@ std::atomic<memplan::ReplayAllocator*> g_allocator{nullptr};
 // library is ready, so a non-null value also means ensure_ready() holds.
 std::atomic<fast::SequencedKernel*> g_fast{nullptr};
 bool g_print_stats = false;
+// MEMPLAN_SAVE_PLANS: where the destructor writes the plans, and the command
+// line that names the program (read at load, before the program can change it).
+// Both strings are constructed in on_load when a plan file is named and
+// never destroyed: a static std::string's destructor would run before this
+// library's destructor (exit handlers before the finalisers).
+alignas(std::string) unsigned char g_program_storage[sizeof(std::string)];
+alignas(std::string) unsigned char g_save_path_storage[sizeof(std::string)];
+const std::string* g_program = nullptr;
+const std::string* g_save_path = nullptr;
+int64_t g_loaded_by = 0;  // the process that loaded the library: a fork child (its copy of the learners) saves nothing
 
 // Runs the replay allocator with this thread's own allocations passing through.
 using Inside = pre::ReentrancyGuard;
@@ -169,6 +181,17 @@ __attribute__((constructor)) void on_load() {
     fprintf(stderr, "memplan replay: %s; serving from the backing allocator only\n",
             allocator->init_status().message().c_str());
   }
+  if (!config.plans_file.empty() || !config.save_plans_file.empty()) {
+    g_program = new (g_program_storage) std::string(memplan::runtime::os::command_line());
+  }
+  if (!config.plans_file.empty()) {
+    const std::string line = memplan::runtime::load_plans_line(
+        config.plans_file, "drop-in", *g_program,
+        [allocator](const memplan::PlanFile& file) { return allocator->load_plans(file); });
+    fprintf(stderr, "memplan replay: %s\n", line.c_str());
+  }
+  if (!config.save_plans_file.empty()) g_save_path = new (g_save_path_storage) std::string(config.save_plans_file);
+  g_loaded_by = memplan::runtime::os::process_id();
   g_allocator.store(allocator, std::memory_order_release);
   g_fast.store(fast::shared_state(*allocator), std::memory_order_release);
 }
@@ -177,6 +200,14 @@ __attribute__((constructor)) void on_load() {
 // exit handlers still free blocks after ours run.
 __attribute__((destructor)) void on_unload() {
   memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
+  if (a && g_save_path && memplan::runtime::os::process_id() == g_loaded_by) {
+    Inside inside;
+    const memplan::PlanFile plans = a->saved_plans(*g_program);
+    // A process that learnt nothing (a helper the program ran) leaves the file as it was.
+    const std::string line = plans.units.empty() ? "no plans learnt; " + *g_save_path + " left as it was"
+                                                 : memplan::runtime::save_plans_line(plans, *g_save_path);
+    fprintf(stderr, "memplan replay: %s\n", line.c_str());
+  }
   if (!a || !g_print_stats) return;
   Inside inside;
   static char line[2048];  // static: nothing allocated while the interposer is in place

@@ -1,0 +1,120 @@
+// learner_saved.cc — what a learning unit learnt, out to a plan file and
+// back (learner.h: saved_variants, seed; memplan/plan_file.h).
+//
+// Note [Plans from a file]. A learner pays for its first iterations: they
+// run on the backing allocator while it profiles, and on a device they
+// reserve what the caching allocator would. A unit seeded from a plan file
+// starts as if its variants had agreed: each saved variant's agreed profile
+// becomes the variant's agreed profile, its plan is made at once — the saved
+// offsets, served only when the validator accepts them for the problem this
+// process builds from the profile (its own layout, colouring and
+// thresholds), else planned again — and parked, and the variant the unit
+// ran first in the saving process is published for the iteration that
+// starts. Nothing else changes: replay checks every request's size and the
+// liveness of the blocks sharing its bytes, so an iteration that differs
+// from the saved one (another program, another shape) falls back where it
+// stops fitting, counts as a deviation and, after
+// ReplayConfig::deviations_to_reprofile of them, is profiled and learnt as
+// today. Only what upper-bound plans keep can be saved: a variant whose
+// agreed profile was released after planning (upper_bound_plans off) is not.
+#include <algorithm>
+#include <utility>
+
+#include "runtime/learner.h"
+
+namespace memplan::runtime {
+namespace {
+
+SavedVariant to_saved(uint64_t key, const Profile& agreed, const PreparedPlan* plan, bool keyed) {
+  SavedVariant v;
+  v.key = key;
+  v.keyed = keyed;
+  v.requests.reserve(agreed.size());
+  for (size_t i = 0; i < agreed.size(); ++i) {
+    SavedRequest r;
+    r.size = agreed.requests[i].size;
+    r.alignment = agreed.requests[i].alignment;
+    r.lower = agreed.lower(i);
+    r.upper = agreed.uppers[i] == kEscaped ? -1 : std::max(agreed.uppers[i], r.lower + 1);
+    r.key = keyed ? agreed.key(i) : 0;
+    v.requests.push_back(r);
+  }
+  if (plan) {
+    for (size_t b = 0; b < plan->request_of.size() && b < plan->plan.offsets.size(); ++b) {
+      if (plan->request_of[b] < v.requests.size()) v.requests[plan->request_of[b]].offset = plan->plan.offsets[b];
+    }
+  }
+  return v;
+}
+
+// The agreed profile of a saved variant, and its offsets per request; false
+// when it cannot be this unit's (another identity; keyed requests out of
+// the canonical order, which the keyed adapters' tables need).
+bool to_profile(const SavedVariant& v, bool keyed, Profile& p, std::vector<int64_t>& offsets) {
+  if (v.keyed != keyed || v.requests.empty()) return false;
+  for (size_t i = 0; i < v.requests.size(); ++i) {
+    const SavedRequest& r = v.requests[i];
+    if (keyed && i > 0) {
+      const SavedRequest& before = v.requests[i - 1];
+      if (r.key < before.key || (r.key == before.key && r.lower <= before.lower)) return false;
+    }
+    if (!keyed && r.lower != static_cast<int64_t>(i)) return false;
+    p.requests.push_back({r.size, r.alignment});
+    p.uppers.push_back(r.upper < 0 ? kEscaped : r.upper);
+    if (keyed) p.keys.push_back({r.key, r.lower});
+    offsets.push_back(r.offset);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<SavedVariant> Learner::saved_variants() const {
+  const bool keyed = identity_ == RequestIdentity::kKeyed;
+  std::vector<SavedVariant> out;
+  if (active_ && agreed_.size() > 0) out.push_back(to_saved(key_, agreed_, active_, keyed));
+  for (const Parked& v : parked_) {
+    if (v.plan && v.agreed.size() > 0) out.push_back(to_saved(v.key, v.agreed, v.plan, keyed));
+  }
+  // The variant the unit ran first leads: a seeded unit starts with it.
+  std::stable_partition(out.begin(), out.end(), [this](const SavedVariant& v) { return v.key == first_key_; });
+  return out;
+}
+
+size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& planning, Adapter& adapter) {
+  if (phase_ == ReplayPhase::kBackingOnly || !slab_.base()) return 0;
+  const bool keyed = identity_ == RequestIdentity::kKeyed;
+  size_t taken = 0;
+  try {
+    // The first variant is entered last, so that it is the running one.
+    for (auto v = variants.rbegin(); v != variants.rend(); ++v) {
+      Profile agreed;
+      std::vector<int64_t> offsets;
+      if (!to_profile(*v, keyed, agreed, offsets)) continue;
+      StatusOr<std::unique_ptr<PreparedPlan>> prepared = plan_with_tables(agreed, config_, planning.tables, &offsets);
+      if (!prepared.ok()) {
+        counters_.plan_failures.bump();
+        continue;
+      }
+      enter(v->key);
+      std::swap(agreed_, agreed);
+      agreements_ = agreements_needed();
+      ++generation_;
+      phase_ = ReplayPhase::kReplaying;
+      plans_.push_back(std::move(prepared).value());
+      active_ = plans_.back().get();
+      counters_.plans_made.bump();
+      counters_.plans_loaded.bump();
+      ++taken;
+    }
+  } catch (...) {
+    // Out of memory while seeding: what was taken stays, the rest is learnt.
+  }
+  if (taken == 0) return 0;
+  if (first_key_ == 0) first_key_ = key_;
+  evict_to_bounds(adapter);
+  activate(adapter);
+  return taken;
+}
+
+}  // namespace memplan::runtime

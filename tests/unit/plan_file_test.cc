@@ -1,0 +1,92 @@
+// plan_file_test.cc — the plan file's writer and reader (memplan/plan_file.h).
+#include "memplan/plan_file.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace memplan {
+namespace {
+
+PlanFile sample() {
+  PlanFile f;
+  f.adapter = "device";
+  f.program = "python3 train.py --ctx 256";
+  SavedVariant sequence{.key = 0x8000a1b2c3d4e5f6ull, .keyed = false, .requests = {}};
+  sequence.requests.push_back({.size = 4096, .alignment = 512, .lower = 0, .upper = 2, .offset = 0, .key = 0});
+  sequence.requests.push_back({.size = 100, .alignment = 512, .lower = 1, .upper = -1, .offset = -1, .key = 0});
+  sequence.requests.push_back({.size = 8192, .alignment = 512, .lower = 2, .upper = 3, .offset = 4096, .key = 0});
+  SavedVariant keyed{.key = 7, .keyed = true, .requests = {}};
+  keyed.requests.push_back({.size = 16, .alignment = 16, .lower = 4, .upper = 9, .offset = 32, .key = 0xab});
+  f.units.push_back({.name = "cuda:0/0", .variants = {sequence, keyed}});
+  f.units.push_back({.name = "1", .variants = {}});
+  return f;
+}
+
+TEST(PlanFile, WritesAndReadsBackEveryField) {
+  const PlanFile f = sample();
+  const std::string text = write_plan_file(f);
+  EXPECT_EQ(text.substr(0, text.find('\n')), "memplan-plans 1");
+  StatusOr<PlanFile> read = read_plan_file(text);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(*read, f);
+  EXPECT_EQ(write_plan_file(*read), text);
+}
+
+TEST(PlanFile, ProgramDashIsAnyProgram) {
+  PlanFile f = sample();
+  f.program = "";
+  StatusOr<PlanFile> read = read_plan_file(write_plan_file(f));
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->program, "");
+  EXPECT_EQ(plan_file_mismatch(*read, "device", "anything at all"), "");
+}
+
+TEST(PlanFile, MismatchNamesTheAdapterOrTheProgram) {
+  const PlanFile f = sample();
+  EXPECT_EQ(plan_file_mismatch(f, "device", "python3 train.py --ctx 256"), "");
+  EXPECT_NE(plan_file_mismatch(f, "drop-in", "python3 train.py --ctx 256").find("device allocator's"),
+            std::string::npos);
+  EXPECT_NE(plan_file_mismatch(f, "device", "python3 train.py --ctx 512").find("not by this program"),
+            std::string::npos);
+}
+
+// Each malformed file is refused with the line it fails on.
+TEST(PlanFile, RefusesMalformedFilesNamingTheLine) {
+  const std::string head = "memplan-plans 1\nadapter drop-in\nprogram -\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "f:0: not a memplan plan file"},
+      {"memplan-plans 2\n", "f:1: version 2"},
+      {"memplan-plans 1\nadapter gpu\n", "f:2: adapter"},
+      {head, "f:3: the file ends without its end line"},
+      {head + "unit 0 1\nvariant 1 1 sequence\n16 16 1\nend\n", "f:6: a sequence request has 4 fields"},
+      {head + "unit 0 1\nvariant 1 1 sequence\n16 24 1 0\nend\n", "f:6: alignment"},
+      {head + "unit 0 1\nvariant 1 1 sequence\n16 16 0 0\nend\n", "f:6: upper: not after"},
+      {head + "unit 0 1\nvariant 1 1 sequence\n281474976710657 16 1 0\nend\n", "f:6: size"},
+      {head + "unit 0 1\nvariant 1 1 sequence\n16 16 1 -5\nend\n", "f:6: offset"},
+      {head + "unit 0 1\nvariant 1 2 sequence\n16 16 1 0\n", "f:6: the file ends inside a variant"},
+      {head + "unit 0 2\nvariant 1 0 sequence\nvariant 1 0 sequence\nend\n", "f:6: a variant's key appears twice"},
+      {head + "unit 0 0\nunit 0 0\nend\n", "f:5: unit 0 appears twice"},
+      {head + "unit 0 65\nend\n", "f:4: variants: more than 64"},
+      {head + "unit 0 1\nvariant 1 16777217 sequence\nend\n", "f:5: requests"},
+      {head + "unit 0 1\nvariant 1 1 keyed\n16 16 0 1 0 xyz\nend\n", "f:6: key"},
+      {head + "end\nunit 0 0\n", "f:5: text after the end line"},
+  };
+  for (const auto& [text, expected] : cases) {
+    StatusOr<PlanFile> read = read_plan_file(text, "f");
+    ASSERT_FALSE(read.ok()) << text;
+    EXPECT_EQ(read.status().message().substr(0, expected.size()), expected) << read.status().message();
+  }
+}
+
+TEST(PlanFile, SavesAndLoadsAPath) {
+  const std::string path = ::testing::TempDir() + "/plan_file_test.plans";
+  ASSERT_TRUE(save_plan_file(sample(), path).ok());
+  StatusOr<PlanFile> loaded = load_plan_file(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(*loaded, sample());
+  EXPECT_EQ(load_plan_file(path + ".missing").status().code(), StatusCode::kIoError);
+}
+
+}  // namespace
+}  // namespace memplan
