@@ -136,9 +136,10 @@ struct ReplayConfig {
   // allocator's this field's. Other adapters ignore it (they are given their
   // BackingAllocator).
   std::string backing = "next";
-  // Plans that outlive the process (memplan/plan_file.h): the drop-in, the
-  // libtorch and the CUDA allocators load plans_file before their first
-  // request and write what they learnt to save_plans_file at exit. "": none.
+  // Plans that outlive the process (memplan/plan_file.h): the LD_PRELOAD
+  // drop-in loads plans_file before its first request and writes what it
+  // learnt to save_plans_file at exit. "": none. Other adapters ignore them
+  // (the device allocator takes a file through load_plans / saved_plans).
   std::string plans_file;
   std::string save_plans_file;
 };

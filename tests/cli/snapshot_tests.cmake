@@ -22,7 +22,7 @@ memplan_cli_test(snapshot_reports_oom_and_settings EXIT 0 ARGS snapshot ${snapsh
 
 # The JSON contract.
 memplan_cli_test(snapshot_json_contract EXIT 0 ARGS snapshot ${snapshot_training} --json
-  STDOUT "\"format\": \"older\".*\"devices\": \\[.*\"device\": 0,.*\"recorded\": {.*\"peak_reserved_bytes\": 23068672,.*\"peak_allocated_bytes\": 9437484,.*\"load_bytes\": 9437696,.*\"planned\": {.*\"arena_bytes\": 9437696,.*\"iterations\": {.*\"count\": 3,.*\"found_by\": \"repetition\".*\"simulated\": {.*\"caching\": {.*\"peak_reserved_bytes\": 23068672.*\"expandable_segments\": {.*\"memplan\": {.*\"memplan_cold\": {.*\"live_at_peak\": \\[.*\"allocated_by\": \"me/train.py:7 forward\".*\"device\": 1,")
+  STDOUT "\"format\": \"older\".*\"devices\": \\[.*\"device\": 0,.*\"recorded\": {.*\"peak_reserved_bytes\": 23068672,.*\"peak_allocated_bytes\": 9437484,.*\"load_bytes\": 9437696,.*\"planned\": {.*\"arena_bytes\": 9437696,.*\"iterations\": {.*\"count\": 3,.*\"found_by\": \"repetition\".*\"simulated\": {.*\"caching\": {.*\"peak_reserved_bytes\": 23068672.*\"expandable_segments\": {.*\"memplan\": {.*\"memplan_cold\": {.*\"memplan_warm\": {.*\"live_at_peak\": \\[.*\"allocated_by\": \"me/train.py:7 forward\".*\"device\": 1,")
 memplan_cli_test(snapshot_json_without_models EXIT 0 ARGS snapshot ${snapshot_oom} --json --no-simulate
   STDOUT "\"format\": \"newer\".*\"ooms\": \\[.*\"requested_bytes\": 67108864")
 
@@ -74,3 +74,19 @@ memplan_cli_test(snapshot_json_peak_ticks EXIT 0 ARGS snapshot ${snapshot_traini
 # model, given the device's memory then and the failed request, runs out too (64 MiB in 21 MiB: all do).
 memplan_cli_test(snapshot_oom_names_request_and_models EXIT 0 ARGS snapshot ${snapshot_oom}
   STDOUT "event 1: request 64.00 MiB.*requested by [^\n]*; largest free block then [0-9.]+ [KM]iB.*replayed with the device's memory then \\(21.00 MiB = reserved \\+ free at the first\\): caching 1 out of memory; expandable_segments 1 out of memory; memplan [0-9]+ out of memory;")
+
+# Plans that outlive the process: the steady model's plans of the window as
+# a device plan file, and the warm model starting from a file.
+set(snapshot_plans ${CMAKE_CURRENT_BINARY_DIR}/cli/snapshot_training.plans)
+memplan_cli_test(snapshot_saves_plans EXIT 0 ARGS snapshot ${snapshot_training} --device 0 --save-plans ${snapshot_plans}
+  STDOUT "memplan_warm +26.00 MiB +1.182x +the window alone, from plans made of this window"
+  STDERR "saved plans to .*snapshot_training.plans \\(1 unit, 1 variant\\)"
+  FIXTURES_SETUP snapshot_plans)
+memplan_cli_test(snapshot_warm_model_from_another_files_plans EXIT 0
+  ARGS snapshot ${snapshot_oom} --plans ${snapshot_plans} --json
+  STDOUT "\"memplan_warm\": {.*\"peak_reserved_bytes\""
+  FIXTURES_REQUIRED snapshot_plans)
+memplan_cli_test(snapshot_refuses_a_file_that_is_not_plans EXIT 1 ARGS snapshot ${snapshot_training} --plans ${snapshot_training}
+  STDERR "snapshot_training.pickle:1: not a memplan plan file")
+memplan_cli_test(snapshot_plans_need_the_models EXIT 100 ARGS snapshot ${snapshot_training} --no-simulate --save-plans x.plans
+  STDERR "--plans and --save-plans need the allocator models")

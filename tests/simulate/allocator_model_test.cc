@@ -392,6 +392,48 @@ TEST(MemplanModel, SteadyStateReservesNoMoreThanColdStart) {
   EXPECT_EQ(cold_exact->peak_reserved_bytes, 50 * MiB);
 }
 
+// Warm: the window alone with the plans the steady model learnt loaded
+// first serves every request from the first one, as the steady state does,
+// and the plans survive the plan file's text.
+TEST(MemplanModel, WarmStartFromLearntPlansServesTheFirstWindow) {
+  const DeviceTrace trace = growing_window();
+  PlanFile learnt;
+  const StatusOr<ModelResult> steady = simulate_memplan(trace, greedy(), &learnt);
+  ASSERT_TRUE(steady.ok()) << steady.status().message();
+  ASSERT_EQ(learnt.adapter, "device");
+  ASSERT_EQ(learnt.units.size(), 1u);
+  EXPECT_EQ(learnt.units[0].name, "cuda:0/0");
+  StatusOr<PlanFile> read = read_plan_file(write_plan_file(learnt));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const StatusOr<ModelResult> warm = simulate_memplan_warm(trace, *read, greedy());
+  ASSERT_TRUE(warm.ok()) << warm.status().message();
+  EXPECT_EQ(warm->served, 8u);
+  EXPECT_EQ(warm->fallback, 0u);
+  EXPECT_EQ(warm->peak_reserved_bytes, steady->peak_reserved_bytes);
+  const StatusOr<ModelResult> cold = simulate_memplan_cold(trace, greedy());
+  ASSERT_TRUE(cold.ok());
+  EXPECT_EQ(cold->served, 0u) << "cold, the first window profiles";
+}
+
+// Plans of another window (every request half as large) are loaded and fall
+// back where they stop fitting: no error, and nothing served that does not fit.
+TEST(MemplanModel, WarmStartFromAnotherWindowsPlansFallsBack) {
+  const DeviceTrace trace = growing_window();
+  DeviceTrace smaller = trace;
+  for (Request& q : smaller.requests) {
+    if (q.kind == Request::Kind::kAlloc) q.size = q.size / 2;
+  }
+  PlanFile other;
+  ASSERT_TRUE(simulate_memplan(smaller, greedy(), &other).ok());
+  const StatusOr<ModelResult> warm = simulate_memplan_warm(trace, other, greedy());
+  ASSERT_TRUE(warm.ok()) << warm.status().message();
+  EXPECT_GT(warm->fallback, 0u);
+  EXPECT_EQ(warm->served + warm->fallback, 8u);
+  PlanFile host = other;
+  host.adapter = "drop-in";
+  EXPECT_EQ(simulate_memplan_warm(trace, host, greedy()).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(MemplanModel, APlanWhoseSlabDoesNotFitLeavesTheFallbackServing) {
   // 48 MiB of device: the plan needs 50 MiB, so its slab cannot be mapped.
   MemplanModelOptions options = greedy();
