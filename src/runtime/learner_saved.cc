@@ -15,7 +15,12 @@
 // from the saved one (another program, another shape) falls back where it
 // stops fitting, counts as a deviation and, after
 // ReplayConfig::deviations_to_reprofile of them, is profiled and learnt as
-// today. Only what upper-bound plans keep can be saved: a variant whose
+// today. One exception keeps a file of another shape from costing its slab:
+// when the unit's first iteration deviates while no block of the seeded
+// plan is live (its first requests do not fit), the adapter drops the
+// seeded plans and gives their slab back at once (drop_seed) — on the
+// real cs336 snapshots a file of another context length otherwise held its
+// unused slab beside the fallback for the whole window. Only what upper-bound plans keep can be saved: a variant whose
 // agreed profile was released after planning (upper_bound_plans off) is not.
 #include <algorithm>
 #include <utility>
@@ -113,8 +118,32 @@ size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& 
   if (taken == 0) return 0;
   if (first_key_ == 0) first_key_ = key_;
   evict_to_bounds(adapter);
+  // Note [Trim before the slab], as for a plan made at a boundary.
+  if (worth_trimming()) planning.backing.release_free_memory();
   activate(adapter);
   return taken;
+}
+
+bool Learner::drop_seed(Adapter& adapter) {
+  if (counters_.iterations.get() != 0 || counters_.plans_loaded.get() == 0) return false;
+  if (phase_ != ReplayPhase::kReplaying || !serving_ || adapter.slab_in_use()) return false;
+  std::unique_lock<std::mutex> mapping(slab_mutex_, std::try_to_lock);
+  if (!mapping.owns_lock()) return false;
+  withdraw(adapter);
+  slab_.release();
+  parked_.clear();
+  active_ = nullptr;
+  agreed_.clear();
+  agreements_ = 0;
+  ++generation_;
+  phase_ = ReplayPhase::kProfiling;
+  current_.clear();
+  current_.overflowed = true;  // the rest of this iteration is not a profile of it
+  prune_plans();
+  counters_.slab_bytes.set(0);
+  counters_.planned_buffers.set(0);
+  counters_.arena_bytes.set(0);
+  return true;
 }
 
 }  // namespace memplan::runtime

@@ -416,7 +416,8 @@ TEST(MemplanModel, WarmStartFromLearntPlansServesTheFirstWindow) {
 }
 
 // Plans of another window (every request half as large) are loaded and fall
-// back where they stop fitting: no error, and nothing served that does not fit.
+// back where they stop fitting: no error, nothing served that does not fit,
+// and no slab held for them (Learner::drop_seed).
 TEST(MemplanModel, WarmStartFromAnotherWindowsPlansFallsBack) {
   const DeviceTrace trace = growing_window();
   DeviceTrace smaller = trace;
@@ -429,6 +430,14 @@ TEST(MemplanModel, WarmStartFromAnotherWindowsPlansFallsBack) {
   ASSERT_TRUE(warm.ok()) << warm.status().message();
   EXPECT_GT(warm->fallback, 0u);
   EXPECT_EQ(warm->served + warm->fallback, 8u);
+  // Its first request does not fit and nothing of the plan is live yet: the
+  // seeded plans give their slab back at once, so the window reserves what
+  // the cold start does.
+  const StatusOr<ModelResult> cold = simulate_memplan_cold(trace, greedy());
+  ASSERT_TRUE(cold.ok());
+  EXPECT_EQ(warm->served, 0u);
+  EXPECT_EQ(warm->slab_bytes, 0u);
+  EXPECT_EQ(warm->peak_reserved_bytes, cold->peak_reserved_bytes);
   PlanFile host = other;
   host.adapter = "drop-in";
   EXPECT_EQ(simulate_memplan_warm(trace, host, greedy()).status().code(), StatusCode::kInvalidArgument);

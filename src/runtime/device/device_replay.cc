@@ -129,6 +129,7 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
       } else {
         counters.fallback.bump();
         deviated = true;
+        drop_seed_if_unused();
       }
       return memory.allocate(bytes, stream);
     }
@@ -139,7 +140,14 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
     }
     // Note [Refused requests] (checked_kernel.h): larger deviates, busy does not.
     if (CheckedKernel::count_refused(got, index, bytes, learner)) deviated = true;
+    if (deviated) drop_seed_if_unused();
     return memory.allocate(bytes, stream);
+  }
+
+  // Note [Plans from a file]: loaded plans whose first iteration deviates
+  // before any of their blocks is live give their slab back at once.
+  void drop_seed_if_unused() {
+    if (learner.drop_seed(*this)) kernel.after_boundary(learner.serving());
   }
 
   void end_iteration(uint64_t next_key) {
