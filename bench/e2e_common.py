@@ -7,7 +7,10 @@ Allocators: glibc (no preload), jemalloc / tcmalloc / mimalloc (LD_PRELOAD of
 Debian's libraries), `memplan` (`memplan run` with MEMPLAN_STATS=1; the
 program calls memplan_mark()), `memplan-keyed` (the same, with the program's
 --keyed flag: it calls memplan_mark_key(k) with a key per variant), and
-`memplan+KNOB=VALUE+...` (the drop-in with MEMPLAN_KNOB=VALUE, for A/B runs).
+`memplan-warm` (the drop-in serving plans from a file that an earlier,
+untimed run of the same command saved: `memplan run --save-plans`, then
+`--plans`), and `memplan+KNOB=VALUE+...` (the drop-in with
+MEMPLAN_KNOB=VALUE, for A/B runs).
 
 Every run is a fresh process whose last stdout line is a JSON summary
 (examples/marks.py writes it for the example loops). Rounds are interleaved:
@@ -31,6 +34,7 @@ PRELOADS = {
     "mimalloc": ["libmimalloc.so.2"],
 }
 KEYED = "memplan-keyed"
+WARM = "memplan-warm"
 
 # The drop-in's exit line (src/runtime/preload/replay_interpose.cc). The first
 # six counters have been there from the start; the rest are read when present.
@@ -89,6 +93,8 @@ def command_for(allocator, memplan, preloads, argv, keyed_flag="--keyed"):
         return argv, {}
     if allocator == KEYED:
         return [memplan, "run", "--", *argv, keyed_flag], {"MEMPLAN_STATS": "1"}
+    if allocator == WARM:
+        return [memplan, "run", "--plans", warm_plans(memplan, argv), "--", *argv], {"MEMPLAN_STATS": "1"}
     if is_memplan(allocator):
         env = {"MEMPLAN_STATS": "1"}
         for knob in allocator.split("+")[1:]:
@@ -96,6 +102,24 @@ def command_for(allocator, memplan, preloads, argv, keyed_flag="--keyed"):
             env["MEMPLAN_" + name] = value
         return [memplan, "run", "--", *argv], env
     return argv, {"LD_PRELOAD": preloads[allocator]}
+
+
+def warm_plans(memplan, argv):
+    """The plan file of `argv` for memplan-warm: saved by one untimed run of
+    the same command under `memplan run --save-plans` the first time it is
+    asked for (in a folder of this process, gone with the machine's /tmp)."""
+    import hashlib
+    folder = os.path.join("/tmp", f"memplan-warm-{os.getpid()}")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, hashlib.sha1("\0".join(argv).encode()).hexdigest() + ".plans")
+    if not os.path.exists(path):
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        result = subprocess.run([memplan, "run", "--save-plans", path, "--", *argv], capture_output=True, text=True,
+                                env=env)
+        if result.returncode != 0 or not os.path.exists(path):
+            raise SystemExit(f"memplan-warm: the run that saves plans failed: {result.stderr.strip()[-400:]}")
+    return path
 
 
 def parse_stats(stderr):

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,7 +44,14 @@ def main():
     parser.add_argument("--pairs", action="store_true", help="apply each snapshot's plans to its other context lengths")
     parser.add_argument("snapshots", nargs="+")
     args = parser.parse_args()
-    work = tempfile.mkdtemp(prefix="memplan-warm-")
+    work = tempfile.mkdtemp(prefix="memplan-warm-snapshots-")
+    try:
+        tables(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def tables(args, work):
     plans = {}
     print("| snapshot | load | recorded | memplan cold | memplan steady | memplan warm (own plans) | served warm |")
     print("|---|---|---|---|---|---|---|")

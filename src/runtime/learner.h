@@ -252,6 +252,10 @@ class Learner {
   };
   uint64_t key_ = 0;
   uint64_t first_key_ = 0;  // the key of the unit's first iteration (saved first: Note [Plans from a file])
+  // Note [Plans from a file]: the first iteration's profile, kept (with
+  // save_plans_file, predicted variants) so that a file serves a later
+  // process's first iteration too, which often differs from the rest.
+  Profile first_profile_;
   // Note [Predicted variants]: key_ was chosen by the learner; the hash of a
   // deviating replayed iteration's structure; and the variants of the last
   // kHistory iterations, a ring (history_at(0): the latest).

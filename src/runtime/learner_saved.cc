@@ -81,6 +81,13 @@ std::vector<SavedVariant> Learner::saved_variants() const {
   for (const Parked& v : parked_) {
     if (v.plan && v.agreed.size() > 0) out.push_back(to_saved(v.key, v.agreed, v.plan, keyed));
   }
+  // The first iteration, when no plan was made of it (it agreed with no
+  // other): saved without offsets, planned when it is loaded.
+  const bool first_saved =
+      std::any_of(out.begin(), out.end(), [this](const SavedVariant& v) { return v.key == first_key_; });
+  if (!first_saved && first_key_ != 0 && first_profile_.size() > 0 && !first_profile_.overflowed && !out.empty()) {
+    out.push_back(to_saved(first_key_, first_profile_, nullptr, keyed));
+  }
   // The variant the unit ran first leads: a seeded unit starts with it.
   std::stable_partition(out.begin(), out.end(), [this](const SavedVariant& v) { return v.key == first_key_; });
   return out;
@@ -117,6 +124,19 @@ size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& 
   }
   if (taken == 0) return 0;
   if (first_key_ == 0) first_key_ = key_;
+  // Note [Predicted variants]: the saving run's course as the prediction's
+  // history — its first variant once, then the others, the last one
+  // repeated (a training loop: a first step, then the same step again).
+  if (predicting() && !variants.empty()) {
+    std::vector<uint64_t> course;
+    for (const SavedVariant& v : variants) course.push_back(v.key);
+    while (course.size() < 4) course.push_back(course.back());
+    for (uint64_t k : course) {
+      history_[history_next_] = k;
+      history_next_ = (history_next_ + 1) % kHistory;
+      history_size_ = std::min(history_size_ + 1, kHistory);
+    }
+  }
   evict_to_bounds(adapter);
   // Note [Trim before the slab], as for a plan made at a boundary.
   if (worth_trimming()) planning.backing.release_free_memory();

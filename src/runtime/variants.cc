@@ -91,7 +91,10 @@ bool Learner::classify(bool deviated, uint32_t requests, const Planning& plannin
   history_size_ = std::min(history_size_ + 1, kHistory);
   if (key_ == 0) {
     key_ = actual;  // the unit's first variant: nothing was predicted, its state is this variant's
-    if (first_key_ == 0) first_key_ = actual;
+    if (first_key_ == 0) {
+      first_key_ = actual;
+      if (!config_.save_plans_file.empty()) first_profile_ = current_;  // Note [Plans from a file]
+    }
     return false;
   }
   mispredicted_ = (mispredicted_ << 1) | (actual == key_ ? 0u : 1u);

@@ -1785,6 +1785,51 @@ TEST(ReplayTest, SavedPlansServeTheFirstIterationOfANewAllocator) {
   EXPECT_FALSE(b.load_plans(*read).ok()) << "plans are loaded before the first request only";
 }
 
+// A first iteration unlike the others (a training loop's first step makes
+// the optimizer's state): with save_plans_file set the learner keeps its
+// profile and saves it first, so that a process loading the file serves its
+// first iteration as well as the ones after it.
+TEST(ReplayTest, SavedPlansServeAFirstIterationUnlikeTheRest) {
+  const std::vector<size_t> steady = Iteration().sizes;
+  std::vector<size_t> first = steady;
+  first.insert(first.begin() + 3, 1500);
+  ReplayConfig config = test_config();
+  config.save_plans_file = "kept-for-saved_plans";
+  MockBacking backing;
+  PlanFile file;
+  {
+    ReplayAllocator a(config, backing);
+    LiveBlocks live;
+    run_iteration(a, first, live);
+    a.mark();
+    for (int i = 0; i < 3; ++i) {
+      run_iteration(a, steady, live);
+      a.mark();
+    }
+    file = a.saved_plans("the test");
+  }
+  ASSERT_EQ(file.units.size(), 1u);
+  ASSERT_EQ(file.units[0].variants.size(), 2u);
+  EXPECT_EQ(file.units[0].variants[0].requests.size(), first.size()) << "the first iteration is saved first";
+  EXPECT_EQ(file.units[0].variants[1].requests.size(), steady.size());
+
+  ReplayAllocator b(test_config(), backing);
+  ASSERT_TRUE(b.load_plans(file).ok());
+  LiveBlocks live;
+  run_iteration(b, first, live);
+  EXPECT_EQ(b.stats().served, first.size()) << "the first iteration is served from its own plan";
+  b.mark();
+  for (int i = 0; i < 2; ++i) {
+    run_iteration(b, steady, live);
+    b.mark();
+  }
+  const ReplayStats s = b.stats();
+  EXPECT_EQ(s.served, first.size() + 2 * steady.size());
+  EXPECT_EQ(s.profiled, 0u);
+  EXPECT_EQ(s.plans_loaded, 2u);
+  EXPECT_TRUE(b.check_invariants().ok()) << b.check_invariants().message();
+}
+
 // No wrong serving: plans saved from one request pattern, loaded into an
 // allocator that runs another (sizes grown, a request added or dropped, the
 // order reversed), never hand out a byte of a live block (LiveBlocks and the
