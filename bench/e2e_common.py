@@ -107,10 +107,14 @@ def command_for(allocator, memplan, preloads, argv, keyed_flag="--keyed"):
 def warm_plans(memplan, argv):
     """The plan file of `argv` for memplan-warm: saved by one untimed run of
     the same command under `memplan run --save-plans` the first time it is
-    asked for (in a folder of this process, gone with the machine's /tmp)."""
+    asked for (in a folder of this process, removed when it exits)."""
+    import atexit
     import hashlib
+    import shutil
     folder = os.path.join("/tmp", f"memplan-warm-{os.getpid()}")
-    os.makedirs(folder, exist_ok=True)
+    if not os.path.isdir(folder):
+        os.makedirs(folder)
+        atexit.register(shutil.rmtree, folder, True)
     path = os.path.join(folder, hashlib.sha1("\0".join(argv).encode()).hexdigest() + ".plans")
     if not os.path.exists(path):
         env = dict(os.environ)
