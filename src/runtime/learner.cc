@@ -108,6 +108,8 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   parked_.clear();
   key_ = key;
   first_key_ = key;
+  first_profile_.release();
+  seeded_next_ = 0;
   key_implicit_ = key == 0 && predicting();
   tail_begun_ = false;
   history_size_ = 0;
@@ -191,7 +193,7 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
     }
     // An explicit key wins; a plain mark gets the predicted one.
     const bool predicted = next_key == 0 && predicting();
-    const uint64_t target = predicted ? predict() : next_key;
+    const uint64_t target = !predicted ? next_key : seeded_next_ != 0 ? std::exchange(seeded_next_, 0) : predict();
     if (target != key_) {
       switch_variant(target, adapter);
       if (predicted) adopt_on_switch(planning, adapter);

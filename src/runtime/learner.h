@@ -256,6 +256,7 @@ class Learner {
   // save_plans_file, predicted variants) so that a file serves a later
   // process's first iteration too, which often differs from the rest.
   Profile first_profile_;
+  uint64_t seeded_next_ = 0;  // Note [Plans from a file]: the prediction after a seeded unit's first iteration
   // Note [Predicted variants]: key_ was chosen by the learner; the hash of a
   // deviating replayed iteration's structure; and the variants of the last
   // kHistory iterations, a ring (history_at(0): the latest).

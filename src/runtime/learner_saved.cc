@@ -15,13 +15,32 @@
 // from the saved one (another program, another shape) falls back where it
 // stops fitting, counts as a deviation and, after
 // ReplayConfig::deviations_to_reprofile of them, is profiled and learnt as
-// today. One exception keeps a file of another shape from costing its slab:
-// when the unit's first iteration deviates while no block of the seeded
-// plan is live (its first requests do not fit), the adapter drops the
-// seeded plans and gives their slab back at once (drop_seed) — on the
-// real cs336 snapshots a file of another context length otherwise held its
-// unused slab beside the fallback for the whole window. Only what upper-bound plans keep can be saved: a variant whose
-// agreed profile was released after planning (upper_bound_plans off) is not.
+// today.
+//
+// Three rules make that pay:
+//   * The first iteration: a program's first iteration after its first mark
+//     often differs from the rest (a training loop's first step makes the
+//     optimizer's state), agrees with no other and is never planned; served
+//     from the steady variant's plan it fits for a while, and a block it
+//     keeps (a gradient made in a temporary's place) then holds the slab
+//     for good. With save_plans_file the learner keeps that iteration's
+//     profile and saves it first, without offsets (planned when loaded).
+//   * The second iteration: a seeded unit that predicts its variants
+//     predicts, after its first iteration, the variant saved second (the
+//     steady one), where the prediction would repeat the first (the
+//     transformer Adam loop: served from its first step, 81% of the
+//     requests, then 99%). Seeding the prediction's history with the saving
+//     run's course instead taught it a false period: the seeded course
+//     followed by the real first iteration (resnet18: step 5 mispredicted).
+//   * A file that does not fit: when the unit's first iteration deviates
+//     while no block of the seeded plans is live (its first requests do not
+//     fit), the adapter drops them and gives their slab back at once
+//     (drop_seed; the device allocator): on the real cs336 snapshots a file
+//     of another context length otherwise held its unused slab beside the
+//     fallback for the whole window.
+// Only what upper-bound plans keep can be saved: a variant whose agreed
+// profile was released after planning (upper_bound_plans off) is not; nor
+// is one of more than kMaxSavedRequests requests.
 #include <algorithm>
 #include <utility>
 
@@ -77,15 +96,16 @@ bool to_profile(const SavedVariant& v, bool keyed, Profile& p, std::vector<int64
 std::vector<SavedVariant> Learner::saved_variants() const {
   const bool keyed = identity_ == RequestIdentity::kKeyed;
   std::vector<SavedVariant> out;
-  if (active_ && agreed_.size() > 0) out.push_back(to_saved(key_, agreed_, active_, keyed));
+  auto savable = [](const Profile& p) { return p.size() > 0 && p.size() <= kMaxSavedRequests && !p.overflowed; };
+  if (active_ && savable(agreed_)) out.push_back(to_saved(key_, agreed_, active_, keyed));
   for (const Parked& v : parked_) {
-    if (v.plan && v.agreed.size() > 0) out.push_back(to_saved(v.key, v.agreed, v.plan, keyed));
+    if (v.plan && savable(v.agreed)) out.push_back(to_saved(v.key, v.agreed, v.plan, keyed));
   }
   // The first iteration, when no plan was made of it (it agreed with no
   // other): saved without offsets, planned when it is loaded.
   const bool first_saved =
       std::any_of(out.begin(), out.end(), [this](const SavedVariant& v) { return v.key == first_key_; });
-  if (!first_saved && first_key_ != 0 && first_profile_.size() > 0 && !first_profile_.overflowed && !out.empty()) {
+  if (!first_saved && first_key_ != 0 && savable(first_profile_) && !out.empty()) {
     out.push_back(to_saved(first_key_, first_profile_, nullptr, keyed));
   }
   // The variant the unit ran first leads: a seeded unit starts with it.
@@ -124,19 +144,10 @@ size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& 
   }
   if (taken == 0) return 0;
   if (first_key_ == 0) first_key_ = key_;
-  // Note [Predicted variants]: the saving run's course as the prediction's
-  // history — its first variant once, then the others, the last one
-  // repeated (a training loop: a first step, then the same step again).
-  if (predicting() && !variants.empty()) {
-    std::vector<uint64_t> course;
-    for (const SavedVariant& v : variants) course.push_back(v.key);
-    while (course.size() < 4) course.push_back(course.back());
-    for (uint64_t k : course) {
-      history_[history_next_] = k;
-      history_next_ = (history_next_ + 1) % kHistory;
-      history_size_ = std::min(history_size_ + 1, kHistory);
-    }
-  }
+  // Note [Predicted variants]: after the first iteration the prediction is
+  // the variant the saving run went on with (saved second), not the first
+  // again.
+  if (predicting() && variants.size() > 1) seeded_next_ = variants[1].key;
   evict_to_bounds(adapter);
   // Note [Trim before the slab], as for a plan made at a boundary.
   if (worth_trimming()) planning.backing.release_free_memory();
