@@ -19,7 +19,9 @@
 //   - synchronize: cudaStreamSynchronize.
 // Knobs: the MEMPLAN_* environment of the host runtime (docs/runtime.md),
 // read once when the first request arrives; MEMPLAN_STATS=1 prints the
-// counters at exit.
+// counters at exit; MEMPLAN_PLANS=F serves a device plan file (memplan
+// snapshot --save-plans, or MEMPLAN_SAVE_PLANS of an earlier run) from the
+// first request, MEMPLAN_SAVE_PLANS=F writes what was learnt at exit.
 //
 // Statistics: PyTorch keeps none for a pluggable allocator (memory_stats()
 // and max_memory_allocated() raise), so the library gives its own
@@ -45,11 +47,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <type_traits>
 #include <utility>
 
+#include "memplan/plan_file.h"
 #include "memplan/replay_config.h"
 #include "runtime/device/device_replay.h"
+#include "runtime/os/os_memory.h"
+#include "runtime/plan_files.h"
 
 namespace memplan::runtime {
 namespace {
@@ -147,6 +153,18 @@ CudaDevices& g_devices = *new CudaDevices;
 std::once_flag g_once;
 DeviceReplayAllocator* g_allocator = nullptr;  // never destroyed: frees may come after exit handlers
 
+// MEMPLAN_SAVE_PLANS: the file and the command line, kept for the exit handler.
+const std::string* g_save_path = nullptr;
+const std::string* g_program = nullptr;
+
+void save_plans() {
+  if (g_allocator == nullptr || g_save_path == nullptr) return;
+  const PlanFile plans = g_allocator->saved_plans(*g_program);
+  const std::string line = plans.units.empty() ? "no plans learnt; " + *g_save_path + " left as it was"
+                                               : save_plans_line(plans, *g_save_path);
+  std::fprintf(stderr, "memplan cuda: %s\n", line.c_str());
+}
+
 void print_stats() {
   if (g_allocator == nullptr) return;
   char line[2048];
@@ -168,6 +186,17 @@ DeviceReplayAllocator* allocator() {
     }
     g_allocator = made->release();
     if (config->print_stats) std::atexit(print_stats);
+    if (config->plans_file.empty() && config->save_plans_file.empty()) return;
+    g_program = new std::string(os::command_line());  // never destroyed: read by an exit handler
+    if (!config->plans_file.empty()) {
+      const std::string line = load_plans_line(config->plans_file, "device", *g_program,
+                                               [](const PlanFile& file) { return g_allocator->load_plans(file); });
+      std::fprintf(stderr, "memplan cuda: %s\n", line.c_str());
+    }
+    if (!config->save_plans_file.empty()) {
+      g_save_path = new std::string(config->save_plans_file);
+      std::atexit(save_plans);
+    }
   });
   return g_allocator;
 }
