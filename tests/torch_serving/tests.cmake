@@ -87,8 +87,10 @@ if(TARGET memplan_torch)
   # Synthetic iterations in named RecordFunction scopes: order, deviation, safety.
   # refused_requests_test runs one program through this allocator and the
   # device replay allocator on the runtime tests' mock device.
+  # torch_plans_test: plan files learnt by one allocator and served by another.
   add_executable(memplan_torch_allocator_tests ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_allocator_test.cc
-    ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/refused_requests_test.cc)
+    ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/refused_requests_test.cc
+    ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_plans_test.cc)
   target_link_libraries(memplan_torch_allocator_tests PRIVATE memplan::torch GTest::gtest GTest::gtest_main)
   target_include_directories(memplan_torch_allocator_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
   gtest_discover_tests(memplan_torch_allocator_tests PROPERTIES LABELS torch DISCOVERY_TIMEOUT 60)
