@@ -123,7 +123,14 @@ if(TARGET memplan_torch)
     add_test(NAME torch_serving.allocator_rotating_batches_upper_bound
       COMMAND memplan_torch_serve ${_memplan_torchscript} --shapes 1x64,2x64,3x64,4x64 --threads 1 --iterations 4
         --plain-marks)
+    # Plan files across processes (MEMPLAN_SAVE_PLANS, MEMPLAN_PLANS): a second
+    # run of the command profiles nothing; another command line or input size
+    # is refused or falls back.
+    add_test(NAME torch_serving.plans_across_processes
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/plans_torch_serve.sh $<TARGET_FILE:memplan_torch_serve>
+        ${_memplan_torchscript})
     set_tests_properties(torch_serving.allocator_rotating_shapes_keyed torch_serving.allocator_rotating_batches_upper_bound
+      torch_serving.plans_across_processes
       PROPERTIES LABELS torch TIMEOUT 180 FIXTURES_REQUIRED memplan_torchscript_resnet18)
   endif()
 endif()
