@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -235,6 +236,63 @@ TEST(TorchPlans, SavedKeysAreComputedFromOperatorNamesAndCounts) {
       mix(mix(second, 1), 2), mix(mix(first, 2), 1), mix(mix(first, 2), 2),
   };
   EXPECT_EQ(saved, expected);
+}
+
+// ReplayConfig::save_plans_file and plans_file (MEMPLAN_SAVE_PLANS,
+// MEMPLAN_PLANS): written at uninstall() and read by create(), one line each.
+TEST(TorchPlans, ConfiguredFilesAreWrittenAtUninstallAndReadAtCreation) {
+  const std::string path = ::testing::TempDir() + "torch_plans_test.plans";
+  std::remove(path.c_str());
+  const ConvInputs model = ConvInputs::make(1, 32);
+  const at::Tensor expected = model.run();
+  ReplayConfig config = plans_config();
+  config.save_plans_file = path;
+  {
+    auto created = TorchReplayAllocator::create(config);
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    TorchReplayAllocator& allocator = **created;
+    ASSERT_TRUE(allocator.install().ok());
+    for (int i = 0; i < 3; ++i) {
+      IterationGuard pass(allocator);
+      model.run();
+    }
+    ::testing::internal::CaptureStderr();
+    allocator.uninstall();
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+              "memplan libtorch: saved plans to " + path + " (1 unit, 1 variant)\n");
+    StatusOr<PlanFile> saved = load_plan_file(path);
+    ASSERT_TRUE(saved.ok()) << saved.status().message();
+    EXPECT_EQ(*saved, allocator.saved_plans(saved->program));
+    EXPECT_FALSE(saved->program.empty());  // this process's command line
+  }
+  config.save_plans_file.clear();
+  config.plans_file = path;
+  ::testing::internal::CaptureStderr();
+  auto created = TorchReplayAllocator::create(config);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "memplan libtorch: serving plans from " + path + " (1 unit, 1 variant) from the first iteration\n");
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  TorchReplayAllocator& allocator = **created;
+  ASSERT_TRUE(allocator.install().ok());
+  {
+    IterationGuard first(allocator);
+    expect_same_bytes(model.run(&allocator), expected, "first pass");
+  }
+  EXPECT_EQ(allocator.stats().profiled, 0u);
+  EXPECT_GT(allocator.stats().served, 0u);
+  allocator.uninstall();
+  // A process that learnt nothing leaves the file as it was.
+  config.plans_file.clear();
+  config.save_plans_file = path;
+  auto idle = TorchReplayAllocator::create(config);
+  ASSERT_TRUE(idle.ok());
+  ASSERT_TRUE((*idle)->install().ok());
+  ::testing::internal::CaptureStderr();
+  (*idle)->uninstall();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "memplan libtorch: no plans learnt; " + path + " left as it was\n");
+  EXPECT_TRUE(load_plan_file(path).ok());
+  std::remove(path.c_str());
 }
 
 TEST(TorchPlans, FilesItCannotServeAreRefused) {
