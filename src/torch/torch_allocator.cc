@@ -23,6 +23,9 @@
 //   4. Replay: key → block (hash map), served by the checked kernel (a larger
 //      size is told to the learner, which raises the plan's maxima: Note
 //      [Upper-bound plans]); a free of a slab pointer goes to the kernel.
+//   5. Plan files: load_plans seeds the learner with the file's one unit
+//      before the first request (Note [Plans from a file],
+//      runtime/learner_saved.cc); saved_plans is the learner's saved variants.
 //
 // Complexity: a request costs O(1) expected for the key and the lookup plus
 // the kernel's serve (the length of the block's overlap list); a free O(1)
