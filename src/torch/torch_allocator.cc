@@ -23,6 +23,9 @@
 //   4. Replay: key → block (hash map), served by the checked kernel (a larger
 //      size is told to the learner, which raises the plan's maxima: Note
 //      [Upper-bound plans]); a free of a slab pointer goes to the kernel.
+//   5. Plan files: load_plans seeds the learner with the file's one unit
+//      before the first request (Note [Plans from a file],
+//      runtime/learner_saved.cc); saved_plans is the learner's saved variants.
 //
 // Complexity: a request costs O(1) expected for the key and the lookup plus
 // the kernel's serve (the length of the block's overlap list); a free O(1)
@@ -55,6 +58,7 @@
 #include "runtime/learner.h"
 #include "runtime/os/mimalloc_library.h"
 #include "runtime/os/os_memory.h"
+#include "runtime/plan_files.h"
 #include "runtime/slab.h"
 #include "torch/operator_identity.h"
 
@@ -64,6 +68,9 @@ namespace {
 // c10's tensor alignment (c10/core/alignment.h, gAlignment on Linux).
 constexpr uint64_t kAlignment = 64;
 constexpr size_t kMaxAllocators = 8;
+// The plan files' names for this adapter and its one learning unit.
+constexpr const char* kAdapter = "libtorch";
+constexpr const char* kUnit = "0";
 
 // The checked kernel's plan and the keyed identity's lookup: blocks by key,
 // and the keys the plan leaves to c10 (tiny, escaping, ambiguous).
@@ -161,6 +168,8 @@ struct TorchReplayAllocator::Impl final : runtime::PlanTables, runtime::Learner:
   c10::Allocator* previous = nullptr;
   std::unique_ptr<torch_identity::Client> identity;  // while installed: operator keys
   bool installed = false;
+  bool requested = false;  // under mutex: a request was seen (load_plans comes before)
+  std::string program;     // the command line, for plan files (config.plans_file, save_plans_file)
 
   // Replay (under mutex).
   bool iteration_deviated = false;
@@ -177,6 +186,9 @@ struct TorchReplayAllocator::Impl final : runtime::PlanTables, runtime::Learner:
   void mark(uint64_t next_key);
 
   TorchPlan* plan() const { return static_cast<TorchPlan*>(kernel.plan()); }
+  Status load_plans(const PlanFile& file);
+  PlanFile saved_plans(const std::string& for_program) const;
+  void save_plans() const;
 
   runtime::BlockLayout layout() const override { return {.max_arena = window_bytes}; }
   std::unique_ptr<runtime::PreparedPlan> new_plan() const override { return std::make_unique<TorchPlan>(); }
@@ -227,6 +239,7 @@ void* TorchReplayAllocator::Impl::allocate(size_t bytes) {
   if (bytes == 0) return backing.allocate_tensor(0);
   const uint64_t key = torch_identity::next_request_key();
   std::unique_lock lock(mutex);
+  requested = true;
   runtime::LearnerCounters& counters = learner.counters();
   switch (learner.phase()) {
     case ReplayPhase::kBackingOnly:
@@ -308,6 +321,46 @@ void TorchReplayAllocator::Impl::mark(uint64_t next_key) {
   phase.store(learner.phase(), std::memory_order_relaxed);
 }
 
+Status TorchReplayAllocator::Impl::load_plans(const PlanFile& file) {
+  if (file.adapter != kAdapter) return InvalidArgument("plans of adapter '" + file.adapter + "', not libtorch's");
+  const std::vector<SavedVariant>* variants = nullptr;
+  for (const SavedUnit& u : file.units) {
+    if (u.name != kUnit) return InvalidArgument("unit " + u.name + ": the libtorch allocator's one unit is " + kUnit);
+    variants = &u.variants;
+  }
+  std::lock_guard lock(mutex);
+  if (requested) return InvalidArgument("plans must be loaded before the first request");
+  if (variants == nullptr || variants->empty()) return Status::Ok();
+  const size_t taken = learner.seed(*variants, {.tables = *this, .backing = backing, .planner = planner.get()}, *this);
+  if (taken == 0) {
+    return InvalidArgument("none of its " + std::to_string(variants->size()) +
+                           " variants can be served here (keyed requests in key order are)");
+  }
+  kernel.after_boundary(learner.serving());
+  phase.store(learner.phase(), std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+PlanFile TorchReplayAllocator::Impl::saved_plans(const std::string& for_program) const {
+  std::lock_guard lock(mutex);
+  PlanFile file;
+  file.adapter = kAdapter;
+  file.program = for_program;
+  std::vector<SavedVariant> variants = learner.saved_variants();
+  if (variants.size() > kMaxSavedVariants) variants.resize(kMaxSavedVariants);
+  if (!variants.empty()) file.units.push_back({.name = kUnit, .variants = std::move(variants)});
+  return file;
+}
+
+// ReplayConfig::save_plans_file: one line, the file left as it was when
+// nothing was learnt (a run too short to plan must not erase a good file).
+void TorchReplayAllocator::Impl::save_plans() const {
+  const PlanFile file = saved_plans(program);
+  const std::string line = file.units.empty() ? "no plans learnt; " + config.save_plans_file + " left as it was"
+                                              : runtime::save_plans_line(file, config.save_plans_file);
+  std::fprintf(stderr, "memplan libtorch: %s\n", line.c_str());
+}
+
 namespace {
 
 void hash_ivalue(const c10::IValue& v, uint64_t& h) {
@@ -387,8 +440,17 @@ StatusOr<std::unique_ptr<TorchReplayAllocator>> TorchReplayAllocator::create(con
   }
   for (auto& slot : g_allocators) {
     Impl* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, impl))
-      return std::unique_ptr<TorchReplayAllocator>(new TorchReplayAllocator(impl));
+    if (slot.compare_exchange_strong(expected, impl)) {
+      std::unique_ptr<TorchReplayAllocator> allocator(new TorchReplayAllocator(impl));
+      if (!config.plans_file.empty() || !config.save_plans_file.empty()) impl->program = runtime::os::command_line();
+      if (!config.plans_file.empty()) {
+        const std::string line =
+            runtime::load_plans_line(config.plans_file, kAdapter, impl->program,
+                                     [impl](const PlanFile& file) { return impl->load_plans(file); });
+        std::fprintf(stderr, "memplan libtorch: %s\n", line.c_str());
+      }
+      return allocator;
+    }
   }
   runtime::os::release(window, bytes);
   delete impl;
@@ -417,6 +479,10 @@ Status TorchReplayAllocator::install() {
   if (!g_installed.compare_exchange_strong(expected, impl_)) {
     return expected == impl_ ? Status::Ok() : InvalidArgument("another TorchReplayAllocator is installed");
   }
+  // The iteration under way starts here: operator counts restart, so that
+  // its keys are those of an iteration that starts at a mark (plans loaded
+  // from a file serve it).
+  torch_identity::advance_epoch();
   impl_->previous = c10::GetCPUAllocator();
   // Priority 255: c10 only lets an equal or higher priority replace an allocator.
   c10::SetCPUAllocator(this, /*priority=*/255);
@@ -431,6 +497,7 @@ void TorchReplayAllocator::uninstall() {
   c10::SetCPUAllocator(impl_->previous, /*priority=*/255);
   impl_->installed = false;
   g_installed.store(nullptr, std::memory_order_release);
+  if (!impl_->config.save_plans_file.empty()) impl_->save_plans();
 }
 
 c10::DataPtr TorchReplayAllocator::allocate(size_t bytes) const {
@@ -445,6 +512,10 @@ void TorchReplayAllocator::mark() { impl_->mark(0); }
 void TorchReplayAllocator::mark(uint64_t next_key) { impl_->mark(next_key); }
 
 void TorchReplayAllocator::mark(c10::ArrayRef<c10::IValue> next_inputs) { impl_->mark(shape_key(next_inputs)); }
+
+Status TorchReplayAllocator::load_plans(const PlanFile& file) { return impl_->load_plans(file); }
+
+PlanFile TorchReplayAllocator::saved_plans(const std::string& program) const { return impl_->saved_plans(program); }
 
 ReplayStats TorchReplayAllocator::stats() const {
   std::lock_guard lock(impl_->mutex);

@@ -67,6 +67,14 @@
 // are still live when the allocator is destroyed, its slab and state are kept
 // (leaked) so that their frees stay valid.
 // At most one TorchReplayAllocator is installed at a time.
+//
+// Plans that outlive the process (memplan/plan_file.h, Note [Plans from a
+// file] in runtime/learner_saved.cc): the allocator is one learning unit,
+// named "0" in a plan file of adapter "libtorch". Operator keys are hashes
+// of operator names and invocation counts (torch/operator_identity.h), the
+// same in every process, so a later process that runs the same operators in
+// the same order serves its first iteration from the file's plans; one that
+// does not falls back and learns, as after any deviation.
 #pragma once
 
 #include <ATen/core/ivalue.h>
@@ -75,7 +83,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
+#include "memplan/plan_file.h"
 #include "memplan/replay_config.h"
 #include "memplan/replay_stats.h"
 #include "memplan/status.h"
@@ -87,6 +97,11 @@ class TorchReplayAllocator final : public c10::Allocator {
   // Reserves the slab's address space (config.max_slab_bytes); fails if it
   // cannot. Uses every knob of `config` but max_threads (one learning unit
   // for the process) and profile_before_first_mark (it always profiles).
+  // config.plans_file: loaded here (load_plans) when it was written by this
+  // adapter for this command line, with one line on stderr either way (an
+  // unusable file is ignored: the allocator learns as without one).
+  // config.save_plans_file: saved_plans written there at uninstall(), with
+  // one line on stderr.
   static StatusOr<std::unique_ptr<TorchReplayAllocator>> create(const ReplayConfig& config);
   ~TorchReplayAllocator() override;
   TorchReplayAllocator(const TorchReplayAllocator&) = delete;
@@ -112,6 +127,17 @@ class TorchReplayAllocator final : public c10::Allocator {
   // (shape_key): a program that runs one model at several input shapes gets
   // one plan per shape without naming keys itself.
   void mark(c10::ArrayRef<c10::IValue> next_inputs);
+
+  // Serves `file`'s plans from the iteration under way: its one unit, "0",
+  // seeds the learner (each keyed variant planned at once, its saved offsets
+  // kept where the validator accepts them). Call before the first request
+  // (it fails after one). Fails on a file of another adapter, a unit of
+  // another name, or variants none of which this allocator can serve (the
+  // sequence identity); an empty file changes nothing.
+  Status load_plans(const PlanFile& file);
+  // What the allocator learnt, as a plan file of adapter "libtorch" for
+  // `program`: no unit when nothing was planned.
+  PlanFile saved_plans(const std::string& program) const;
 
   // Counters of memplan/replay_stats.h; `threads` stays 0, `operators` counts
   // the operator invocations the callback saw.

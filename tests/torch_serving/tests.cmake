@@ -87,8 +87,10 @@ if(TARGET memplan_torch)
   # Synthetic iterations in named RecordFunction scopes: order, deviation, safety.
   # refused_requests_test runs one program through this allocator and the
   # device replay allocator on the runtime tests' mock device.
+  # torch_plans_test: plan files learnt by one allocator and served by another.
   add_executable(memplan_torch_allocator_tests ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_allocator_test.cc
-    ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/refused_requests_test.cc)
+    ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/refused_requests_test.cc
+    ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/torch_plans_test.cc)
   target_link_libraries(memplan_torch_allocator_tests PRIVATE memplan::torch GTest::gtest GTest::gtest_main)
   target_include_directories(memplan_torch_allocator_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
   gtest_discover_tests(memplan_torch_allocator_tests PROPERTIES LABELS torch DISCOVERY_TIMEOUT 60)
@@ -121,7 +123,14 @@ if(TARGET memplan_torch)
     add_test(NAME torch_serving.allocator_rotating_batches_upper_bound
       COMMAND memplan_torch_serve ${_memplan_torchscript} --shapes 1x64,2x64,3x64,4x64 --threads 1 --iterations 4
         --plain-marks)
+    # Plan files across processes (MEMPLAN_SAVE_PLANS, MEMPLAN_PLANS): a second
+    # run of the command profiles nothing; another command line or input size
+    # is refused or falls back.
+    add_test(NAME torch_serving.plans_across_processes
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/torch_serving/plans_torch_serve.sh $<TARGET_FILE:memplan_torch_serve>
+        ${_memplan_torchscript})
     set_tests_properties(torch_serving.allocator_rotating_shapes_keyed torch_serving.allocator_rotating_batches_upper_bound
+      torch_serving.plans_across_processes
       PROPERTIES LABELS torch TIMEOUT 180 FIXTURES_REQUIRED memplan_torchscript_resnet18)
   endif()
 endif()

@@ -13,7 +13,8 @@
 // mark under --plain-marks (to see what keys buy). Exits 0 only if every replayed
 // pass gives the reference's bytes, requests were served from the slab, and
 // the allocator's invariants hold; prints the statistics either way.
-// Knobs come from the MEMPLAN_* environment (docs/runtime.md).
+// Knobs come from the MEMPLAN_* environment (docs/runtime.md), plan files
+// (MEMPLAN_PLANS, MEMPLAN_SAVE_PLANS) too.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/script.h>
@@ -173,14 +174,14 @@ int main(int argc, char** argv) {
   (*allocator)->uninstall();
   std::printf(
       "memplan torch: iterations %llu, operators %llu, profiled %llu, served %llu, unplanned %llu, fallback %llu "
-      "(busy %llu), deviations %llu, plans %llu, reprofiles %llu, plan failures %llu, slab %llu bytes, "
-      "%llu planned buffers, plans held %llu (%llu bytes), growths %llu, evictions %llu\n",
+      "(busy %llu), deviations %llu, plans %llu, plans loaded %llu, reprofiles %llu, plan failures %llu, "
+      "slab %llu bytes, %llu planned buffers, plans held %llu (%llu bytes), growths %llu, evictions %llu\n",
       (unsigned long long)s.iterations, (unsigned long long)s.operators, (unsigned long long)s.profiled,
       (unsigned long long)s.served, (unsigned long long)s.unplanned, (unsigned long long)s.fallback,
       (unsigned long long)s.busy, (unsigned long long)s.deviations, (unsigned long long)s.plans,
-      (unsigned long long)s.reprofiles, (unsigned long long)s.plan_failures, (unsigned long long)s.slab_bytes,
-      (unsigned long long)s.planned_buffers, (unsigned long long)s.plans_held, (unsigned long long)s.plan_bytes,
-      (unsigned long long)s.growths, (unsigned long long)s.evictions);
+      (unsigned long long)s.plans_loaded, (unsigned long long)s.reprofiles, (unsigned long long)s.plan_failures,
+      (unsigned long long)s.slab_bytes, (unsigned long long)s.planned_buffers, (unsigned long long)s.plans_held,
+      (unsigned long long)s.plan_bytes, (unsigned long long)s.growths, (unsigned long long)s.evictions);
   const uint64_t requests = s.profiled + s.served + s.unplanned + s.fallback;
   std::printf("served %.1f%% of %llu requests\n",
               requests ? 100.0 * static_cast<double>(s.served) / static_cast<double>(requests) : 0.0,
