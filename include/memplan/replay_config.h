@@ -139,9 +139,10 @@ struct ReplayConfig {
   // Plans that outlive the process (memplan/plan_file.h): the LD_PRELOAD
   // drop-in loads plans_file before its first request and writes what it
   // learnt to save_plans_file at exit; the libtorch allocator loads it in
-  // TorchReplayAllocator::create and writes at uninstall(). "": none. Other
-  // adapters ignore them (the device allocator takes a file through
-  // load_plans / saved_plans).
+  // TorchReplayAllocator::create and writes at uninstall(); the CUDA
+  // pluggable library loads it at its first request and writes at exit.
+  // "": none. DeviceReplayAllocator itself takes a file through load_plans /
+  // saved_plans.
   std::string plans_file;
   std::string save_plans_file;
 };

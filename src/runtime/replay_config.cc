@@ -85,12 +85,12 @@ constexpr Knob<C> kKnobs[] = {
      "lookup order, glibc's or one preloaded after the drop-in; the libtorch allocator: c10::alloc_cpu, its default)",
      0, std::numeric_limits<int64_t>::max(), 1, "mimalloc|next"},
     {"MEMPLAN_PLANS", KnobType::kPath, &C::plans_file,
-     "the drop-in and the libtorch allocator: a plan file to serve from the first iteration (`memplan run --plans "
-     "F`; the libtorch allocator reads it when created), learnt by an earlier run of the same command; a file of "
-     "another adapter or program is ignored with one line"},
+     "the drop-in, the libtorch allocator and the CUDA library: a plan file to serve from the first iteration "
+     "(`memplan run --plans F`), learnt by an earlier run of the same command (or, for the CUDA library, made by "
+     "`memplan snapshot --save-plans`); a file of another adapter or program is ignored with one line"},
     {"MEMPLAN_SAVE_PLANS", KnobType::kPath, &C::save_plans_file,
-     "the drop-in and the libtorch allocator: write what was learnt to this plan file at exit (`memplan run "
-     "--save-plans F`; the libtorch allocator when uninstalled), for MEMPLAN_PLANS"},
+     "the drop-in, the libtorch allocator and the CUDA library: write what was learnt to this plan file at exit "
+     "(`memplan run --save-plans F`; the libtorch allocator when uninstalled), for MEMPLAN_PLANS"},
 };
 
 }  // namespace
