@@ -2,7 +2,8 @@
 """Does where torch's operands live change how fast its kernels run? The
 torch-level twin of bench_operand_placement (which times libblas's sgemm
 alone): torch's own vectorised kernels (an add, one Adam update written as
-torch.optim.Adam's in-place steps) and oneDNN's convolution, on one thread,
+torch.optim.Adam's in-place steps), a batch-1 linear layer (vgg16's second,
+which streams its weight from memory) and oneDNN's convolution, on one thread,
 with their tensors placed one factor at a time:
 
   fresh   each tensor in an anonymous mapping of its own (page-aligned, so
@@ -68,6 +69,17 @@ def mm_workload(m, n, k):
     return shapes, run
 
 
+def linear_workload(batch, features_in, features_out):
+    # x, W and the output: torch's linear without bias, x @ W^T (a
+    # transposed gemm; at batch 1 it streams W once).
+    shapes = [(batch, features_in), (features_out, features_in), (batch, features_out)]
+
+    def run(t):
+        torch.mm(t[0], t[1].t(), out=t[2])
+        return t[2]
+    return shapes, run
+
+
 def conv_workload(batch, channels, px):
     shapes = [(batch, channels, px, px), (channels, channels, 3, 3)]
 
@@ -82,6 +94,7 @@ WORKLOADS = {
     "adam 64K floats (L2)": adam_workload(64 * 1024),
     "adam 1M floats": adam_workload(1024 * 1024),
     "mm 512x64x256": mm_workload(512, 64, 256),
+    "linear 1x4096x4096 (64 MiB weight)": linear_workload(1, 4096, 4096),
     "conv resnet 8x64x16x16": conv_workload(8, 64, 16),
     "conv vgg 1x512x8x8": conv_workload(1, 512, 8),
 }
