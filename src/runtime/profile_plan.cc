@@ -16,8 +16,8 @@
 // is planned at that alignment and its header is that alignment's
 // (BlockLayout::header_bytes), so offset + header + colour stays a multiple
 // of it. Vector kernels over 16 B-aligned operands split loads across cache
-// lines: torch's add and Adam step over 256 KiB tensors ran 1.07-1.24x
-// slower than over 64 B-aligned ones (bench/operand_placement_torch.py;
+// lines: over 256 KiB tensors torch's add ran 1.14-1.24x and its Adam step
+// up to 1.12x slower than over 64 B-aligned ones (operand_placement_torch.py;
 // docs/runtime.md, "Where blocks start"). Cost: under 96 B per large block
 // that asked for 16 B (libtorch already asks for 64).
 //
