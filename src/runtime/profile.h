@@ -122,6 +122,12 @@ struct BlockLayout {
   uint64_t max_arena = 0;
 };
 
+// Note [Aligned large blocks] (profile_plan.cc): a planned block of at least
+// kLargeBlockBytes starts at a multiple of kLargeBlockAlignment (given a
+// slab that starts at one), whatever its request's alignment.
+constexpr uint64_t kLargeBlockBytes = 4096;
+constexpr uint64_t kLargeBlockAlignment = 64;
+
 // Fills `out`'s problem, plan, arena, request_of and shift_of from an agreed
 // profile (profile_plan.cc): one run_planner call with plan_options(config).
 // Reads only its arguments: planner threads call it. `saved`: per request,

@@ -977,7 +977,8 @@ TEST(ReplayTest, ColouringSpreadsPlannedBlocksBelowThePageSize) {
     config.color_span_bytes = color_span;
     ReplayAllocator a(config, backing);
     LiveBlocks live;
-    const std::vector<size_t> sizes(12, 16384 - 16);  // 16 B header (default alignment)
+    // 64 B header: a block this large is planned 64 B-aligned (Note [Aligned large blocks], profile_plan.cc).
+    const std::vector<size_t> sizes(12, 16384 - 64);
     std::vector<void*> last;
     for (int it = 0; it < 3; ++it) {
       run_iteration(a, sizes, live, &last);
@@ -993,6 +994,38 @@ TEST(ReplayTest, ColouringSpreadsPlannedBlocksBelowThePageSize) {
   };
   EXPECT_EQ(residues(0), 1u) << "without colouring every block shares its address bits below 4 KiB";
   EXPECT_GE(residues(4096), 6u);
+}
+
+// Note [Aligned large blocks] (profile_plan.cc): requests of 4 KiB and more
+// that ask for malloc's 16 B are served at cache-line (64 B) addresses,
+// with or without colouring; smaller ones keep 16 B. Sizes that are odd
+// multiples of 16 put 16 B-aligned offsets in any packed plan.
+TEST(ReplayTest, LargeBlocksStartOnACacheLine) {
+  for (const int64_t color_span : {int64_t{0}, int64_t{4096}}) {
+    MockBacking backing;
+    ReplayConfig config = test_config();
+    config.color_span_bytes = color_span;
+    ReplayAllocator a(config, backing);
+    LiveBlocks live;
+    const std::vector<size_t> sizes = {4096 + 16, 48, 5008, 4096, 80, 12336, 4112, 7000, 4095, 9999, 6160, 16};
+    std::vector<void*> last;
+    for (int it = 0; it < 3; ++it) {
+      run_iteration(a, sizes, live, &last);
+      a.mark();
+    }
+    size_t large = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const uintptr_t address = reinterpret_cast<uintptr_t>(last[i]);
+      EXPECT_TRUE(a.owns(last[i])) << "the third iteration is served from the slab";
+      EXPECT_EQ(address % 16, 0u) << "request " << i;
+      if (sizes[i] >= 4096) {
+        ++large;
+        EXPECT_EQ(address % 64, 0u) << "request " << i << " of " << sizes[i] << " B, colour span " << color_span;
+      }
+    }
+    EXPECT_EQ(large, 8u);
+    EXPECT_TRUE(a.check_invariants().ok());
+  }
 }
 
 TEST(ReplayTest, RejectsAMalformedKnob) {
