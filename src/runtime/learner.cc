@@ -110,6 +110,7 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   first_key_ = key;
   first_profile_.release();
   seeded_next_ = 0;
+  seeds_waiting_.clear();
   key_implicit_ = key == 0 && predicting();
   tail_begun_ = false;
   history_size_ = 0;
@@ -151,6 +152,11 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
   ++uses_;
   try {
     std::erase_if(orphans_, [](const std::unique_ptr<PlanJob>& j) { return j->done.load(std::memory_order_acquire); });
+    // The variant of the iteration that ended, when it ran (Note [Plans
+    // from a file]: a seed waiting for it is adopted below).
+    const uint64_t ran =
+        !key_implicit_ && phase_ == ReplayPhase::kProfiling && !current_.requests.empty() ? key_ : uint64_t{0};
+    last_actual_ = 0;
     // Note [Predicted variants]: a mispredicted iteration is handled there.
     const bool handled = key_implicit_ && classify(deviated, requests, planning, adapter);
     switch (handled ? ReplayPhase::kBackingOnly : phase_) {
@@ -190,6 +196,10 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
         break;
       case ReplayPhase::kBackingOnly:
         break;
+    }
+    if (!seeds_waiting_.empty()) {
+      const uint64_t sighted = key_implicit_ ? last_actual_ : ran;
+      if (sighted != 0) adopt_seed(sighted, planning, adapter);
     }
     // An explicit key wins; a plain mark gets the predicted one.
     const bool predicted = next_key == 0 && predicting();

@@ -257,6 +257,9 @@ class Learner {
   // process's first iteration too, which often differs from the rest.
   Profile first_profile_;
   uint64_t seeded_next_ = 0;  // Note [Plans from a file]: the prediction after a seeded unit's first iteration
+  std::vector<SavedVariant> seeds_waiting_;  // Note [Plans from a file]: loaded, adopted at their first iteration
+  uint64_t last_actual_ = 0;                 // Note [Predicted variants]: the key classify found, 0 for none
+  void adopt_seed(uint64_t key, const Planning& planning, Adapter& adapter);
   // Note [Predicted variants]: key_ was chosen by the learner; the hash of a
   // deviating replayed iteration's structure; and the variants of the last
   // kHistory iterations, a ring (history_at(0): the latest).

@@ -4,20 +4,26 @@
 // Note [Plans from a file]. A learner pays for its first iterations: they
 // run on the backing allocator while it profiles, and on a device they
 // reserve what the caching allocator would. A unit seeded from a plan file
-// starts as if its variants had agreed: each saved variant's agreed profile
-// becomes the variant's agreed profile, its plan is made at once — the saved
-// offsets, served only when the validator accepts them for the problem this
-// process builds from the profile (its own layout, colouring and
-// thresholds), else planned again — and parked, and the variant the unit
-// ran first in the saving process is published for the iteration that
-// starts. Nothing else changes: replay checks every request's size and the
-// liveness of the blocks sharing its bytes, so an iteration that differs
-// from the saved one (another program, another shape) falls back where it
-// stops fitting, counts as a deviation and, after
-// ReplayConfig::deviations_to_reprofile of them, is profiled and learnt as
-// today.
+// starts as if the variant it ran first in the saving process had agreed:
+// that variant's saved agreed profile becomes its agreed profile, its plan
+// is made at once — the saved offsets, served only when the validator
+// accepts them for the problem this process builds from the profile (its
+// own layout, colouring and thresholds), else planned again — and published
+// for the iteration that starts. Every other saved variant waits for its
+// first iteration in this process, which is profiled as usual, and is
+// planned from its saved profile at that iteration's end (adopt_seed):
+// served from its second run, not its third. A variant's first run is
+// where a program makes the state it keeps (per-shape caches, an
+// optimizer's buffers); served from a plan of later runs, such a block lands
+// in the slab and holds it for good (six rotating resnet18 shapes with every
+// variant seeded at once: nothing served after the second pass). Nothing
+// else changes: replay checks every request's size and the liveness of the
+// blocks sharing its bytes, so an iteration that differs from the saved one
+// (another program, another shape) falls back where it stops fitting,
+// counts as a deviation and, after ReplayConfig::deviations_to_reprofile of
+// them, is profiled and learnt as today.
 //
-// Three rules make that pay:
+// Three more rules:
 //   * The first iteration: a program's first iteration after its first mark
 //     often differs from the rest (a training loop's first step makes the
 //     optimizer's state), agrees with no other and is never planned; served
@@ -27,11 +33,11 @@
 //     profile and saves it first, without offsets (planned when loaded).
 //   * The second iteration: a seeded unit that predicts its variants
 //     predicts, after its first iteration, the variant saved second (the
-//     steady one), where the prediction would repeat the first (the
-//     transformer Adam loop: served from its first step, 81% of the
-//     requests, then 99%). Seeding the prediction's history with the saving
-//     run's course instead taught it a false period: the seeded course
-//     followed by the real first iteration (resnet18: step 5 mispredicted).
+//     steady one), where the prediction would repeat the first and serve
+//     the second iteration from the first one's plan until it stops
+//     fitting. Seeding the prediction's history with the saving run's
+//     course instead taught it a false period: the seeded course followed
+//     by the real first iteration (resnet18: step 5 mispredicted).
 //   * A file that does not fit: when the unit's first iteration deviates
 //     while no block of the seeded plans is live (its first requests do not
 //     fit), the adapter drops them and gives their slab back at once
@@ -108,6 +114,10 @@ std::vector<SavedVariant> Learner::saved_variants() const {
   if (!first_saved && first_key_ != 0 && savable(first_profile_) && !out.empty()) {
     out.push_back(to_saved(first_key_, first_profile_, nullptr, keyed));
   }
+  // Seeds loaded and not run yet in this process stay in the file.
+  for (const SavedVariant& v : seeds_waiting_) {
+    if (std::none_of(out.begin(), out.end(), [&v](const SavedVariant& o) { return o.key == v.key; })) out.push_back(v);
+  }
   // The variant the unit ran first leads: a seeded unit starts with it.
   std::stable_partition(out.begin(), out.end(), [this](const SavedVariant& v) { return v.key == first_key_; });
   return out;
@@ -118,17 +128,25 @@ size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& 
   const bool keyed = identity_ == RequestIdentity::kKeyed;
   size_t taken = 0;
   try {
-    // The first variant is entered last, so that it is the running one.
-    for (auto v = variants.rbegin(); v != variants.rend(); ++v) {
+    // The first variant that can be planned runs now; the rest wait for
+    // their first iteration in this process.
+    for (const SavedVariant& v : variants) {
+      if (taken > 0) {
+        if (v.keyed == keyed && !v.requests.empty()) {
+          seeds_waiting_.push_back(v);
+          ++taken;
+        }
+        continue;
+      }
       Profile agreed;
       std::vector<int64_t> offsets;
-      if (!to_profile(*v, keyed, agreed, offsets)) continue;
+      if (!to_profile(v, keyed, agreed, offsets)) continue;
       StatusOr<std::unique_ptr<PreparedPlan>> prepared = plan_with_tables(agreed, config_, planning.tables, &offsets);
       if (!prepared.ok()) {
         counters_.plan_failures.bump();
         continue;
       }
-      enter(v->key);
+      enter(v.key);
       std::swap(agreed_, agreed);
       agreements_ = agreements_needed();
       ++generation_;
@@ -155,6 +173,54 @@ size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& 
   return taken;
 }
 
+void Learner::adopt_seed(uint64_t key, const Planning& planning, Adapter& adapter) {
+  auto found =
+      std::find_if(seeds_waiting_.begin(), seeds_waiting_.end(), [key](const SavedVariant& v) { return v.key == key; });
+  if (found == seeds_waiting_.end()) return;
+  const SavedVariant seed = std::move(*found);
+  seeds_waiting_.erase(found);
+  if (key == key_ && active_) return;  // the running variant planned itself meanwhile
+  Profile agreed;
+  std::vector<int64_t> offsets;
+  if (!to_profile(seed, identity_ == RequestIdentity::kKeyed, agreed, offsets)) return;
+  StatusOr<std::unique_ptr<PreparedPlan>> prepared = plan_with_tables(agreed, config_, planning.tables, &offsets);
+  if (!prepared.ok()) {
+    counters_.plan_failures.bump();
+    return;
+  }
+  plans_.push_back(std::move(prepared).value());
+  PreparedPlan* plan = plans_.back().get();
+  counters_.plans_made.bump();
+  counters_.plans_loaded.bump();
+  if (key == key_) {
+    // The running variant: its profile and any job for it give way to the seed.
+    if (job_) orphans_.push_back(std::move(job_));
+    std::swap(agreed_, agreed);
+    agreements_ = agreements_needed();
+    ++generation_;
+    active_ = plan;
+    evict_to_bounds(adapter);
+    activate(adapter);
+    return;
+  }
+  // Another variant (a mispredicted iteration's): parked with its plan.
+  auto parked = std::find_if(parked_.begin(), parked_.end(), [key](const Parked& v) { return v.key == key; });
+  if (parked != parked_.end()) {
+    if (parked->job) orphans_.push_back(std::move(parked->job));
+    parked_.erase(parked);
+  }
+  Parked v;
+  v.key = key;
+  v.last_use = uses_;
+  v.phase = ReplayPhase::kReplaying;
+  v.agreements = agreements_needed();
+  std::swap(v.agreed, agreed);
+  v.generation = ++generation_;
+  v.plan = plan;
+  parked_.push_back(std::move(v));
+  evict_to_bounds(adapter);
+}
+
 bool Learner::drop_seed(Adapter& adapter) {
   if (counters_.iterations.get() != 0 || counters_.plans_loaded.get() == 0) return false;
   if (phase_ != ReplayPhase::kReplaying || !serving_ || adapter.slab_in_use()) return false;
@@ -163,6 +229,7 @@ bool Learner::drop_seed(Adapter& adapter) {
   withdraw(adapter);
   slab_.release();
   parked_.clear();
+  seeds_waiting_.clear();
   active_ = nullptr;
   agreed_.clear();
   agreements_ = 0;

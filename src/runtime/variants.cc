@@ -86,6 +86,7 @@ bool Learner::classify(bool deviated, uint32_t requests, const Planning& plannin
   } else {
     return false;  // backing-only, or waiting for the served plan's blocks: nothing seen
   }
+  last_actual_ = actual;
   history_[history_next_] = actual;
   history_next_ = (history_next_ + 1) % kHistory;
   history_size_ = std::min(history_size_ + 1, kHistory);

@@ -1821,7 +1821,8 @@ TEST(ReplayTest, SavedPlansServeTheFirstIterationOfANewAllocator) {
 // A first iteration unlike the others (a training loop's first step makes
 // the optimizer's state): with save_plans_file set the learner keeps its
 // profile and saves it first, so that a process loading the file serves its
-// first iteration as well as the ones after it.
+// first iteration, and the steady variant from its second run (cold: from
+// its third).
 TEST(ReplayTest, SavedPlansServeAFirstIterationUnlikeTheRest) {
   const std::vector<size_t> steady = Iteration().sizes;
   std::vector<size_t> first = steady;
@@ -1852,14 +1853,21 @@ TEST(ReplayTest, SavedPlansServeAFirstIterationUnlikeTheRest) {
   run_iteration(b, first, live);
   EXPECT_EQ(b.stats().served, first.size()) << "the first iteration is served from its own plan";
   b.mark();
+  // The steady variant's first run here is profiled (a variant's first run
+  // may make state it keeps); its saved plan serves it from its second.
+  run_iteration(b, steady, live);
+  b.mark();
+  EXPECT_EQ(b.stats().served, first.size());
+  EXPECT_EQ(b.stats().profiled, steady.size());
   for (int i = 0; i < 2; ++i) {
     run_iteration(b, steady, live);
     b.mark();
   }
   const ReplayStats s = b.stats();
   EXPECT_EQ(s.served, first.size() + 2 * steady.size());
-  EXPECT_EQ(s.profiled, 0u);
+  EXPECT_EQ(s.profiled, steady.size()) << "no second profile: the saved plan serves";
   EXPECT_EQ(s.plans_loaded, 2u);
+  EXPECT_EQ(s.plans, 2u);
   EXPECT_TRUE(b.check_invariants().ok()) << b.check_invariants().message();
 }
 

@@ -8,7 +8,8 @@
 # of every run here. A run saves its plans; a second process of the same
 # command loads them and profiles nothing (every pass served from the file's
 # plans: the operator keys are the same in both processes); the same with one
-# plan per input shape (keyed marks); the file given to another command line
+# plan per input shape (keyed marks), where only the second shape's first
+# pass is profiled; the file given to another command line
 # is ignored with one line; given to the same model at another input size
 # (the file's program line edited so that it is taken), it falls back where
 # the saved plan stops fitting, serves nothing wrong and learns its own.
@@ -30,14 +31,22 @@ check_round_trip() {  # NAME VARIANTS ARGS...: save, then load in a second proce
     { cat "$work/save.err"; fail "$name: the saving run failed"; }
   grep -qx "memplan libtorch: saved plans to $plans (1 unit, $variants)" "$work/save.err" ||
     { cat "$work/save.err"; fail "$name: no save line"; }
-  (( $(stat profiled "$out") > 0 )) || fail "$name: the saving run profiled nothing ($out)"
+  local saved_profiled
+  saved_profiled=$(stat profiled "$out")
+  (( saved_profiled > 0 )) || fail "$name: the saving run profiled nothing ($out)"
   sed -n 2p "$plans" | grep -qx "adapter libtorch" || fail "$name: not a libtorch plan file"
 
   out=$(MEMPLAN_PLANS=$plans "$serve" "$model" "$@" 2>"$work/load.err") ||
     { cat "$work/load.err"; fail "$name: the loading run failed (outputs or invariants)"; }
   grep -qx "memplan libtorch: serving plans from $plans (1 unit, $variants) from the first iteration" \
     "$work/load.err" || { cat "$work/load.err"; fail "$name: no load line"; }
-  [[ $(stat profiled "$out") == 0 ]] || fail "$name: the loading run profiled ($out)"
+  # The variant saved first serves the first pass; each other variant's first
+  # pass is profiled (Note [Plans from a file]) and its saved plan serves the rest.
+  if [[ $variants == "1 variant" ]]; then
+    [[ $(stat profiled "$out") == 0 ]] || fail "$name: the loading run profiled ($out)"
+  else
+    (( $(stat profiled "$out") < saved_profiled )) || fail "$name: the loading run profiled as much as the saving one ($out)"
+  fi
   [[ $(stat deviations "$out") == 0 ]] || fail "$name: the loading run deviated ($out)"
   (( $(stat "plans loaded" "$out") > 0 )) || fail "$name: no plan loaded ($out)"
 }
