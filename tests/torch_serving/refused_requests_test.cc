@@ -13,22 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "boundary_config.h"
 #include "mock_device.h"
 #include "runtime/device/device_replay.h"
 #include "torch/torch_allocator.h"
 
 namespace memplan::torch_serving {
 namespace {
-
-ReplayConfig refused_config() {
-  ReplayConfig config;
-  config.profile_iterations = 2;
-  config.deviations_to_reprofile = 2;
-  config.max_slab_bytes = int64_t{64} << 20;
-  config.planner = "greedy_by_size";
-  config.plan_in_background = false;  // the plan is adopted at the boundary that agreed
-  return config;
-}
 
 // One step of a program: allocate block `id` of `bytes`, or free it.
 struct Step {
@@ -61,7 +52,7 @@ std::vector<Iteration> program() {
 }
 
 ReplayStats run_torch(const std::vector<Iteration>& iterations) {
-  auto created = TorchReplayAllocator::create(refused_config());
+  auto created = TorchReplayAllocator::create(boundary_config());
   EXPECT_TRUE(created.ok()) << created.status().message();
   if (!created.ok()) return {};
   std::unique_ptr<TorchReplayAllocator> allocator = std::move(*created);
@@ -89,7 +80,7 @@ ReplayStats run_torch(const std::vector<Iteration>& iterations) {
 
 ReplayStats run_device(const std::vector<Iteration>& iterations) {
   runtime::testing::MockDevices devices(1);
-  auto made = runtime::DeviceReplayAllocator::create(refused_config(), devices);
+  auto made = runtime::DeviceReplayAllocator::create(boundary_config(), devices);
   EXPECT_TRUE(made.ok()) << made.status().message();
   if (!made.ok()) return {};
   runtime::DeviceReplayAllocator& allocator = **made;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "boundary_config.h"
 #include "memplan/plan_file.h"
 #include "torch/operator_identity.h"
 #include "torch/torch_allocator.h"
@@ -24,18 +25,8 @@
 namespace memplan::torch_serving {
 namespace {
 
-ReplayConfig plans_config() {
-  ReplayConfig config;
-  config.profile_iterations = 2;
-  config.deviations_to_reprofile = 2;
-  config.max_slab_bytes = int64_t{64} << 20;
-  config.planner = "greedy_by_size";
-  config.plan_in_background = false;  // the tests count iterations: plans are adopted at the boundary that agreed
-  return config;
-}
-
 std::unique_ptr<TorchReplayAllocator> make_allocator() {
-  auto created = TorchReplayAllocator::create(plans_config());
+  auto created = TorchReplayAllocator::create(boundary_config());
   EXPECT_TRUE(created.ok()) << created.status().message();
   return created.ok() ? std::move(*created) : nullptr;
 }
@@ -245,7 +236,7 @@ TEST(TorchPlans, ConfiguredFilesAreWrittenAtUninstallAndReadAtCreation) {
   std::remove(path.c_str());
   const ConvInputs model = ConvInputs::make(1, 32);
   const at::Tensor expected = model.run();
-  ReplayConfig config = plans_config();
+  ReplayConfig config = boundary_config();
   config.save_plans_file = path;
   {
     auto created = TorchReplayAllocator::create(config);
