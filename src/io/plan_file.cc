@@ -23,6 +23,16 @@ std::string one_line(std::string_view text) {
   return out;
 }
 
+// A command line as the file holds it: on one line, without spaces at
+// either end (the writer and the reader both apply it, so that a file reads
+// back to what was written).
+std::string program_text(std::string_view text) {
+  std::string out = one_line(text);
+  const size_t first = out.find_first_not_of(' ');
+  if (first == std::string::npos) return "";
+  return out.substr(first, out.find_last_not_of(' ') - first + 1);
+}
+
 void put_hex(std::string& out, uint64_t v) {
   char buf[24];
   const auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
@@ -164,9 +174,8 @@ Status read_header(Lines& in, PlanFile& file) {
   }
   if (!in.next() || in.fields().empty() || in.fields()[0] != "program")
     return in.error("expected: program <command line|->");
-  std::string_view program = in.line().substr(in.line().find("program") + 7);
-  while (!program.empty() && (program.front() == ' ' || program.front() == '\t')) program.remove_prefix(1);
-  file.program = program == "-" ? "" : std::string(program);
+  const std::string program = program_text(in.line().substr(in.line().find("program") + 7));
+  file.program = program == "-" ? "" : program;
   return Status::Ok();
 }
 
@@ -178,7 +187,8 @@ std::string write_plan_file(const PlanFile& file) {
   out += "\nadapter ";
   out += one_line(file.adapter);
   out += "\nprogram ";
-  out += file.program.empty() ? std::string("-") : one_line(file.program);
+  const std::string program = program_text(file.program);
+  out += program.empty() ? std::string("-") : program;
   out += '\n';
   for (const SavedUnit& u : file.units) {
     std::string name = one_line(u.name);
@@ -234,6 +244,9 @@ StatusOr<PlanFile> read_plan_file(std::string_view text, std::string_view source
     }
     if (variants > kMaxSavedVariants) return in.error("variants: more than " + std::to_string(kMaxSavedVariants));
     if (file.units.size() >= kMaxSavedUnits) return in.error("more than " + std::to_string(kMaxSavedUnits) + " units");
+    for (const char c : f[1]) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return in.error("unit name: a control character");
+    }
     for (const SavedUnit& u : file.units) {
       if (u.name == f[1]) return in.error("unit " + std::string(f[1]) + " appears twice");
     }
@@ -289,8 +302,8 @@ StatusOr<PlanFile> load_plan_file(const std::string& path) {
 std::string plan_file_mismatch(const PlanFile& file, std::string_view adapter, std::string_view program) {
   if (file.adapter != adapter)
     return "its plans are the " + file.adapter + " allocator's, not the " + std::string(adapter) + "'s";
-  if (!file.program.empty() && file.program != one_line(program)) {
-    return "its plans were learnt by `" + file.program + "`, not by this program (`" + one_line(program) + "`)";
+  if (!file.program.empty() && program_text(file.program) != program_text(program)) {
+    return "its plans were learnt by `" + file.program + "`, not by this program (`" + program_text(program) + "`)";
   }
   return "";
 }

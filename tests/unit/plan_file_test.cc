@@ -71,12 +71,26 @@ TEST(PlanFile, RefusesMalformedFilesNamingTheLine) {
       {head + "unit 0 1\nvariant 1 16777217 sequence\nend\n", "f:5: requests"},
       {head + "unit 0 1\nvariant 1 1 keyed\n16 16 0 1 0 xyz\nend\n", "f:6: key"},
       {head + "end\nunit 0 0\n", "f:5: text after the end line"},
+      {head + "unit a\x01b 0\nend\n", "f:4: unit name: a control character"},
   };
   for (const auto& [text, expected] : cases) {
     StatusOr<PlanFile> read = read_plan_file(text, "f");
     ASSERT_FALSE(read.ok()) << text;
     EXPECT_EQ(read.status().message().substr(0, expected.size()), expected) << read.status().message();
   }
+}
+
+// A command line with control characters or spaces at either end reads back
+// as written (once written, the text does not change).
+TEST(PlanFile, ProgramLinesReadBackAsWritten) {
+  PlanFile f = sample();
+  f.program = std::string("\0\0  python3\ttrain.py  ", 22);
+  const std::string text = write_plan_file(f);
+  StatusOr<PlanFile> read = read_plan_file(text);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_EQ(read->program, "python3 train.py");
+  EXPECT_EQ(write_plan_file(*read), text);
+  EXPECT_EQ(plan_file_mismatch(*read, "device", " python3 train.py"), "");
 }
 
 TEST(PlanFile, SavesAndLoadsAPath) {
