@@ -8,7 +8,9 @@
 # same program with other shapes (the command line edited to match, so the
 # file is taken) serves nothing wrong: the output is the plain run's, no two
 # live blocks share a byte (the program checks), and it falls back where
-# the saved plan stops fitting and learns its own. The oracle for every output is the program run without memplan.
+# the saved plan stops fitting and learns its own; a file made from a trace
+# of the command (memplan extract --save-plans) serves its first iteration
+# too. The oracle for every output is the program run without memplan.
 set -euo pipefail
 memplan=$1 library=$2 program=$3
 work=$(mktemp -d)
@@ -68,6 +70,19 @@ out=$(MEMPLAN_STATS=1 run --plans "$work/overlap.plans" -- "$program" 1 1 6 2>"$
   { cat "$work/overlap.err"; fail "overlapping offsets were served"; }
 [[ $(head -1 <<<"$out") == "$("$program" 1 1 6 | head -1)" ]] || fail "overlapping offsets: output differs"
 grep -q "plans 1, plans loaded 1" "$work/overlap.err" || { cat "$work/overlap.err"; fail "overlapping offsets: the profile was not planned again"; }
+
+# A plan file from a trace of the same command (memplan extract
+# --save-plans): what the drop-in would have learnt; it serves the first
+# iteration of a run, whose output is the plain run's.
+"$memplan" trace --output "$work/run.trace" -- "$program" 5 1 6 >/dev/null 2>"$work/trace.err" ||
+  { cat "$work/trace.err"; fail "tracing failed"; }
+"$memplan" extract "$work/run.trace" --save-plans "$work/trace.plans" 2>"$work/extract.err" ||
+  { cat "$work/extract.err"; fail "extract --save-plans failed"; }
+grep -q "saved plans to $work/trace.plans (1 unit, 1 variant" "$work/extract.err" || { cat "$work/extract.err"; fail "no save line from extract"; }
+out=$(run --plans "$work/trace.plans" -- "$program" 5 1 6 2>"$work/fromtrace.err")
+[[ $(head -1 <<<"$out") == "$("$program" 5 1 6 | head -1)" ]] || fail "plans from a trace: output differs"
+served=$(sed -n 's/^served in the first iteration //p' <<<"$out")
+(( served > 0 )) || { cat "$work/fromtrace.err"; fail "plans from a trace served nothing in the first iteration"; }
 
 # A malformed file: one line, the run goes on.
 printf 'memplan-plans 1\nadapter drop-in\nprogram -\nunit 0 1\nvariant zz 1 sequence\n' >"$work/bad.plans"

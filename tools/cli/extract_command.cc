@@ -15,8 +15,10 @@
 #include "memplan/bounds.h"
 #include "memplan/csv.h"
 #include "memplan/file_kind.h"
+#include "memplan/plan_file.h"
 #include "memplan/torch_profile.h"
 #include "memplan/trace.h"
+#include "memplan/trace_plans.h"
 #include "memplan/units.h"
 #include "progress.h"
 #include "text_table.h"
@@ -38,6 +40,7 @@ struct ExtractArguments {
   bool json = false;                        // ONNX with ranges or lists, or --predict: the table as JSON
   bool predict = false;                     // ONNX: weights + inputs + planned activations per shape
   std::string capacity;                     // --predict: the memory budget (bytes); empty: none
+  std::string save_plans;                   // traces: the drop-in's plan file of the traced run
   CLI::Option* iteration_option = nullptr;  // tells whether --iteration was given
 };
 
@@ -292,7 +295,10 @@ void run_extract(const ExtractArguments& given) {
   const bool onnx = kind == FileKind::kOnnxModel;
   if (!onnx && args.predict) throw CommandError("--predict applies to ONNX models, not to traces", kExitUsage);
   if (!args.capacity.empty() && !args.predict) throw CommandError("--capacity applies with --predict", kExitUsage);
-  if (args.output_path.empty() && !args.predict) {
+  if (!args.save_plans.empty() && (onnx || kind == FileKind::kTorchProfile)) {
+    throw CommandError("--save-plans applies to traces (memplan trace), not to ONNX models or profiles", kExitUsage);
+  }
+  if (args.output_path.empty() && !args.predict && args.save_plans.empty()) {
     throw CommandError("--output is required (a problem CSV, or - for standard output)", kExitUsage);
   }
   if (!args.output_path.empty()) check_output_path_or_throw(args.output_path, "--output");
@@ -304,6 +310,18 @@ void run_extract(const ExtractArguments& given) {
   options.alignment = power_of_two_byte_size(args.alignment.empty() ? "16" : args.alignment, "--alignment");
   if (kind == FileKind::kTorchProfile) return run_extract_profile(args, options, input ? &*input : nullptr);
   const Trace trace = input ? parse_trace_or_throw(*input, args.trace_path) : read_trace_or_throw(args.trace_path);
+  if (!args.save_plans.empty()) {
+    check_output_path_or_throw(args.save_plans, "--save-plans");
+    StatusOr<PlanFile> plans = plans_from_trace(trace);
+    throw_if_error(plans.status(), args.trace_path);
+    throw_if_error(save_plan_file(*plans, args.save_plans));
+    size_t variants = 0;
+    for (const SavedUnit& u : plans->units) variants += u.variants.size();
+    std::fprintf(stderr, "saved plans to %s (%zu unit%s, %zu variant%s; the drop-in's, for any program)\n",
+                 args.save_plans.c_str(), plans->units.size(), plans->units.size() == 1 ? "" : "s", variants,
+                 variants == 1 ? "" : "s");
+    if (args.output_path.empty()) return;
+  }
   StatusOr<Extraction> extraction = extract_iteration(trace, args.iteration, options);
   throw_if_error(extraction.status(), args.trace_path);
   const Extraction& x = *extraction;
@@ -381,6 +399,11 @@ void register_extract_command(CLI::App& app) {
       ->add_option("-o,--output", args->output_path,
                    "Problem CSV to write; - for standard output (required, except with --predict)")
       ->type_name("PROBLEM.csv");
+  command
+      ->add_option("--save-plans", args->save_plans,
+                   "Traces: write the plans the drop-in would have learnt of the traced run's first allocating "
+                   "thread, for `memplan run --plans` (then --output is optional)")
+      ->type_name("FILE");
   command->footer(
       "Lifetimes are in event ticks: the k-th event after the iteration's mark is tick k; a buffer\n"
       "allocated at tick a and freed at tick f lives [a, f); a realloc at tick r keeps the old buffer\n"
@@ -402,7 +425,8 @@ void register_extract_command(CLI::App& app) {
       "  memplan extract resnet18.onnx --input input=1x3x224x224 --output resnet18.csv\n"
       "  memplan extract gpt.onnx --input ids=1,4x16..512 --output gpt-upper-bound.csv\n"
       "  memplan extract gpt.onnx --input ids=1,2,4,8x128..2048 --predict --capacity 16GiB\n"
-      "  memplan extract prof.json --iteration 1 --output step.csv");
+      "  memplan extract prof.json --iteration 1 --output step.csv\n"
+      "  memplan extract run.trace --save-plans run.plans && memplan run --plans run.plans -- ./train");
   command->callback([args] { run_extract(*args); });
 }
 
