@@ -90,6 +90,9 @@ StatusOr<PlanFile> read_plan_file(std::string_view text, std::string_view source
 Status save_plan_file(const PlanFile& file, const std::string& path);
 StatusOr<PlanFile> load_plan_file(const std::string& path);
 
+// "1 unit, 3 variants": the units that hold variants, and their variants.
+std::string plan_file_summary(const PlanFile& file);
+
 // Why `file` is not for this process, or "" when it is: another adapter, or
 // another program (a file whose program is "" is for any).
 std::string plan_file_mismatch(const PlanFile& file, std::string_view adapter, std::string_view program);

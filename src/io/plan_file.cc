@@ -299,6 +299,17 @@ StatusOr<PlanFile> load_plan_file(const std::string& path) {
   return read_plan_file(text.str(), path);
 }
 
+std::string plan_file_summary(const PlanFile& file) {
+  size_t units = 0, variants = 0;
+  for (const SavedUnit& u : file.units) {
+    if (u.variants.empty()) continue;
+    ++units;
+    variants += u.variants.size();
+  }
+  return std::to_string(units) + (units == 1 ? " unit, " : " units, ") + std::to_string(variants) +
+         (variants == 1 ? " variant" : " variants");
+}
+
 std::string plan_file_mismatch(const PlanFile& file, std::string_view adapter, std::string_view program) {
   if (file.adapter != adapter)
     return "its plans are the " + file.adapter + " allocator's, not the " + std::string(adapter) + "'s";

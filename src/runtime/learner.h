@@ -177,7 +177,8 @@ class Learner {
   void forget_foreign_job(int64_t process);
 
   // Note [Plans from a file] (learner_saved.cc): the variants this unit has
-  // plans for, as a plan file holds them, the variant it ran first first.
+  // plans for, as a plan file holds them (at most kMaxSavedVariants), the
+  // variant it ran first first.
   // Read while no other thread uses the unit.
   std::vector<SavedVariant> saved_variants() const;
   // Serves `variants` from the iteration that starts now: each is planned

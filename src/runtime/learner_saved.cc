@@ -120,6 +120,7 @@ std::vector<SavedVariant> Learner::saved_variants() const {
   }
   // The variant the unit ran first leads: a seeded unit starts with it.
   std::stable_partition(out.begin(), out.end(), [this](const SavedVariant& v) { return v.key == first_key_; });
+  if (out.size() > kMaxSavedVariants) out.resize(kMaxSavedVariants);  // what a plan file holds per unit
   return out;
 }
 

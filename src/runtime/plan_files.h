@@ -22,7 +22,8 @@ std::string load_plans_line(const std::string& path, std::string_view adapter, s
                             const std::function<Status(const PlanFile&)>& take);
 
 // Writes `file` to `path`; returns the line to print (what was written, or
-// why nothing was).
+// why nothing was). A file without units (nothing learnt) is not written:
+// the file at `path` stays as it was.
 std::string save_plans_line(const PlanFile& file, const std::string& path);
 
 }  // namespace memplan::runtime

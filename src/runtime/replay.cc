@@ -612,7 +612,6 @@ PlanFile ReplayAllocator::saved_plans(const std::string& program) const {
   for (const ThreadRecord* r : records) {
     std::vector<SavedVariant> variants = r->learner.saved_variants();
     if (variants.empty()) continue;
-    if (variants.size() > kMaxSavedVariants) variants.resize(kMaxSavedVariants);
     file.units.push_back({.name = std::to_string(r->window), .variants = std::move(variants)});
   }
   return file;

@@ -347,17 +347,14 @@ PlanFile TorchReplayAllocator::Impl::saved_plans(const std::string& for_program)
   file.adapter = kAdapter;
   file.program = for_program;
   std::vector<SavedVariant> variants = learner.saved_variants();
-  if (variants.size() > kMaxSavedVariants) variants.resize(kMaxSavedVariants);
   if (!variants.empty()) file.units.push_back({.name = kUnit, .variants = std::move(variants)});
   return file;
 }
 
-// ReplayConfig::save_plans_file: one line, the file left as it was when
-// nothing was learnt (a run too short to plan must not erase a good file).
+// ReplayConfig::save_plans_file: one line (save_plans_line leaves the file as
+// it was when nothing was learnt).
 void TorchReplayAllocator::Impl::save_plans() const {
-  const PlanFile file = saved_plans(program);
-  const std::string line = file.units.empty() ? "no plans learnt; " + config.save_plans_file + " left as it was"
-                                              : runtime::save_plans_line(file, config.save_plans_file);
+  const std::string line = runtime::save_plans_line(saved_plans(program), config.save_plans_file);
   std::fprintf(stderr, "memplan libtorch: %s\n", line.c_str());
 }
 

@@ -315,11 +315,8 @@ void run_extract(const ExtractArguments& given) {
     StatusOr<PlanFile> plans = plans_from_trace(trace);
     throw_if_error(plans.status(), args.trace_path);
     throw_if_error(save_plan_file(*plans, args.save_plans));
-    size_t variants = 0;
-    for (const SavedUnit& u : plans->units) variants += u.variants.size();
-    std::fprintf(stderr, "saved plans to %s (%zu unit%s, %zu variant%s; the drop-in's, for any program)\n",
-                 args.save_plans.c_str(), plans->units.size(), plans->units.size() == 1 ? "" : "s", variants,
-                 variants == 1 ? "" : "s");
+    std::fprintf(stderr, "saved plans to %s (%s; the drop-in's, for any program)\n", args.save_plans.c_str(),
+                 plan_file_summary(*plans).c_str());
     if (args.output_path.empty()) return;
   }
   StatusOr<Extraction> extraction = extract_iteration(trace, args.iteration, options);

@@ -374,10 +374,7 @@ void save_learnt_plans(const snapshot::SnapshotReport& report, const SnapshotArg
   if (file.units.empty())
     throw CommandError("--save-plans: the memplan model learnt no plan of this window", kExitFailure);
   throw_if_error(save_plan_file(file, args.save_plans));
-  size_t variants = 0;
-  for (const SavedUnit& u : file.units) variants += u.variants.size();
-  std::fprintf(stderr, "saved plans to %s (%zu unit%s, %zu variant%s)\n", args.save_plans.c_str(), file.units.size(),
-               file.units.size() == 1 ? "" : "s", variants, variants == 1 ? "" : "s");
+  std::fprintf(stderr, "saved plans to %s (%s)\n", args.save_plans.c_str(), plan_file_summary(file).c_str());
 }
 
 // A snapshot piped in ("-"): its bytes read here, the rest the library's.

@@ -159,9 +159,7 @@ const std::string* g_program = nullptr;
 
 void save_plans() {
   if (g_allocator == nullptr || g_save_path == nullptr) return;
-  const PlanFile plans = g_allocator->saved_plans(*g_program);
-  const std::string line = plans.units.empty() ? "no plans learnt; " + *g_save_path + " left as it was"
-                                               : save_plans_line(plans, *g_save_path);
+  const std::string line = save_plans_line(g_allocator->saved_plans(*g_program), *g_save_path);
   std::fprintf(stderr, "memplan cuda: %s\n", line.c_str());
 }
 

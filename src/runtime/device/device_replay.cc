@@ -260,7 +260,6 @@ PlanFile DeviceReplayAllocator::saved_plans(const std::string& program) const {
   for (const auto& [id, unit] : impl_->units) {
     std::vector<SavedVariant> variants = unit->learner.saved_variants();
     if (variants.empty()) continue;
-    if (variants.size() > kMaxSavedVariants) variants.resize(kMaxSavedVariants);
     file.units.push_back({.name = unit->name, .variants = std::move(variants)});
   }
   return file;

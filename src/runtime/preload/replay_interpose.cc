@@ -202,10 +202,7 @@ __attribute__((destructor)) void on_unload() {
   memplan::ReplayAllocator* a = g_allocator.load(std::memory_order_acquire);
   if (a && g_save_path && memplan::runtime::os::process_id() == g_loaded_by) {
     Inside inside;
-    const memplan::PlanFile plans = a->saved_plans(*g_program);
-    // A process that learnt nothing (a helper the program ran) leaves the file as it was.
-    const std::string line = plans.units.empty() ? "no plans learnt; " + *g_save_path + " left as it was"
-                                                 : memplan::runtime::save_plans_line(plans, *g_save_path);
+    const std::string line = memplan::runtime::save_plans_line(a->saved_plans(*g_program), *g_save_path);
     fprintf(stderr, "memplan replay: %s\n", line.c_str());
   }
   if (!a || !g_print_stats) return;
