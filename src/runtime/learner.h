@@ -261,6 +261,10 @@ class Learner {
   std::vector<SavedVariant> seeds_waiting_;  // Note [Plans from a file]: loaded, adopted at their first iteration
   uint64_t last_actual_ = 0;                 // Note [Predicted variants]: the key classify found, 0 for none
   void adopt_seed(uint64_t key, const Planning& planning, Adapter& adapter);
+  // A saved variant's plan (its offsets where the validator accepts them),
+  // held in plans_ and counted as loaded, and its profile in `agreed`; nullptr
+  // when it is not this unit's identity or cannot be planned.
+  PreparedPlan* plan_seed(const SavedVariant& v, const Planning& planning, Profile& agreed);
   // Note [Predicted variants]: key_ was chosen by the learner; the hash of a
   // deviating replayed iteration's structure; and the variants of the last
   // kHistory iterations, a ring (history_at(0): the latest).

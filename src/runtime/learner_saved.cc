@@ -124,6 +124,20 @@ std::vector<SavedVariant> Learner::saved_variants() const {
   return out;
 }
 
+PreparedPlan* Learner::plan_seed(const SavedVariant& v, const Planning& planning, Profile& agreed) {
+  std::vector<int64_t> offsets;
+  if (!to_profile(v, identity_ == RequestIdentity::kKeyed, agreed, offsets)) return nullptr;
+  StatusOr<std::unique_ptr<PreparedPlan>> prepared = plan_with_tables(agreed, config_, planning.tables, &offsets);
+  if (!prepared.ok()) {
+    counters_.plan_failures.bump();
+    return nullptr;
+  }
+  plans_.push_back(std::move(prepared).value());
+  counters_.plans_made.bump();
+  counters_.plans_loaded.bump();
+  return plans_.back().get();
+}
+
 size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& planning, Adapter& adapter) {
   if (phase_ == ReplayPhase::kBackingOnly || !slab_.base()) return 0;
   const bool keyed = identity_ == RequestIdentity::kKeyed;
@@ -140,22 +154,14 @@ size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& 
         continue;
       }
       Profile agreed;
-      std::vector<int64_t> offsets;
-      if (!to_profile(v, keyed, agreed, offsets)) continue;
-      StatusOr<std::unique_ptr<PreparedPlan>> prepared = plan_with_tables(agreed, config_, planning.tables, &offsets);
-      if (!prepared.ok()) {
-        counters_.plan_failures.bump();
-        continue;
-      }
+      PreparedPlan* plan = plan_seed(v, planning, agreed);
+      if (!plan) continue;
       enter(v.key);
       std::swap(agreed_, agreed);
       agreements_ = agreements_needed();
       ++generation_;
       phase_ = ReplayPhase::kReplaying;
-      plans_.push_back(std::move(prepared).value());
-      active_ = plans_.back().get();
-      counters_.plans_made.bump();
-      counters_.plans_loaded.bump();
+      active_ = plan;
       ++taken;
     }
   } catch (...) {
@@ -182,17 +188,8 @@ void Learner::adopt_seed(uint64_t key, const Planning& planning, Adapter& adapte
   seeds_waiting_.erase(found);
   if (key == key_ && active_) return;  // the running variant planned itself meanwhile
   Profile agreed;
-  std::vector<int64_t> offsets;
-  if (!to_profile(seed, identity_ == RequestIdentity::kKeyed, agreed, offsets)) return;
-  StatusOr<std::unique_ptr<PreparedPlan>> prepared = plan_with_tables(agreed, config_, planning.tables, &offsets);
-  if (!prepared.ok()) {
-    counters_.plan_failures.bump();
-    return;
-  }
-  plans_.push_back(std::move(prepared).value());
-  PreparedPlan* plan = plans_.back().get();
-  counters_.plans_made.bump();
-  counters_.plans_loaded.bump();
+  PreparedPlan* plan = plan_seed(seed, planning, agreed);
+  if (!plan) return;
   if (key == key_) {
     // The running variant: its profile and any job for it give way to the seed.
     if (job_) orphans_.push_back(std::move(job_));
