@@ -19,12 +19,13 @@
 // blocks it shares bytes with, as for any plan, so a file of another program
 // or shape costs fallbacks, never a shared byte.
 //
-// The text format, one record per line (version 1):
-//   memplan-plans 1
+// The text format, one record per line (version 2; version 1 files, whose
+// variant lines have no <after> field, still read):
+//   memplan-plans 2
 //   adapter <drop-in|device|libtorch>
 //   program <the program's command line, or - for any program>
 //   unit <name> <variants>
-//   variant <key, hex> <requests> <sequence|keyed>
+//   variant <key, hex> <requests> <sequence|keyed> <after: key, hex, or ->
 //   <size> <alignment> <upper> <offset>                  (sequence: lower = index)
 //   <size> <alignment> <lower> <upper> <offset> <key>    (keyed; key in hex)
 //   end
@@ -41,7 +42,7 @@
 
 namespace memplan {
 
-inline constexpr int kPlanFileVersion = 1;
+inline constexpr int kPlanFileVersion = 2;
 
 struct SavedRequest {
   uint64_t size = 0;
@@ -56,6 +57,12 @@ struct SavedRequest {
 struct SavedVariant {
   uint64_t key = 0;    // the variant's key (a mark's key or a structure key)
   bool keyed = false;  // keyed request identity (else the request's index)
+  // The variant that ran just before this one's first run in the saving
+  // process, when this variant's plan covers that first run (its first run
+  // agreed with the later ones); 0 otherwise. A loading process serves the
+  // variant's first run from the plan when it follows the same variant
+  // (Note [Plans from a file]).
+  uint64_t after = 0;
   std::vector<SavedRequest> requests;
   bool operator==(const SavedVariant&) const = default;
 };

@@ -139,14 +139,19 @@ Status read_request(const Lines& in, bool keyed, size_t index, SavedRequest& r) 
   return Status::Ok();
 }
 
-Status read_variant(Lines& in, SavedVariant& v) {
+Status read_variant(Lines& in, int version, SavedVariant& v) {
   const std::vector<std::string_view>& f = in.fields();
   size_t requests = 0;
-  if (f.size() != 4 || !parse_number(f[1], v.key, 16))
-    return in.error("expected: variant <key, hex> <requests> <sequence|keyed>");
+  const size_t fields = version == 1 ? 4 : 5;
+  const char* expected = version == 1 ? "expected: variant <key, hex> <requests> <sequence|keyed>"
+                                      : "expected: variant <key, hex> <requests> <sequence|keyed> <after, hex|->";
+  if (f.size() != fields || !parse_number(f[1], v.key, 16)) return in.error(expected);
   if (!parse_number(f[2], requests) || requests > kMaxSavedRequests)
     return in.error("requests: not a count up to 2^24");
   if (f[3] != "sequence" && f[3] != "keyed") return in.error("identity: expected sequence or keyed");
+  if (fields == 5 && f[4] != "-" && (!parse_number(f[4], v.after, 16) || v.after == 0)) {
+    return in.error("after: not a nonzero hexadecimal key or -");
+  }
   v.keyed = f[3] == "keyed";
   for (size_t i = 0; i < requests; ++i) {
     if (!in.next())
@@ -158,14 +163,13 @@ Status read_variant(Lines& in, SavedVariant& v) {
   return Status::Ok();
 }
 
-Status read_header(Lines& in, PlanFile& file) {
+Status read_header(Lines& in, PlanFile& file, int& version) {
   if (!in.next() || in.fields().size() != 2 || in.fields()[0] != "memplan-plans") {
     return in.error("not a memplan plan file (expected: memplan-plans " + std::to_string(kPlanFileVersion) + ")");
   }
-  int version = 0;
-  if (!parse_number(in.fields()[1], version) || version != kPlanFileVersion) {
-    return in.error("version " + std::string(in.fields()[1]) + ": this memplan reads version " +
-                    std::to_string(kPlanFileVersion) + " only");
+  if (!parse_number(in.fields()[1], version) || version < 1 || version > kPlanFileVersion) {
+    return in.error("version " + std::string(in.fields()[1]) + ": this memplan reads versions 1 to " +
+                    std::to_string(kPlanFileVersion));
   }
   if (!in.next() || in.fields().size() != 2 || in.fields()[0] != "adapter") return in.error("expected: adapter <name>");
   file.adapter = std::string(in.fields()[1]);
@@ -205,7 +209,13 @@ std::string write_plan_file(const PlanFile& file) {
       put_hex(out, v.key);
       out += ' ';
       put_number(out, v.requests.size());
-      out += v.keyed ? " keyed\n" : " sequence\n";
+      out += v.keyed ? " keyed " : " sequence ";
+      if (v.after == 0) {
+        out += '-';
+      } else {
+        put_hex(out, v.after);
+      }
+      out += '\n';
       for (const SavedRequest& r : v.requests) {
         put_number(out, r.size);
         out += ' ';
@@ -233,7 +243,8 @@ std::string write_plan_file(const PlanFile& file) {
 StatusOr<PlanFile> read_plan_file(std::string_view text, std::string_view source) {
   Lines in(text, source);
   PlanFile file;
-  MEMPLAN_RETURN_IF_ERROR(read_header(in, file));
+  int version = 0;
+  MEMPLAN_RETURN_IF_ERROR(read_header(in, file, version));
   while (true) {
     if (!in.next()) return in.error("the file ends without its end line (cut short?)");
     const std::vector<std::string_view>& f = in.fields();
@@ -255,10 +266,10 @@ StatusOr<PlanFile> read_plan_file(std::string_view text, std::string_view source
     for (size_t k = 0; k < variants; ++k) {
       if (!in.next()) return in.error("the file ends inside unit " + unit.name);
       if (in.fields().empty() || in.fields()[0] != "variant") {
-        return in.error("expected: variant <key, hex> <requests> <sequence|keyed>");
+        return in.error("expected: variant <key, hex> <requests> <sequence|keyed> <after, hex|->");
       }
       SavedVariant v;
-      MEMPLAN_RETURN_IF_ERROR(read_variant(in, v));
+      MEMPLAN_RETURN_IF_ERROR(read_variant(in, version, v));
       for (const SavedVariant& seen : unit.variants) {
         if (seen.key == v.key) return in.error("a variant's key appears twice in unit " + unit.name);
       }

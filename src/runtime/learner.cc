@@ -111,6 +111,9 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   first_profile_.release();
   seeded_next_ = 0;
   seeds_waiting_.clear();
+  agreed_after_ = 0;
+  last_ran_ = 0;
+  keys_seen_.clear();
   key_implicit_ = key == 0 && predicting();
   tail_begun_ = false;
   history_size_ = 0;
@@ -156,6 +159,9 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
     // from a file]: a seed waiting for it is adopted below).
     const uint64_t ran =
         !key_implicit_ && phase_ == ReplayPhase::kProfiling && !current_.requests.empty() ? key_ : uint64_t{0};
+    // The same for a replayed iteration (explicit keys): what follows it.
+    const bool replayed = phase_ == ReplayPhase::kReplaying && requests != 0 && requests != UINT32_MAX;
+    const uint64_t explicit_ran = ran != 0 ? ran : !key_implicit_ && replayed ? key_ : uint64_t{0};
     last_actual_ = 0;
     // Note [Predicted variants]: a mispredicted iteration is handled there.
     const bool handled = key_implicit_ && classify(deviated, requests, planning, adapter);
@@ -197,19 +203,40 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
       case ReplayPhase::kBackingOnly:
         break;
     }
+    const uint64_t just_ran = key_implicit_ ? last_actual_ : explicit_ran;
     if (!seeds_waiting_.empty()) {
       const uint64_t sighted = key_implicit_ ? last_actual_ : ran;
       if (sighted != 0) adopt_seed(sighted, planning, adapter);
     }
+    // Note [Plans from a file]: a saved variant whose first run followed the
+    // variant that just ran, and agreed with its later runs, serves the
+    // iteration that starts.
+    uint64_t follows = 0;
+    if (just_ran != 0) {
+      for (const SavedVariant& v : seeds_waiting_) {
+        if (v.after == just_ran) {
+          follows = v.key;
+          break;
+        }
+      }
+    }
     // An explicit key wins; a plain mark gets the predicted one.
     const bool predicted = next_key == 0 && predicting();
-    const uint64_t target = !predicted ? next_key : seeded_next_ != 0 ? std::exchange(seeded_next_, 0) : predict();
+    uint64_t target = next_key;
+    if (predicted && follows != 0) {
+      target = follows;
+      seeded_next_ = 0;
+    } else if (predicted) {
+      target = seeded_next_ != 0 ? std::exchange(seeded_next_, 0) : predict();
+    }
     if (target != key_) {
       switch_variant(target, adapter);
-      if (predicted) adopt_on_switch(planning, adapter);
+      if (predicted && target != follows) adopt_on_switch(planning, adapter);
     } else if (waiting_ || (phase_ == ReplayPhase::kReplaying && serving_ != active_)) {
       activate(adapter);
     }
+    if (follows != 0 && target == follows) adopt_seed(follows, planning, adapter);
+    if (just_ran != 0) note_ran(just_ran);
     key_implicit_ = predicted;
   } catch (...) {
     // Out of memory while bookkeeping: forget the profiles, keep serving safely.
@@ -248,6 +275,7 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
     return;
   }
   if (identity_ == RequestIdentity::kKeyed) canonicalise(c);
+  const bool first_run = !seen_before(key_);  // Note [Plans from a file]
   const bool agrees =
       agreements_ > 0 && (config_.upper_bound_plans ? same_structure(agreed_, c) : same_requests(agreed_, c));
   if (!agrees) shape_load_min_ = shape_load_max_ = 0;
@@ -276,6 +304,7 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
     agreements_ = 1;
     returned_ = false;
     ++generation_;
+    agreed_after_ = first_run ? last_ran_ : 0;
   }
   if (agreements_ < agreements_needed()) {
     // Note [Plans ahead of agreement]
@@ -289,6 +318,12 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
   } else {
     plan_now(planning, adapter, nullptr);
   }
+}
+
+// Note [Plans from a file]: `key` ran an iteration.
+void Learner::note_ran(uint64_t key) {
+  last_ran_ = key;
+  if (!seen_before(key)) keys_seen_.push_back(key);
 }
 
 // Counts the profile's size signature as a variant if it is new (the first

@@ -250,6 +250,7 @@ class Learner {
     PreparedPlan* plan = nullptr;
     bool growing = false;
     uint64_t shape_load_min = 0, shape_load_max = 0;
+    uint64_t after = 0;  // Note [Plans from a file]: as agreed_after_
   };
   uint64_t key_ = 0;
   uint64_t first_key_ = 0;  // the key of the unit's first iteration (saved first: Note [Plans from a file])
@@ -258,6 +259,19 @@ class Learner {
   // process's first iteration too, which often differs from the rest.
   Profile first_profile_;
   uint64_t seeded_next_ = 0;  // Note [Plans from a file]: the prediction after a seeded unit's first iteration
+  // Note [Plans from a file]: the variant that ran before the running
+  // variant's first run, when its agreed profile includes that first run
+  // (else 0); the variant of the last iteration that ran; and the variants
+  // seen so far (the first kMaxSeen; beyond them every variant counts as
+  // seen).
+  uint64_t agreed_after_ = 0;
+  uint64_t last_ran_ = 0;
+  static constexpr size_t kMaxSeen = 256;
+  std::vector<uint64_t> keys_seen_;
+  bool seen_before(uint64_t key) const {
+    return keys_seen_.size() >= kMaxSeen || std::find(keys_seen_.begin(), keys_seen_.end(), key) != keys_seen_.end();
+  }
+  void note_ran(uint64_t key);
   std::vector<SavedVariant> seeds_waiting_;  // Note [Plans from a file]: loaded, adopted at their first iteration
   uint64_t last_actual_ = 0;                 // Note [Predicted variants]: the key classify found, 0 for none
   void adopt_seed(uint64_t key, const Planning& planning, Adapter& adapter);

@@ -16,7 +16,16 @@
 // where a program makes the state it keeps (per-shape caches, an
 // optimizer's buffers); served from a plan of later runs, such a block lands
 // in the slab and holds it for good (six rotating resnet18 shapes with every
-// variant seeded at once: nothing served after the second pass). Nothing
+// variant seeded at once: nothing served after the second pass). The
+// exception is a variant whose saved plan covers its first run: in the
+// saving process its first run agreed with its later ones (the agreed
+// profile began there, so lifetimes include it) and followed variant P
+// (SavedVariant::after = P). When P has just run here, that variant is the
+// prediction and is planned from the file at once, serving its first run:
+// a training loop's steady step after its first step (served from step 2,
+// not 3). A rotating shape's first run makes the shape's state, a variant
+// of its own that no file serves; its steady variant first ran after it,
+// and is served here from the same point: the shape's second run. Nothing
 // else changes: replay checks every request's size and the liveness of the
 // blocks sharing its bytes, so an iteration that differs from the saved one
 // (another program, another shape) falls back where it stops fitting,
@@ -33,9 +42,9 @@
 //     profile and saves it first, without offsets (planned when loaded).
 //   * The second iteration: a seeded unit that predicts its variants
 //     predicts, after its first iteration, the variant saved second (the
-//     steady one), where the prediction would repeat the first and serve
-//     the second iteration from the first one's plan until it stops
-//     fitting. Seeding the prediction's history with the saving run's
+//     steady one) when no saved variant follows the first, where the
+//     prediction would repeat the first and serve the second iteration from
+//     the first one's plan until it stops fitting. Seeding the prediction's history with the saving run's
 //     course instead taught it a false period: the seeded course followed
 //     by the real first iteration (resnet18: step 5 mispredicted).
 //   * A file that does not fit: when the unit's first iteration deviates
@@ -55,10 +64,11 @@
 namespace memplan::runtime {
 namespace {
 
-SavedVariant to_saved(uint64_t key, const Profile& agreed, const PreparedPlan* plan, bool keyed) {
+SavedVariant to_saved(uint64_t key, uint64_t after, const Profile& agreed, const PreparedPlan* plan, bool keyed) {
   SavedVariant v;
   v.key = key;
   v.keyed = keyed;
+  v.after = after;
   v.requests.reserve(agreed.size());
   for (size_t i = 0; i < agreed.size(); ++i) {
     SavedRequest r;
@@ -103,16 +113,16 @@ std::vector<SavedVariant> Learner::saved_variants() const {
   const bool keyed = identity_ == RequestIdentity::kKeyed;
   std::vector<SavedVariant> out;
   auto savable = [](const Profile& p) { return p.size() > 0 && p.size() <= kMaxSavedRequests && !p.overflowed; };
-  if (active_ && savable(agreed_)) out.push_back(to_saved(key_, agreed_, active_, keyed));
+  if (active_ && savable(agreed_)) out.push_back(to_saved(key_, agreed_after_, agreed_, active_, keyed));
   for (const Parked& v : parked_) {
-    if (v.plan && savable(v.agreed)) out.push_back(to_saved(v.key, v.agreed, v.plan, keyed));
+    if (v.plan && savable(v.agreed)) out.push_back(to_saved(v.key, v.after, v.agreed, v.plan, keyed));
   }
   // The first iteration, when no plan was made of it (it agreed with no
   // other): saved without offsets, planned when it is loaded.
   const bool first_saved =
       std::any_of(out.begin(), out.end(), [this](const SavedVariant& v) { return v.key == first_key_; });
   if (!first_saved && first_key_ != 0 && savable(first_profile_) && !out.empty()) {
-    out.push_back(to_saved(first_key_, first_profile_, nullptr, keyed));
+    out.push_back(to_saved(first_key_, 0, first_profile_, nullptr, keyed));
   }
   // Seeds loaded and not run yet in this process stay in the file.
   for (const SavedVariant& v : seeds_waiting_) {
@@ -158,6 +168,7 @@ size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& 
       if (!plan) continue;
       enter(v.key);
       std::swap(agreed_, agreed);
+      agreed_after_ = v.after;
       agreements_ = agreements_needed();
       ++generation_;
       phase_ = ReplayPhase::kReplaying;
@@ -194,6 +205,7 @@ void Learner::adopt_seed(uint64_t key, const Planning& planning, Adapter& adapte
     // The running variant: its profile and any job for it give way to the seed.
     if (job_) orphans_.push_back(std::move(job_));
     std::swap(agreed_, agreed);
+    agreed_after_ = seed.after;
     agreements_ = agreements_needed();
     ++generation_;
     active_ = plan;
@@ -215,6 +227,7 @@ void Learner::adopt_seed(uint64_t key, const Planning& planning, Adapter& adapte
   std::swap(v.agreed, agreed);
   v.generation = ++generation_;
   v.plan = plan;
+  v.after = seed.after;
   parked_.push_back(std::move(v));
   evict_to_bounds(adapter);
 }

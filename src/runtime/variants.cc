@@ -169,6 +169,7 @@ void Learner::enter(uint64_t key) {
   out.growing = growing_;
   out.shape_load_min = shape_load_min_;
   out.shape_load_max = shape_load_max_;
+  out.after = agreed_after_;
   Parked in;
   auto found = std::find_if(parked_.begin(), parked_.end(), [key](const Parked& v) { return v.key == key; });
   if (found != parked_.end()) {
@@ -193,6 +194,7 @@ void Learner::enter(uint64_t key) {
   growing_ = in.growing;
   shape_load_min_ = in.shape_load_min;
   shape_load_max_ = in.shape_load_max;
+  agreed_after_ = in.after;
   deviating_run_ = 0;
   pending_any_ = false;
   waiting_ = false;

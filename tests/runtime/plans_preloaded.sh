@@ -27,7 +27,7 @@ for seed in 1 7 42; do
   out=$(run --save-plans "$plans" -- "$program" $seed 1 6 2>"$work/save.err")
   [[ $(head -1 <<<"$out") == "$plain" ]] || fail "seed $seed: the saving run's output differs"
   grep -q "saved plans to $plans (1 unit, 1 variant)" "$work/save.err" || { cat "$work/save.err"; fail "seed $seed: no save line"; }
-  head -1 "$plans" | grep -qx "memplan-plans 1" || fail "seed $seed: not a plan file"
+  head -1 "$plans" | grep -qx "memplan-plans 2" || fail "seed $seed: not a plan file"
 
   out=$(MEMPLAN_STATS=1 run --plans "$plans" -- "$program" $seed 1 6 2>"$work/load.err")
   [[ $(head -1 <<<"$out") == "$plain" ]] || fail "seed $seed: the loading run's output differs"
@@ -85,7 +85,7 @@ served=$(sed -n 's/^served in the first iteration //p' <<<"$out")
 (( served > 0 )) || { cat "$work/fromtrace.err"; fail "plans from a trace served nothing in the first iteration"; }
 
 # A malformed file: one line, the run goes on.
-printf 'memplan-plans 1\nadapter drop-in\nprogram -\nunit 0 1\nvariant zz 1 sequence\n' >"$work/bad.plans"
+printf 'memplan-plans 2\nadapter drop-in\nprogram -\nunit 0 1\nvariant zz 1 sequence -\n' >"$work/bad.plans"
 out=$(run --plans "$work/bad.plans" -- "$program" 1 1 3 2>"$work/bad.err")
 [[ $(head -1 <<<"$out") == "$("$program" 1 1 3 | head -1)" ]] || fail "malformed file: output differs"
 grep -q "plans ignored, learning from scratch: $work/bad.plans:5: " "$work/bad.err" || { cat "$work/bad.err"; fail "malformed file: no line naming it"; }

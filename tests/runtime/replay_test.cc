@@ -1819,10 +1819,11 @@ TEST(ReplayTest, SavedPlansServeTheFirstIterationOfANewAllocator) {
 }
 
 // A first iteration unlike the others (a training loop's first step makes
-// the optimizer's state): with save_plans_file set the learner keeps its
+// the optimizer's state): with save_plans_file the learner keeps its
 // profile and saves it first, so that a process loading the file serves its
-// first iteration, and the steady variant from its second run (cold: from
-// its third).
+// first iteration; the steady variant, whose first run followed it and
+// agreed with the later ones, is saved as following it and serves the
+// second iteration (cold: from the third).
 TEST(ReplayTest, SavedPlansServeAFirstIterationUnlikeTheRest) {
   const std::vector<size_t> steady = Iteration().sizes;
   std::vector<size_t> first = steady;
@@ -1844,31 +1845,100 @@ TEST(ReplayTest, SavedPlansServeAFirstIterationUnlikeTheRest) {
   }
   ASSERT_EQ(file.units.size(), 1u);
   ASSERT_EQ(file.units[0].variants.size(), 2u);
-  EXPECT_EQ(file.units[0].variants[0].requests.size(), first.size()) << "the first iteration is saved first";
-  EXPECT_EQ(file.units[0].variants[1].requests.size(), steady.size());
+  const SavedVariant& saved_first = file.units[0].variants[0];
+  const SavedVariant& saved_steady = file.units[0].variants[1];
+  EXPECT_EQ(saved_first.requests.size(), first.size()) << "the first iteration is saved first";
+  EXPECT_EQ(saved_first.after, 0u);
+  EXPECT_EQ(saved_steady.requests.size(), steady.size());
+  EXPECT_EQ(saved_steady.after, saved_first.key) << "the steady variant first ran after the first iteration";
+  StatusOr<PlanFile> read = read_plan_file(write_plan_file(file));
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(*read, file);
 
   ReplayAllocator b(test_config(), backing);
-  ASSERT_TRUE(b.load_plans(file).ok());
+  ASSERT_TRUE(b.load_plans(*read).ok());
   LiveBlocks live;
+  const int64_t backing_before = backing.allocations.load();
   run_iteration(b, first, live);
   EXPECT_EQ(b.stats().served, first.size()) << "the first iteration is served from its own plan";
   b.mark();
-  // The steady variant's first run here is profiled (a variant's first run
-  // may make state it keeps); its saved plan serves it from its second.
   run_iteration(b, steady, live);
   b.mark();
-  EXPECT_EQ(b.stats().served, first.size());
-  EXPECT_EQ(b.stats().profiled, steady.size());
+  EXPECT_EQ(b.stats().served, first.size() + steady.size()) << "the second iteration is served from the file";
+  EXPECT_EQ(backing.allocations.load(), backing_before) << "no backing allocation in either";
   for (int i = 0; i < 2; ++i) {
     run_iteration(b, steady, live);
     b.mark();
   }
   const ReplayStats s = b.stats();
-  EXPECT_EQ(s.served, first.size() + 2 * steady.size());
-  EXPECT_EQ(s.profiled, steady.size()) << "no second profile: the saved plan serves";
+  EXPECT_EQ(s.served, first.size() + 3 * steady.size());
+  EXPECT_EQ(s.profiled, 0u) << "nothing profiled: the saved plans serve every iteration";
   EXPECT_EQ(s.plans_loaded, 2u);
   EXPECT_EQ(s.plans, 2u);
+  EXPECT_EQ(s.predictions_wrong, 0u);
   EXPECT_TRUE(b.check_invariants().ok()) << b.check_invariants().message();
+}
+
+// A variant serves its first run from the file only after the variant its
+// first run followed in the saving process. Saved: F, then G (a first run
+// unlike the rest, never planned), then S. Loaded into a run of F, S, S, S
+// (no G), S waits for its first run here, profiled, and is planned from the
+// file at its end; loaded into a run of F, G, S, S, it serves S's first run,
+// which follows G as in the saving process.
+TEST(ReplayTest, SavedPlansServeAFirstRunOnlyAfterTheVariantItFollowed) {
+  const std::vector<size_t> steady = Iteration().sizes;
+  std::vector<size_t> first = steady;
+  first.insert(first.begin() + 3, 1500);
+  std::vector<size_t> between = steady;
+  between.push_back(700);
+  between.push_back(900);
+  ReplayConfig config = test_config();
+  config.save_plans_file = "kept-for-saved_plans";
+  MockBacking backing;
+  PlanFile file;
+  {
+    ReplayAllocator a(config, backing);
+    LiveBlocks live;
+    for (const std::vector<size_t>* sizes :
+         std::initializer_list<const std::vector<size_t>*>{&first, &between, &steady, &steady, &steady}) {
+      run_iteration(a, *sizes, live);
+      a.mark();
+    }
+    file = a.saved_plans("the test");
+  }
+  ASSERT_EQ(file.units.size(), 1u);
+  ASSERT_EQ(file.units[0].variants.size(), 2u) << "F and S: G ran once and has no plan";
+  ASSERT_EQ(file.units[0].variants[1].requests.size(), steady.size());
+  EXPECT_NE(file.units[0].variants[1].after, 0u);
+  EXPECT_NE(file.units[0].variants[1].after, file.units[0].variants[0].key) << "S followed G, not F";
+  {
+    ReplayAllocator b(test_config(), backing);
+    ASSERT_TRUE(b.load_plans(file).ok());
+    LiveBlocks live;
+    for (int i = 0; i < 4; ++i) {
+      run_iteration(b, i == 0 ? first : steady, live);
+      b.mark();
+    }
+    const ReplayStats s = b.stats();
+    EXPECT_EQ(s.profiled, steady.size()) << "S's first run here followed F: profiled";
+    EXPECT_EQ(s.served, first.size() + 2 * steady.size());
+    EXPECT_EQ(s.plans_loaded, 2u);
+    EXPECT_TRUE(b.check_invariants().ok()) << b.check_invariants().message();
+  }
+  {
+    ReplayAllocator b(test_config(), backing);
+    ASSERT_TRUE(b.load_plans(file).ok());
+    LiveBlocks live;
+    for (const std::vector<size_t>* sizes :
+         std::initializer_list<const std::vector<size_t>*>{&first, &between, &steady, &steady}) {
+      run_iteration(b, *sizes, live);
+      b.mark();
+    }
+    const ReplayStats s = b.stats();
+    EXPECT_EQ(s.profiled, between.size()) << "only G, which no file serves";
+    EXPECT_EQ(s.served, first.size() + 2 * steady.size()) << "S served from its first run, after G";
+    EXPECT_TRUE(b.check_invariants().ok()) << b.check_invariants().message();
+  }
 }
 
 // No wrong serving: plans saved from one request pattern, loaded into an

@@ -12,7 +12,7 @@ PlanFile sample() {
   PlanFile f;
   f.adapter = "device";
   f.program = "python3 train.py --ctx 256";
-  SavedVariant sequence{.key = 0x8000a1b2c3d4e5f6ull, .keyed = false, .requests = {}};
+  SavedVariant sequence{.key = 0x8000a1b2c3d4e5f6ull, .keyed = false, .after = 0x5eed, .requests = {}};
   sequence.requests.push_back({.size = 4096, .alignment = 512, .lower = 0, .upper = 2, .offset = 0, .key = 0});
   sequence.requests.push_back({.size = 100, .alignment = 512, .lower = 1, .upper = -1, .offset = -1, .key = 0});
   sequence.requests.push_back({.size = 8192, .alignment = 512, .lower = 2, .upper = 3, .offset = 4096, .key = 0});
@@ -26,7 +26,9 @@ PlanFile sample() {
 TEST(PlanFile, WritesAndReadsBackEveryField) {
   const PlanFile f = sample();
   const std::string text = write_plan_file(f);
-  EXPECT_EQ(text.substr(0, text.find('\n')), "memplan-plans 1");
+  EXPECT_EQ(text.substr(0, text.find('\n')), "memplan-plans 2");
+  EXPECT_NE(text.find("\nvariant 8000a1b2c3d4e5f6 3 sequence 5eed\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nvariant 7 1 keyed -\n"), std::string::npos) << text;
   StatusOr<PlanFile> read = read_plan_file(text);
   ASSERT_TRUE(read.ok()) << read.status().message();
   EXPECT_EQ(*read, f);
@@ -53,23 +55,27 @@ TEST(PlanFile, MismatchNamesTheAdapterOrTheProgram) {
 
 // Each malformed file is refused with the line it fails on.
 TEST(PlanFile, RefusesMalformedFilesNamingTheLine) {
-  const std::string head = "memplan-plans 1\nadapter drop-in\nprogram -\n";
+  const std::string head = "memplan-plans 2\nadapter drop-in\nprogram -\n";
   const std::pair<std::string, std::string> cases[] = {
       {"", "f:0: not a memplan plan file"},
-      {"memplan-plans 2\n", "f:1: version 2"},
-      {"memplan-plans 1\nadapter gpu\n", "f:2: adapter"},
+      {"memplan-plans 3\n", "f:1: version 3"},
+      {"memplan-plans 0\n", "f:1: version 0"},
+      {"memplan-plans 2\nadapter gpu\n", "f:2: adapter"},
       {head, "f:3: the file ends without its end line"},
-      {head + "unit 0 1\nvariant 1 1 sequence\n16 16 1\nend\n", "f:6: a sequence request has 4 fields"},
-      {head + "unit 0 1\nvariant 1 1 sequence\n16 24 1 0\nend\n", "f:6: alignment"},
-      {head + "unit 0 1\nvariant 1 1 sequence\n16 16 0 0\nend\n", "f:6: upper: not after"},
-      {head + "unit 0 1\nvariant 1 1 sequence\n281474976710657 16 1 0\nend\n", "f:6: size"},
-      {head + "unit 0 1\nvariant 1 1 sequence\n16 16 1 -5\nend\n", "f:6: offset"},
-      {head + "unit 0 1\nvariant 1 2 sequence\n16 16 1 0\n", "f:6: the file ends inside a variant"},
-      {head + "unit 0 2\nvariant 1 0 sequence\nvariant 1 0 sequence\nend\n", "f:6: a variant's key appears twice"},
+      {head + "unit 0 1\nvariant 1 1 sequence -\n16 16 1\nend\n", "f:6: a sequence request has 4 fields"},
+      {head + "unit 0 1\nvariant 1 1 sequence -\n16 24 1 0\nend\n", "f:6: alignment"},
+      {head + "unit 0 1\nvariant 1 1 sequence -\n16 16 0 0\nend\n", "f:6: upper: not after"},
+      {head + "unit 0 1\nvariant 1 1 sequence -\n281474976710657 16 1 0\nend\n", "f:6: size"},
+      {head + "unit 0 1\nvariant 1 1 sequence -\n16 16 1 -5\nend\n", "f:6: offset"},
+      {head + "unit 0 1\nvariant 1 2 sequence -\n16 16 1 0\n", "f:6: the file ends inside a variant"},
+      {head + "unit 0 2\nvariant 1 0 sequence -\nvariant 1 0 sequence -\nend\n", "f:6: a variant's key appears twice"},
       {head + "unit 0 0\nunit 0 0\nend\n", "f:5: unit 0 appears twice"},
       {head + "unit 0 65\nend\n", "f:4: variants: more than 64"},
-      {head + "unit 0 1\nvariant 1 16777217 sequence\nend\n", "f:5: requests"},
-      {head + "unit 0 1\nvariant 1 1 keyed\n16 16 0 1 0 xyz\nend\n", "f:6: key"},
+      {head + "unit 0 1\nvariant 1 16777217 sequence -\nend\n", "f:5: requests"},
+      {head + "unit 0 1\nvariant 1 1 keyed -\n16 16 0 1 0 xyz\nend\n", "f:6: key"},
+      {head + "unit 0 1\nvariant 1 1 sequence\n16 16 1 0\nend\n", "f:5: expected: variant"},
+      {head + "unit 0 1\nvariant 1 1 sequence 0\n16 16 1 0\nend\n", "f:5: after"},
+      {head + "unit 0 1\nvariant 1 1 sequence q\n16 16 1 0\nend\n", "f:5: after"},
       {head + "end\nunit 0 0\n", "f:5: text after the end line"},
       {head + "unit a\x01b 0\nend\n", "f:4: unit name: a control character"},
   };
@@ -78,6 +84,26 @@ TEST(PlanFile, RefusesMalformedFilesNamingTheLine) {
     ASSERT_FALSE(read.ok()) << text;
     EXPECT_EQ(read.status().message().substr(0, expected.size()), expected) << read.status().message();
   }
+}
+
+// A version 1 file (no <after> on its variant lines) still reads: its
+// variants follow no other.
+TEST(PlanFile, ReadsVersionOne) {
+  const std::string text =
+      "memplan-plans 1\nadapter drop-in\nprogram -\nunit 0 1\nvariant a 2 sequence\n64 16 2 0\n32 16 - -\nend\n";
+  StatusOr<PlanFile> read = read_plan_file(text, "f");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(read->units.size(), 1u);
+  ASSERT_EQ(read->units[0].variants.size(), 1u);
+  const SavedVariant& v = read->units[0].variants[0];
+  EXPECT_EQ(v.key, 0xau);
+  EXPECT_EQ(v.after, 0u);
+  ASSERT_EQ(v.requests.size(), 2u);
+  EXPECT_EQ(v.requests[0].upper, 2);
+  EXPECT_EQ(v.requests[1].offset, -1);
+  EXPECT_FALSE(
+      read_plan_file("memplan-plans 1\nadapter drop-in\nprogram -\nunit 0 1\nvariant a 0 sequence -\nend\n").ok())
+      << "a version 1 variant line has four fields";
 }
 
 // A command line with control characters or spaces at either end reads back
