@@ -147,11 +147,13 @@ StatusOr<ModelResult> simulate_memplan(const DeviceTrace& trace, const MemplanMo
 // Cold: the window alone, from the start state, as the first window of a run
 // (profiling: the fallback serves).
 StatusOr<ModelResult> simulate_memplan_cold(const DeviceTrace& trace, const MemplanModelOptions& options = {});
-// Warm: the window alone, from the start state, with `plans` loaded before
-// its first request (DeviceReplayAllocator::load_plans; plans learnt from an
-// earlier recording of the job, simulate_memplan's `learnt`, or a live run's
-// --save-plans): the first window of a run that starts from plans. Plans of
-// another job or shape cost fallbacks, as in a live run.
+// Warm: the window alone with `plans` loaded before its first request
+// (DeviceReplayAllocator::load_plans; plans learnt from an earlier recording
+// of the job, simulate_memplan's `learnt`, or a live run's --save-plans): the
+// first window of a run that starts from plans. Its fallback starts empty
+// and holds the start state's live blocks, made in it before the window, not
+// the recorded segments (Note [Warm start state], memplan_model.cc). Plans
+// of another job or shape cost fallbacks, as in a live run.
 StatusOr<ModelResult> simulate_memplan_warm(const DeviceTrace& trace, const PlanFile& plans,
                                             const MemplanModelOptions& options = {});
 

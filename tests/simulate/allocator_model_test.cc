@@ -480,6 +480,48 @@ TEST(MemplanModel, StartStateStaysWithTheFallback) {
   EXPECT_LE(steady->peak_reserved_bytes, cold->peak_reserved_bytes);
 }
 
+// Note [Warm start state]: the warm model's fallback starts empty and makes
+// the start state's live blocks (40 and 4 MiB here) before the window; the
+// 60 MiB and 16 MiB the recording's segments held free beside them are not
+// the warm run's. The cold model keeps the recorded segments.
+TEST(MemplanModel, WarmStartMakesTheStartStateInItsFallback) {
+  const uint64_t base = uint64_t{1} << 45;
+  DeviceTrace trace = growing_window();
+  trace.start = {
+      {.address = base,
+       .size = 100 * MiB,
+       .blocks = {{.offset = 0, .size = 40 * MiB, .allocated = true}, {.offset = 40 * MiB, .size = 60 * MiB}}},
+      {.address = base + 100 * MiB,
+       .size = 20 * MiB,
+       .blocks = {{.offset = 0, .size = 4 * MiB, .allocated = true}, {.offset = 4 * MiB, .size = 16 * MiB}}}};
+  // The window frees the 4 MiB start block first, by its recorded address.
+  trace.requests.insert(trace.requests.begin(), free_of(base + 100 * MiB));
+  PlanFile learnt;
+  ASSERT_TRUE(simulate_memplan(trace, greedy(), &learnt).ok());
+  const StatusOr<ModelResult> cold = simulate_memplan_cold(trace, greedy());
+  ASSERT_TRUE(cold.ok()) << cold.status().message();
+  EXPECT_EQ(cold->start_reserved_bytes, 120 * MiB);
+  const StatusOr<ModelResult> warm = simulate_memplan_warm(trace, learnt, greedy());
+  ASSERT_TRUE(warm.ok()) << warm.status().message();
+  EXPECT_EQ(warm->served, 8u);
+  // By the caching rules from empty: a 40 MiB segment, and a 20 MiB one
+  // for the 4 MiB block (1-10 MiB requests share 20 MiB segments).
+  EXPECT_EQ(warm->start_reserved_bytes, 60 * MiB);
+  EXPECT_LE(warm->peak_reserved_bytes, 60 * MiB + warm->slab_bytes);
+  EXPECT_LT(warm->peak_reserved_bytes, cold->peak_reserved_bytes);
+  // With an exact fallback the start is the live bytes alone.
+  MemplanModelOptions exact = greedy();
+  exact.fallback = FallbackModel::kExact;
+  const StatusOr<ModelResult> warm_exact = simulate_memplan_warm(trace, learnt, exact);
+  ASSERT_TRUE(warm_exact.ok()) << warm_exact.status().message();
+  EXPECT_EQ(warm_exact->start_reserved_bytes, 44 * MiB);
+  EXPECT_EQ(warm_exact->served, 8u);
+  // A start state the caching model refuses is refused by the warm model too.
+  DeviceTrace overlapping = trace;
+  overlapping.start[1].address = base + 20 * MiB;
+  EXPECT_FALSE(simulate_memplan_warm(overlapping, learnt, greedy()).ok());
+}
+
 // Random traces on two streams, from a start state with live and free
 // blocks: whatever the model, it holds at least the blocks it hands out,
 // which hold at least what was asked for.
