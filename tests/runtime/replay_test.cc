@@ -1818,6 +1818,24 @@ TEST(ReplayTest, SavedPlansServeTheFirstIterationOfANewAllocator) {
   EXPECT_FALSE(b.load_plans(*read).ok()) << "plans are loaded before the first request only";
 }
 
+namespace {
+
+// The plan file of an allocator with save_plans_file set that ran
+// `iterations`, one mark after each.
+PlanFile saved_plans_after(const std::vector<const std::vector<size_t>*>& iterations, MockBacking& backing) {
+  ReplayConfig config = test_config();
+  config.save_plans_file = "kept-for-saved_plans";
+  ReplayAllocator a(config, backing);
+  LiveBlocks live;
+  for (const std::vector<size_t>* sizes : iterations) {
+    run_iteration(a, *sizes, live);
+    a.mark();
+  }
+  return a.saved_plans("the test");
+}
+
+}  // namespace
+
 // A first iteration unlike the others (a training loop's first step makes
 // the optimizer's state): with save_plans_file the learner keeps its
 // profile and saves it first, so that a process loading the file serves its
@@ -1828,21 +1846,8 @@ TEST(ReplayTest, SavedPlansServeAFirstIterationUnlikeTheRest) {
   const std::vector<size_t> steady = Iteration().sizes;
   std::vector<size_t> first = steady;
   first.insert(first.begin() + 3, 1500);
-  ReplayConfig config = test_config();
-  config.save_plans_file = "kept-for-saved_plans";
   MockBacking backing;
-  PlanFile file;
-  {
-    ReplayAllocator a(config, backing);
-    LiveBlocks live;
-    run_iteration(a, first, live);
-    a.mark();
-    for (int i = 0; i < 3; ++i) {
-      run_iteration(a, steady, live);
-      a.mark();
-    }
-    file = a.saved_plans("the test");
-  }
+  const PlanFile file = saved_plans_after({&first, &steady, &steady, &steady}, backing);
   ASSERT_EQ(file.units.size(), 1u);
   ASSERT_EQ(file.units[0].variants.size(), 2u);
   const SavedVariant& saved_first = file.units[0].variants[0];
@@ -1892,20 +1897,8 @@ TEST(ReplayTest, SavedPlansServeAFirstRunOnlyAfterTheVariantItFollowed) {
   std::vector<size_t> between = steady;
   between.push_back(700);
   between.push_back(900);
-  ReplayConfig config = test_config();
-  config.save_plans_file = "kept-for-saved_plans";
   MockBacking backing;
-  PlanFile file;
-  {
-    ReplayAllocator a(config, backing);
-    LiveBlocks live;
-    for (const std::vector<size_t>* sizes :
-         std::initializer_list<const std::vector<size_t>*>{&first, &between, &steady, &steady, &steady}) {
-      run_iteration(a, *sizes, live);
-      a.mark();
-    }
-    file = a.saved_plans("the test");
-  }
+  const PlanFile file = saved_plans_after({&first, &between, &steady, &steady, &steady}, backing);
   ASSERT_EQ(file.units.size(), 1u);
   ASSERT_EQ(file.units[0].variants.size(), 2u) << "F and S: G ran once and has no plan";
   ASSERT_EQ(file.units[0].variants[1].requests.size(), steady.size());
