@@ -18,12 +18,9 @@ std::atomic<uint32_t> g_collect_epoch{0};
 __thread uint32_t t_collect_epoch __attribute__((tls_model("initial-exec")));
 
 // Note [Trimming mimalloc] (runtime/os/mimalloc_library.cc).
-void (*g_after_collect)() = nullptr;
-
 void collect_this_thread() {
   t_collect_epoch = g_collect_epoch.load(std::memory_order_relaxed);
   runtime::os::collect_mimalloc(g_mi);
-  if (g_after_collect) g_after_collect();
 }
 
 void request_collect() {

@@ -67,9 +67,6 @@ inline void collect_if_asked() {
 }
 // Asks every thread to collect its mimalloc heap, collects this one's.
 void request_collect();
-// Called after each thread's collect when set (the drop-in: the delays of
-// its purge window, Note [Purge window]).
-extern void (*g_after_collect)();
 
 // Note [Backing ownership]: the address ranges of mimalloc's arenas.
 constexpr int kMaxMimallocArenas = 4;

@@ -41,7 +41,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -96,33 +95,19 @@ class DropInBacking final : public memplan::BackingAllocator {
   // their spans (coalesced with the free spans beside them) are
   // decommitted at once. Outside the window the delays are mimalloc's: at 0
   // throughout, every iteration still profiled faulted about twice as often.
-  // Opening, closing and the delays a thread's collect leaves behind are
-  // serialised by one mutex (marks take it only while a window is open):
-  // the planner thread's trims open windows while the owner's marks close
-  // them, and a collect restores the delays it read before collecting, so
-  // unserialised they could leave an open window with mimalloc's delays
-  // (measured: the profiled spans resident beside the slab, +25 MiB on
-  // mnasnet0_75 at 4 x 224 px, in 2 runs of 14) or a closed one at 0.
+  // A race between a window's opening and closing, or with a thread's own
+  // collect (which restores the delays it found), only moves the window.
   static void open_purge_window() {
     if (!pre::g_use_mimalloc) return;
-    std::lock_guard<std::mutex> lock(g_window_mutex);
-    g_purge_marks_left.store(kPurgeWindowMarks, std::memory_order_relaxed);
-    memplan::runtime::os::set_decommit_delays(pre::g_mi, {});
+    if (g_purge_marks_left.exchange(kPurgeWindowMarks, std::memory_order_relaxed) == 0) {
+      memplan::runtime::os::set_decommit_delays(pre::g_mi, {});
+    }
   }
   static void count_purge_window_mark() {
     if (__builtin_expect(g_purge_marks_left.load(std::memory_order_relaxed) == 0, 1)) return;
-    std::lock_guard<std::mutex> lock(g_window_mutex);
-    const int left = g_purge_marks_left.load(std::memory_order_relaxed);
-    if (left == 0) return;
-    g_purge_marks_left.store(left - 1, std::memory_order_relaxed);
-    if (left == 1) memplan::runtime::os::set_decommit_delays(pre::g_mi, g_delays);
-  }
-  // After a thread's collect (pre::g_after_collect): the delays of the
-  // window's state, whatever the collect restored.
-  static void settle_decommit_delays() {
-    std::lock_guard<std::mutex> lock(g_window_mutex);
-    const bool open = g_purge_marks_left.load(std::memory_order_relaxed) > 0;
-    memplan::runtime::os::set_decommit_delays(pre::g_mi, open ? memplan::runtime::os::DecommitDelays{} : g_delays);
+    if (g_purge_marks_left.fetch_sub(1, std::memory_order_relaxed) == 1) {
+      memplan::runtime::os::set_decommit_delays(pre::g_mi, g_delays);
+    }
   }
   static void save_decommit_delays() {
     if (pre::g_use_mimalloc) g_delays = memplan::runtime::os::decommit_delays(pre::g_mi);
@@ -131,7 +116,6 @@ class DropInBacking final : public memplan::BackingAllocator {
  private:
   static constexpr int kPurgeWindowMarks = 2;
   static inline std::atomic<int> g_purge_marks_left{0};
-  static inline std::mutex g_window_mutex;
   static inline memplan::runtime::os::DecommitDelays g_delays;  // mimalloc's, outside the window
 };
 
@@ -191,7 +175,6 @@ __attribute__((constructor)) void on_load() {
             config.backing.c_str(), why);
   }
   DropInBacking::save_decommit_delays();
-  pre::g_after_collect = &DropInBacking::settle_decommit_delays;
   auto* backing = new (g_backing_storage) DropInBacking;
   auto* allocator = new (g_allocator_storage) memplan::ReplayAllocator(config, *backing);
   if (!allocator->init_status().ok()) {
