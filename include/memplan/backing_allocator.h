@@ -5,7 +5,11 @@
 // allocator c10's alloc_cpu / free_cpu, tests a mock that counts calls.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdlib>
+
+#include <malloc.h>
 
 namespace memplan {
 
@@ -32,6 +36,22 @@ class BackingAllocator {
   // (glibc: malloc_trim(0)). Called at most once per plan, on the planning
   // thread, when config.trim_backing is set. The default keeps everything.
   virtual void release_free_memory() {}
+};
+
+// A BackingAllocator over the C heap (posix_memalign, calloc, realloc,
+// free), sizes of 0 taken as 1: for replays outside the drop-in — a trace
+// replayed into plans, tests, benchmarks. Not for the drop-in itself, whose
+// malloc is the one being replaced.
+class HeapBacking : public BackingAllocator {
+ public:
+  void* allocate(size_t size, size_t alignment) override {
+    void* p = nullptr;
+    return posix_memalign(&p, std::max(alignment, sizeof(void*)), std::max<size_t>(size, 1)) == 0 ? p : nullptr;
+  }
+  void* allocate_zeroed(size_t size) override { return std::calloc(1, std::max<size_t>(size, 1)); }
+  void* reallocate(void* p, size_t size) override { return std::realloc(p, std::max<size_t>(size, 1)); }
+  void deallocate(void* p) override { std::free(p); }
+  size_t usable_size(void* p) override { return malloc_usable_size(p); }
 };
 
 }  // namespace memplan

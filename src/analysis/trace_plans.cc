@@ -13,21 +13,6 @@
 namespace memplan {
 namespace {
 
-// Real memory for the requests the slabs do not serve: the replay copies a
-// slab block into its backing block when a realloc moves it.
-class HeapBacking final : public BackingAllocator {
- public:
-  void* allocate(size_t size, size_t alignment) override {
-    void* p = nullptr;
-    return posix_memalign(&p, std::max(alignment, sizeof(void*)), std::max<size_t>(size, 1)) == 0 ? p : nullptr;
-  }
-  void* allocate_zeroed(size_t size) override { return std::calloc(1, std::max<size_t>(size, 1)); }
-  void* reallocate(void* p, size_t size) override { return std::realloc(p, std::max<size_t>(size, 1)); }
-  void deallocate(void* p) override { std::free(p); }
-  size_t usable_size(void*) override { return 0; }
-  void release_free_memory() override {}
-};
-
 // The drop-in's configuration (replay_interpose.cc) for a replay that must
 // make the plans the drop-in would: plans made at the boundary (a planner
 // thread could finish after the trace's last mark), and the first

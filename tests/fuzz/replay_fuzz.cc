@@ -37,6 +37,7 @@
 #include <map>
 #include <vector>
 
+#include "memplan/backing_allocator.h"
 #include "memplan/replay.h"
 
 namespace {
@@ -44,18 +45,6 @@ namespace {
 void require(bool condition) {
   if (!condition) std::abort();
 }
-
-class MallocBacking final : public memplan::BackingAllocator {
- public:
-  void* allocate(size_t size, size_t alignment) override {
-    void* p = nullptr;
-    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : nullptr;
-  }
-  void* allocate_zeroed(size_t size) override { return std::calloc(1, size ? size : 1); }
-  void* reallocate(void* p, size_t size) override { return std::realloc(p, size ? size : 1); }
-  void deallocate(void* p) override { std::free(p); }
-  size_t usable_size(void*) override { return 0; }
-};
 
 struct Live {
   unsigned char* p;
@@ -180,7 +169,7 @@ size_t size_from(uint8_t hi, uint8_t lo) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2 || size > 4096) return 0;
-  MallocBacking backing;
+  memplan::HeapBacking backing;
   memplan::ReplayConfig config;
   config.profile_iterations = 2;
   config.deviations_to_reprofile = 2;

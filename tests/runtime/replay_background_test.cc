@@ -14,21 +14,15 @@
 #include <thread>
 #include <vector>
 
+#include "memplan/backing_allocator.h"
 #include "memplan/replay.h"
 
 namespace memplan {
 namespace {
 
-class HeapBacking final : public BackingAllocator {
+// The C heap, counting the planner thread's requests to trim it.
+class CountingHeap final : public HeapBacking {
  public:
-  void* allocate(size_t size, size_t alignment) override {
-    void* p = nullptr;
-    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : nullptr;
-  }
-  void* allocate_zeroed(size_t size) override { return std::calloc(1, size ? size : 1); }
-  void* reallocate(void* p, size_t size) override { return std::realloc(p, size); }
-  void deallocate(void* p) override { std::free(p); }
-  size_t usable_size(void*) override { return 0; }
   void release_free_memory() override { releases.fetch_add(1); }
   std::atomic<int> releases{0};
 };
@@ -109,7 +103,7 @@ class GatedBacking final : public BackingAllocator {
   void release_free_memory() override {
     while (!open.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  HeapBacking heap;
+  CountingHeap heap;
   std::atomic<bool> open{false};
 };
 
@@ -142,7 +136,7 @@ TEST(ReplayBackgroundTest, BoundaryThatAgreesBeforeThePlanIsDoneKeepsProfilingAn
 // third iteration, the one after the two that agree, as when planning at
 // the boundary; nothing is served before two iterations agreed.
 TEST(ReplayBackgroundTest, ALoopIsServedFromTheIterationAfterTheTwoThatAgree) {
-  HeapBacking backing;
+  CountingHeap backing;
   ReplayAllocator a(background_config(), backing);
   bool intact = true;
   EXPECT_EQ(served_in_iteration(a, kPatternA, intact), 0u);
@@ -164,7 +158,7 @@ TEST(ReplayBackgroundTest, ALoopIsServedFromTheIterationAfterTheTwoThatAgree) {
 // serves nothing. A loop whose second iteration differs is served from the
 // iteration after the next two that agree.
 TEST(ReplayBackgroundTest, APlanMadeAheadServesOnlyAfterAnIterationAgreesWithIt) {
-  HeapBacking backing;
+  CountingHeap backing;
   ReplayAllocator a(background_config(), backing);
   bool intact = true;
   EXPECT_EQ(served_in_iteration(a, kPatternA, intact), 0u);
@@ -183,7 +177,7 @@ TEST(ReplayBackgroundTest, APlanMadeAheadServesOnlyAfterAnIterationAgreesWithIt)
 // allocator after it plans (the unit is profiling another iteration then)
 // and again once the plan is adopted, when that iteration's blocks are free.
 TEST(ReplayBackgroundTest, AdoptingABackgroundPlanTrimsTheBackingAllocatorAgain) {
-  HeapBacking backing;
+  CountingHeap backing;
   ReplayAllocator a(background_config(), backing);
   ASSERT_TRUE(iterate_until_replaying(a, kPatternA));
   ASSERT_EQ(a.stats().plans, 1u);
@@ -198,7 +192,7 @@ TEST(ReplayBackgroundTest, AdoptingABackgroundPlanTrimsTheBackingAllocatorAgain)
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(backing.releases.load(), 2) << "replayed iterations do not trim";
 
-  HeapBacking untrimmed;
+  CountingHeap untrimmed;
   ReplayConfig config = background_config();
   config.trim_backing = false;
   ReplayAllocator b(config, untrimmed);
@@ -208,7 +202,7 @@ TEST(ReplayBackgroundTest, AdoptingABackgroundPlanTrimsTheBackingAllocatorAgain)
 }
 
 TEST(ReplayBackgroundTest, PlanOfAProfileThatChangedMeanwhileIsNeverAdopted) {
-  HeapBacking backing;
+  CountingHeap backing;
   ReplayAllocator a(background_config(), backing);
   ASSERT_TRUE(run_iteration(a, kPatternA));
   a.mark();
@@ -224,7 +218,7 @@ TEST(ReplayBackgroundTest, PlanOfAProfileThatChangedMeanwhileIsNeverAdopted) {
 }
 
 TEST(ReplayBackgroundTest, APlanWhoseMaximaGrewMeanwhileIsAdoptedAndMadeAgain) {
-  HeapBacking backing;
+  CountingHeap backing;
   ReplayAllocator a(background_config(), backing);
   ASSERT_TRUE(run_iteration(a, kPatternA));
   a.mark();
@@ -253,7 +247,7 @@ TEST(ReplayBackgroundTest, APlanWhoseMaximaGrewMeanwhileIsAdoptedAndMadeAgain) {
 }
 
 TEST(ReplayBackgroundTest, DestroyingTheAllocatorWhileAPlanIsQueuedWaitsForThePlanner) {
-  HeapBacking backing;
+  CountingHeap backing;
   ReplayConfig config = background_config();
   config.planner = "portfolio";
   config.plan_time_limit_seconds = 0.05;
@@ -269,7 +263,7 @@ TEST(ReplayBackgroundTest, DestroyingTheAllocatorWhileAPlanIsQueuedWaitsForThePl
 }
 
 TEST(ReplayBackgroundTest, ForkChildPlansAtItsBoundaryWithoutAThread) {
-  HeapBacking backing;
+  CountingHeap backing;
   ReplayAllocator a(background_config(), backing);
   ASSERT_TRUE(run_iteration(a, kPatternA));
   a.mark();

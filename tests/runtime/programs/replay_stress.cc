@@ -41,6 +41,7 @@
 #include <vector>
 
 #ifdef MEMPLAN_STRESS_DIRECT
+#include "memplan/backing_allocator.h"
 #include "memplan/replay.h"
 #else
 extern "C" {
@@ -71,18 +72,7 @@ constexpr int kIterations = 24;
 constexpr int kChildIterations = 12;
 
 #ifdef MEMPLAN_STRESS_DIRECT
-class MallocBacking final : public memplan::BackingAllocator {
- public:
-  void* allocate(size_t size, size_t alignment) override {
-    void* p = nullptr;
-    return posix_memalign(&p, alignment, size ? size : 1) == 0 ? p : nullptr;
-  }
-  void* allocate_zeroed(size_t size) override { return std::calloc(1, size); }
-  void* reallocate(void* p, size_t size) override { return std::realloc(p, size); }
-  void deallocate(void* p) override { std::free(p); }
-  size_t usable_size(void*) override { return 0; }
-};
-MallocBacking g_backing;
+memplan::HeapBacking g_backing;
 memplan::ReplayAllocator* g_replay = nullptr;
 void* stress_malloc(size_t n) { return g_replay->allocate(n); }
 void* stress_calloc(size_t n) { return g_replay->allocate_zeroed(n); }
