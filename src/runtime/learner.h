@@ -188,8 +188,9 @@ class Learner {
   // skipped. Call at a boundary or before the unit's first request. Returns
   // how many were taken.
   size_t seed(const std::vector<SavedVariant>& variants, const Planning& planning, Adapter& adapter);
-  // In the unit's first iteration, after a deviation of a seeded plan while
-  // none of its blocks is live: drops every seeded plan and gives the slab
+  // In the unit's first iteration, or a later one while no seeded plan has
+  // served a request yet, after a deviation of a seeded plan while none of
+  // its blocks is live: drops every seeded plan and gives the slab
   // back (Note [Plans from a file]); the rest of the iteration goes to the
   // backing allocator and the next one profiles. False, changing nothing,
   // in any other state.

@@ -52,7 +52,10 @@
 //     fit), the adapter drops them and gives their slab back at once
 //     (drop_seed; the device allocator): on the real cs336 snapshots a file
 //     of another context length otherwise held its unused slab beside the
-//     fallback for the whole window.
+//     fallback for the whole window. The same holds for a later iteration
+//     while no seeded plan has served a request: a start-up whose kept
+//     blocks are all resident (Note [Resident blocks], device_replay.cc)
+//     serves none, and the parameters of another context length match.
 // Only what upper-bound plans keep can be saved: a variant whose agreed
 // profile was released after planning (upper_bound_plans off) is not; nor
 // is one of more than kMaxSavedRequests requests.
@@ -233,7 +236,11 @@ void Learner::adopt_seed(uint64_t key, const Planning& planning, Adapter& adapte
 }
 
 bool Learner::drop_seed(Adapter& adapter) {
-  if (counters_.iterations.get() != 0 || counters_.plans_loaded.get() == 0) return false;
+  // The first iteration, or a later one when no seeded plan has served a
+  // request yet (a start-up whose blocks are all resident, Note [Resident
+  // blocks] in device_replay.cc, is an iteration that serves none).
+  if (counters_.plans_loaded.get() == 0) return false;
+  if (counters_.iterations.get() != 0 && counters_.served.get() != 0) return false;
   if (phase_ != ReplayPhase::kReplaying || !serving_ || adapter.slab_in_use()) return false;
   std::unique_lock<std::mutex> mapping(slab_mutex_, std::try_to_lock);
   if (!mapping.owns_lock()) return false;

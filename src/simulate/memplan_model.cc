@@ -15,14 +15,20 @@
 // to the fallback, whose caching rules are the recorded allocator's, so its
 // segments at the window's start are those of the recording. A run that
 // loads plans at its start never had them: the slab served every planned
-// request of the iterations before the window, and the fallback holds only
-// what outlives an iteration (parameters, gradients, optimizer state). So
-// the warm model starts with an empty fallback in which the start state's
-// live blocks are made, in address order, before the window, as the steady
-// model's replays make them again (restore_start). On the cs336 AdamW steps
-// at context 256 and 512 the recorded start state holds 5.9 GiB more than
-// its live blocks (PyTorch's cache and splits), and the warm model started
-// from it peaked at that start, before any request.
+// request of the iterations before the window, and what outlives an
+// iteration (parameters, gradients, optimizer state) was made through the
+// allocator before the window. So the warm model starts with an empty
+// fallback, makes the start state's live blocks through the allocator, in
+// address order (those of the window's first stream first), as the
+// program's start-up before its first mark, then marks and replays the
+// window. On the cs336 AdamW steps at context 256 and 512 the recorded
+// start state holds 5.9 GiB more than its live blocks (PyTorch's cache and
+// splits), and the warm model started from it peaked at that start, before
+// any request. The plans the steady model saves (simulate_memplan's
+// `learnt`) lead with that start-up: a variant of the start state's blocks
+// of the first stream, every one escaped, so that a unit seeded from them
+// serves its start-up from resident slots (Note [Resident blocks],
+// device_replay.cc) and its window from the window's plan.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -31,6 +37,7 @@
 
 #include "memplan/allocator_model.h"
 #include "runtime/device/device_replay.h"
+#include "runtime/profile.h"
 #include "simulate/caching_model.h"
 #include "simulate/trace_driver.h"
 
@@ -255,18 +262,30 @@ class Replayer {
     }
   }
 
-  // Note [Warm start state]: the start state's live blocks, made in the
-  // fallback from empty, in address order (the order a run made them in,
-  // as far as a snapshot tells), as the fallback of a run served from plans
-  // since its start would hold them.
-  void remake_start() {
-    std::vector<std::pair<uint64_t, LiveBlock>> blocks(start_.begin(), start_.end());
-    std::sort(blocks.begin(), blocks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [id, block] : blocks) {
-      block.pointer = device_.allocate(block.size, handle_of(block.stream));
+  // Note [Warm start state]: the start state's live blocks, made through
+  // the allocator before its first mark, in address order with those of
+  // `first_stream` first, as a run served from plans since its start makes
+  // them; then the mark that ends the start-up.
+  Status remake_start(int64_t first_stream) {
+    for (auto& [id, block] : start_order(first_stream)) {
+      block.pointer = allocator_.allocate(block.size, trace_.device, handle_of(block.stream));
+      if (block.pointer == nullptr) return Internal("the simulated device refused a block of the start state");
       start_[id] = block;
       live_[id] = block;
     }
+    allocator_.mark();
+    return Status::Ok();
+  }
+
+  // The start state's blocks in the order remake_start makes them.
+  std::vector<std::pair<uint64_t, LiveBlock>> start_order(int64_t first_stream) const {
+    std::vector<std::pair<uint64_t, LiveBlock>> blocks(start_.begin(), start_.end());
+    std::sort(blocks.begin(), blocks.end(), [first_stream](const auto& a, const auto& b) {
+      const bool a_first = a.second.stream == first_stream;
+      const bool b_first = b.second.stream == first_stream;
+      return a_first != b_first ? a_first : a.first < b.first;
+    });
+    return blocks;
   }
 
   void start_measuring() {
@@ -316,6 +335,43 @@ ReplayConfig sized_config(const DeviceTrace& trace, const ReplayConfig& config) 
   return sized;
 }
 
+// The stream of the window's first request (0 when it has none).
+int64_t first_request_stream(const DeviceTrace& trace) {
+  for (const Request& q : trace.requests) {
+    if (q.kind == Request::Kind::kAlloc) return q.stream;
+  }
+  return 0;
+}
+
+// Note [Warm start state]: the start-up variant of the first stream's unit,
+// put first in its saved variants (and the window's variant recorded as
+// following it): the start state's blocks of that stream,
+// in the order the warm model makes them, every one escaped, keyed as the
+// unit's learner keys the iteration that makes them.
+void lead_with_start_up(const DeviceTrace& trace, const std::vector<std::pair<uint64_t, LiveBlock>>& order,
+                        int64_t first_stream, const ReplayConfig& config, PlanFile& file) {
+  runtime::Profile profile;
+  SavedVariant start_up;
+  for (const auto& [id, block] : order) {
+    if (block.stream != first_stream) break;
+    const auto tick = static_cast<int64_t>(start_up.requests.size());
+    start_up.requests.push_back({.size = block.size, .alignment = kBlockAlignment, .lower = tick, .upper = -1});
+    profile.requests.push_back({block.size, kBlockAlignment});
+    profile.uppers.push_back(runtime::kEscaped);
+  }
+  if (start_up.requests.empty() || start_up.requests.size() > kMaxSavedRequests) return;
+  start_up.key = runtime::structure_key_of(profile, !config.upper_bound_plans);
+  const std::string name = "cuda:" + std::to_string(trace.device) + "/0";
+  auto unit = std::find_if(file.units.begin(), file.units.end(), [&](const SavedUnit& u) { return u.name == name; });
+  if (unit == file.units.end()) unit = file.units.insert(file.units.end(), SavedUnit{.name = name});
+  // The window's variant, which the unit ran first, follows the start-up
+  // (its plan covers its first run: the model's replays are identical), so
+  // that a loading unit serves the window from its first request.
+  if (!unit->variants.empty() && unit->variants.front().after == 0) unit->variants.front().after = start_up.key;
+  unit->variants.insert(unit->variants.begin(), std::move(start_up));
+  if (unit->variants.size() > kMaxSavedVariants) unit->variants.resize(kMaxSavedVariants);
+}
+
 // `plans`: loaded before the first request (the warm model); `learnt`: what
 // the allocator learnt, after the measured replay.
 StatusOr<ModelResult> run_memplan(const DeviceTrace& trace, const MemplanModelOptions& options, bool steady,
@@ -329,7 +385,8 @@ StatusOr<ModelResult> run_memplan(const DeviceTrace& trace, const MemplanModelOp
                            runtime::DeviceReplayAllocator::create(sized_config(trace, options.config), device));
   if (plans) MEMPLAN_RETURN_IF_ERROR((*allocator).load_plans(*plans));
   Replayer replayer(trace, device, *allocator);
-  if (fresh_start) replayer.remake_start();
+  const int64_t first_stream = first_request_stream(trace);
+  if (fresh_start) MEMPLAN_RETURN_IF_ERROR(replayer.remake_start(first_stream));
   replayer.measure_start_state();
   if (steady) {
     for (int64_t i = 0; i < options.config.profile_iterations; ++i) {
@@ -348,7 +405,10 @@ StatusOr<ModelResult> run_memplan(const DeviceTrace& trace, const MemplanModelOp
                     " blocks its fallback never handed out");
   }
 
-  if (learnt) *learnt = allocator->saved_plans("");
+  if (learnt) {
+    *learnt = allocator->saved_plans("");
+    lead_with_start_up(trace, replayer.start_order(first_stream), first_stream, options.config, *learnt);
+  }
   ModelResult r;
   r.peak_reserved_bytes = device.peak();
   r.peak_request_index = device.peak_index();

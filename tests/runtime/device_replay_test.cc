@@ -1,8 +1,9 @@
 // Tests of the device replay allocator (runtime/device/device_replay.h) on a
 // mock device (mock_device.h): learning and serving per stream, growth,
-// keyed plans, blocks kept past their plan, out-of-memory, and a property
-// test of the stream rule (Note [Streams]) on random multi-stream programs
-// whose kernels run late and out of order across streams.
+// keyed plans, blocks kept past their plan, out-of-memory, resident slots
+// seeded from a plan file, and a property test of the stream rule (Note
+// [Streams]) on random multi-stream programs whose kernels run late and out
+// of order across streams, with and without resident slots.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,12 +13,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "memplan/plan_file.h"
 #include "mock_device.h"
 #include "runtime/device/device_replay.h"
 
 namespace memplan::runtime {
 namespace {
 
+using testing::MockDevice;
 using testing::MockDevices;
 using testing::MockStreams;
 
@@ -257,6 +260,99 @@ TEST(DeviceReplay, MemoryStatsCountTheMappedSlabAsReservedWhenServing) {
 }
 
 // ---------------------------------------------------------------------------
+// Note [Resident blocks]: a seeded unit serves the requests no plan serves
+// from slots made for the first saved variant's escaped requests.
+
+// A saved variant of sequence identity: per request its size and the tick it
+// is freed at (-1: escaped).
+SavedVariant saved_variant(uint64_t key, const std::vector<std::pair<uint64_t, int64_t>>& requests) {
+  SavedVariant v{.key = key};
+  for (const auto& [size, upper] : requests) {
+    v.requests.push_back(
+        {.size = size, .alignment = 512, .lower = static_cast<int64_t>(v.requests.size()), .upper = upper});
+  }
+  return v;
+}
+
+PlanFile device_file(std::vector<SavedVariant> variants) {
+  PlanFile file{.adapter = "device"};
+  file.units.push_back({.name = "cuda:0/0", .variants = std::move(variants)});
+  return file;
+}
+
+TEST(DeviceResident, EscapedRequestsOfTheFirstVariantAreServedFromSlotsOfTheirOwn) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  // The saving run's first iteration: three blocks kept (1 MiB, 600 B, 2 MiB)
+  // and a 3 MiB temporary freed at tick 2.
+  ASSERT_TRUE(a->load_plans(device_file({saved_variant(0x8000000000000001,
+                                                       {{1 << 20, -1}, {3 << 20, 2}, {600, -1}, {2 << 20, -1}})}))
+                  .ok());
+  void* stream = MockStreams::handle(0);
+  auto* p1 = static_cast<unsigned char*>(a->allocate(1 << 20, 0, stream));
+  void* temporary = a->allocate(3 << 20, 0, stream);
+  a->deallocate(temporary, 3 << 20, 0, stream);
+  auto* p3 = static_cast<unsigned char*>(a->allocate(600, 0, stream));
+  auto* p4 = static_cast<unsigned char*>(a->allocate(2 << 20, 0, stream));
+  // Packed in the saved order, 600 B rounded to 512 B blocks.
+  EXPECT_EQ(p3, p1 + (1 << 20));
+  EXPECT_EQ(p4, p3 + 1024);
+  EXPECT_EQ(devices[0].fallback_allocations, 0) << "the temporary is the seeded plan's, the rest resident";
+  // The region is mapped beside the slab: 3 MiB + 1 KiB in 64 KiB granules.
+  const uint64_t region = ((3u << 20) + 1024 + MockDevice::kGranule - 1) / MockDevice::kGranule * MockDevice::kGranule;
+  EXPECT_EQ(a->memory_stats().reserved_bytes, region + a->stats().slab_bytes);
+  EXPECT_EQ(a->memory_stats().served, 4u);
+  // A kept block freed and made again (a gradient of a later step) takes its
+  // slot again, after the boundary too; a size with no free slot falls back.
+  a->mark();
+  a->deallocate(p4, 2 << 20, 0, stream);
+  EXPECT_EQ(a->allocate(2 << 20, 0, stream), p4);
+  void* other = a->allocate(2 << 20, 0, stream);
+  EXPECT_FALSE(other == p1 || other == p3 || other == p4);
+  EXPECT_EQ(devices[0].fallback_allocations, 1);
+  a->deallocate(other, 2 << 20, 0, stream);
+  // A free inside the region that is no live slot's start is ignored, never
+  // handed to the fallback.
+  a->deallocate(p1 + 512, 512, 0, stream);
+  EXPECT_EQ(a->stats().invalid_frees, 1u);
+  EXPECT_EQ(devices[0].errors, 0);
+  ASSERT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+  // Once no slot is live at a boundary, the region is given back whole.
+  a->deallocate(p1, 1 << 20, 0, stream);
+  a->deallocate(p3, 600, 0, stream);
+  a->deallocate(p4, 2 << 20, 0, stream);
+  a->deallocate(p4, 2 << 20, 0, stream);  // twice: the slot is free, and listed free once
+  EXPECT_EQ(a->stats().invalid_frees, 2u);
+  ASSERT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+  const int64_t synchronized = devices[0].synchronizes;
+  a->mark();
+  EXPECT_EQ(a->memory_stats().reserved_bytes, a->stats().slab_bytes);
+  EXPECT_GT(devices[0].synchronizes, synchronized) << "its stream's kernels finish before it is unmapped";
+  ASSERT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+  EXPECT_EQ(devices[0].errors, 0);
+}
+
+TEST(DeviceResident, NoRegionWithoutEscapedRequestsOrBeyondTheSlabLimit) {
+  void* stream = MockStreams::handle(0);
+  {
+    MockDevices devices(1);
+    auto a = make(devices);
+    ASSERT_TRUE(a->load_plans(device_file({saved_variant(0x8000000000000001, {{4096, 1}, {8192, 2}})})).ok());
+    a->allocate(4096, 0, stream);  // the seeded plan's first block
+    EXPECT_EQ(a->memory_stats().served, 1u);
+    EXPECT_EQ(a->memory_stats().reserved_bytes, a->stats().slab_bytes) << "a slab and no region";
+  }
+  {
+    MockDevices devices(1);
+    auto a = make(devices);  // max_slab_bytes: 32 MiB
+    ASSERT_TRUE(a->load_plans(device_file({saved_variant(0x8000000000000001, {{20 << 20, -1}, {20 << 20, -1}})})).ok());
+    void* p = a->allocate(20 << 20, 0, stream);
+    EXPECT_EQ(devices[0].fallback_allocations, 1);
+    a->deallocate(p, 20 << 20, 0, stream);
+  }
+}
+
+// ---------------------------------------------------------------------------
 // The stream rule, as a property: random programs on 3 streams whose kernels
 // run late and in random order across streams. Each tensor is filled by a
 // kernel on its stream when made and checked by another just before the host
@@ -392,6 +488,42 @@ TEST(DeviceReplayStreams, RandomProgramsNeverShareBytesAcrossStreams) {
     served += static_cast<int64_t>(a->stats().served);
   }
   EXPECT_GT(served, 0);  // the property ran on served blocks, not only on fallbacks
+}
+
+// The same property with a plan file loaded whose first variant keeps blocks
+// of the program's sizes on every stream: resident slots serve some requests
+// of every stream, and still no byte is shared or unmapped while queued
+// kernels use it.
+TEST(DeviceReplayStreams, RandomProgramsWithResidentSlotsNeverShareBytes) {
+  uint64_t resident_served = 0;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    std::mt19937_64 rng(seed);
+    const Program program = random_program(rng, 3);
+    PlanFile file{.adapter = "device"};
+    for (size_t s = 0; s < program.size(); ++s) {
+      std::vector<std::pair<uint64_t, int64_t>> kept;
+      for (const Tensor& t : program[s]) {
+        if (std::uniform_int_distribution<int>(0, 1)(rng) == 0) kept.push_back({t.size, -1});
+      }
+      if (kept.empty()) continue;
+      file.units.push_back(
+          {.name = "cuda:0/" + std::to_string(s), .variants = {saved_variant(0x8000000000000001 + s, kept)}});
+    }
+    MockDevices devices(1);
+    MockStreams streams(3, seed);
+    devices[0].on_synchronize = [&streams](void* stream) { streams.drain_handle(stream); };
+    devices[0].in_use = [&streams](void* p, size_t bytes) { return streams.touches(p, bytes); };
+    auto a = make(devices);
+    ASSERT_TRUE(a->load_plans(file).ok());
+    ASSERT_EQ(run_streams(*a, streams, program, 6, seed), 0) << "seed " << seed;
+    ASSERT_EQ(devices[0].unmapped_in_use, 0) << "seed " << seed;
+    ASSERT_TRUE(a->check_invariants().ok()) << "seed " << seed << ": " << a->check_invariants().message();
+    ASSERT_EQ(devices[0].errors, 0) << "seed " << seed;
+    ASSERT_EQ(devices[0].fallback_live(), 0u) << "seed " << seed;
+    const DeviceMemoryStats m = a->memory_stats();
+    resident_served += m.served - a->stats().served;
+  }
+  EXPECT_GT(resident_served, 100u);  // the property ran on resident slots
 }
 
 // A slab is unmapped (the allocator goes, or a unit re-profiles and gives its

@@ -480,11 +480,14 @@ TEST(MemplanModel, StartStateStaysWithTheFallback) {
   EXPECT_LE(steady->peak_reserved_bytes, cold->peak_reserved_bytes);
 }
 
-// Note [Warm start state]: the warm model's fallback starts empty and makes
-// the start state's live blocks (40 and 4 MiB here) before the window; the
+// Note [Warm start state]: the warm model makes the start state's live
+// blocks (40 and 4 MiB here) through the allocator before the window; the
 // 60 MiB and 16 MiB the recording's segments held free beside them are not
-// the warm run's. The cold model keeps the recorded segments.
-TEST(MemplanModel, WarmStartMakesTheStartStateInItsFallback) {
+// the warm run's. The steady model's plans lead with that start-up, whose
+// blocks the loading unit serves from resident slots (Note [Resident
+// blocks]): 44 MiB, whatever the fallback's rules. The cold model keeps the
+// recorded segments.
+TEST(MemplanModel, WarmStartServesTheStartStateFromResidentSlots) {
   const uint64_t base = uint64_t{1} << 45;
   DeviceTrace trace = growing_window();
   trace.start = {
@@ -498,24 +501,38 @@ TEST(MemplanModel, WarmStartMakesTheStartStateInItsFallback) {
   trace.requests.insert(trace.requests.begin(), free_of(base + 100 * MiB));
   PlanFile learnt;
   ASSERT_TRUE(simulate_memplan(trace, greedy(), &learnt).ok());
+  // The start-up leads, every block escaped, in address order; the window's
+  // variant follows it.
+  ASSERT_EQ(learnt.units.size(), 1u);
+  ASSERT_EQ(learnt.units[0].variants.size(), 2u);
+  const SavedVariant& start_up = learnt.units[0].variants[0];
+  ASSERT_EQ(start_up.requests.size(), 2u);
+  EXPECT_EQ(start_up.requests[0].size, 40 * MiB);
+  EXPECT_EQ(start_up.requests[1].size, 4 * MiB);
+  EXPECT_EQ(start_up.requests[0].upper, -1);
+  EXPECT_EQ(learnt.units[0].variants[1].after, start_up.key);
   const StatusOr<ModelResult> cold = simulate_memplan_cold(trace, greedy());
   ASSERT_TRUE(cold.ok()) << cold.status().message();
   EXPECT_EQ(cold->start_reserved_bytes, 120 * MiB);
-  const StatusOr<ModelResult> warm = simulate_memplan_warm(trace, learnt, greedy());
-  ASSERT_TRUE(warm.ok()) << warm.status().message();
-  EXPECT_EQ(warm->served, 8u);
-  // By the caching rules from empty: a 40 MiB segment, and a 20 MiB one
-  // for the 4 MiB block (1-10 MiB requests share 20 MiB segments).
-  EXPECT_EQ(warm->start_reserved_bytes, 60 * MiB);
-  EXPECT_LE(warm->peak_reserved_bytes, 60 * MiB + warm->slab_bytes);
-  EXPECT_LT(warm->peak_reserved_bytes, cold->peak_reserved_bytes);
-  // With an exact fallback the start is the live bytes alone.
-  MemplanModelOptions exact = greedy();
-  exact.fallback = FallbackModel::kExact;
-  const StatusOr<ModelResult> warm_exact = simulate_memplan_warm(trace, learnt, exact);
-  ASSERT_TRUE(warm_exact.ok()) << warm_exact.status().message();
-  EXPECT_EQ(warm_exact->start_reserved_bytes, 44 * MiB);
-  EXPECT_EQ(warm_exact->served, 8u);
+  for (const FallbackModel fallback : {FallbackModel::kCaching, FallbackModel::kExact}) {
+    MemplanModelOptions options = greedy();
+    options.fallback = fallback;
+    const StatusOr<ModelResult> warm = simulate_memplan_warm(trace, learnt, options);
+    ASSERT_TRUE(warm.ok()) << warm.status().message();
+    EXPECT_EQ(warm->served, 8u);
+    EXPECT_EQ(warm->fallback, 0u);
+    EXPECT_EQ(warm->start_reserved_bytes, 44 * MiB + warm->slab_bytes) << "the window's slab is mapped at the mark";
+    EXPECT_LE(warm->peak_reserved_bytes, 44 * MiB + warm->slab_bytes);
+    EXPECT_LT(warm->peak_reserved_bytes, cold->peak_reserved_bytes);
+  }
+  // Without the start-up, the start blocks go where the window's plan and
+  // the fallback put them (the plan's first request deviates: the seed is
+  // dropped), never an error.
+  PlanFile window_only = learnt;
+  window_only.units[0].variants.erase(window_only.units[0].variants.begin());
+  const StatusOr<ModelResult> unplanned_start = simulate_memplan_warm(trace, window_only, greedy());
+  ASSERT_TRUE(unplanned_start.ok()) << unplanned_start.status().message();
+  EXPECT_EQ(unplanned_start->served + unplanned_start->fallback, 8u);
   // A start state the caching model refuses is refused by the warm model too.
   DeviceTrace overlapping = trace;
   overlapping.start[1].address = base + 20 * MiB;

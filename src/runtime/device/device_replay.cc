@@ -10,6 +10,8 @@
 //        sharing its bytes is live (Note [No headers on the device]); a
 //        larger request tells the learner (upper-bound growth); anything else
 //        is a fallback, and a request the plan did not expect a deviation.
+//        A fallback is first offered to the unit's resident slots (Note
+//        [Resident blocks]).
 //   deallocate(p): a pointer inside a unit's window is a slab block (its
 //     offset finds it); any other goes back to the fallback, and ends its
 //     profiled lifetime in the unit that is profiling it.
@@ -34,6 +36,153 @@ namespace {
 // PyTorch's CUDA caching allocator rounds every block to 512 bytes; a plan
 // keeps that alignment so that kernels see the same address alignment.
 constexpr uint64_t kDeviceAlignment = 512;
+
+uint64_t device_rounded(uint64_t bytes) {
+  return (std::max<uint64_t>(bytes, 1) + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+}
+
+// Note [Resident blocks]. The blocks a program makes once and keeps
+// (parameters, gradients, an optimizer's state, a library's workspace) are
+// in no plan: a plan's slab is withdrawn and made again, and a block that
+// outlived its iteration there would hold it. They went to the fallback,
+// whose segments round and split them: on the fourier CNN snapshot, 8.4 MiB
+// of blocks live at the window's start held 22 MiB of caching segments
+// beside the slab. A unit seeded from a plan file knows them: the requests
+// that escaped the first variant saved, which is the saving run's first
+// iteration (everything up to its first mark: start-up and the first step)
+// or, in a file made from a snapshot, the blocks live at the window's start.
+// The unit maps one region for them when it is seeded, their sizes rounded
+// to 512 B and packed in the saved order, and gives every request that no
+// plan serves, at any time, a free slot of exactly its rounded size when it
+// has one; anything else goes to the fallback as before. A gradient freed
+// and made again in a later step takes its slot again. A slot holds one
+// block at a time, and its bytes are its own (the region is a window of its
+// own, apart from every slab), so a file that guessed wrong costs idle
+// slots, at most the region's bytes, never a shared byte. The region is
+// given back whole (after its stream synchronises, Note [Streams]) at the
+// first boundary at which no slot is live, and when the unit drops its
+// seeded plans (a file that does not fit).
+class ResidentSlots {
+ public:
+  // Maps the region for `first`'s escaped requests; false (nothing mapped)
+  // when it has none, they exceed `max_bytes`, or the device refuses.
+  bool make(const SavedVariant& first, size_t max_bytes, DeviceMemory& memory) {
+    uint64_t at = 0;
+    for (const SavedRequest& r : first.requests) {
+      if (r.upper >= 0) continue;
+      const uint64_t size = device_rounded(r.size);
+      if (size > max_bytes - std::min<uint64_t>(at, max_bytes)) {
+        slots_.clear();
+        return false;
+      }
+      slots_.push_back({.offset = at, .size = size, .live = false});
+      at += size;
+    }
+    if (slots_.empty()) return false;
+    const size_t unit = memory.granularity();
+    const size_t bytes = (at + unit - 1) / unit * unit;
+    void* window = memory.reserve(bytes);
+    if (window == nullptr) {
+      slots_.clear();
+      return false;
+    }
+    if (!memory.commit(window, bytes)) {
+      memory.release(window, bytes);
+      slots_.clear();
+      return false;
+    }
+    base_ = static_cast<unsigned char*>(window);
+    bytes_ = bytes;
+    // Free slots per size, the earliest on top.
+    for (size_t k = slots_.size(); k-- > 0;) free_[slots_[k].size].push_back(static_cast<uint32_t>(k));
+    return true;
+  }
+
+  // A free slot of exactly `bytes` rounded, taken; nullptr when none.
+  void* take(size_t bytes) {
+    if (base_ == nullptr) return nullptr;
+    const auto found = free_.find(device_rounded(bytes));
+    if (found == free_.end() || found->second.empty()) return nullptr;
+    Slot& slot = slots_[found->second.back()];
+    found->second.pop_back();
+    slot.live = true;
+    ++live_;
+    return base_ + slot.offset;
+  }
+
+  bool owns(const void* p) const {
+    return base_ != nullptr && static_cast<size_t>(static_cast<const unsigned char*>(p) - base_) < bytes_;
+  }
+
+  // Frees the live slot that starts at `p`; false (nothing changed) when
+  // no live slot starts there.
+  bool give_back(const void* p) {
+    const uint64_t offset = static_cast<uint64_t>(static_cast<const unsigned char*>(p) - base_);
+    const auto after = std::upper_bound(slots_.begin(), slots_.end(), offset,
+                                        [](uint64_t at, const Slot& s) { return at < s.offset; });
+    if (after == slots_.begin()) return false;
+    Slot& slot = *(after - 1);
+    if (slot.offset != offset || !slot.live) return false;
+    slot.live = false;
+    --live_;
+    free_[slot.size].push_back(static_cast<uint32_t>(&slot - slots_.data()));
+    return true;
+  }
+
+  // Unmaps the region (its stream synchronised first) when no slot is live.
+  void release_if_idle(DeviceMemory& memory, void* stream) {
+    if (live_ == 0) release(memory, stream);
+  }
+  // Unmaps it whatever is live (the allocator's end).
+  void release(DeviceMemory& memory, void* stream) {
+    if (base_ == nullptr) return;
+    memory.synchronize(stream);
+    memory.decommit(base_, bytes_);
+    memory.release(base_, bytes_);
+    base_ = nullptr;
+    bytes_ = 0;
+    live_ = 0;
+    slots_.clear();
+    free_.clear();
+  }
+
+  size_t mapped_bytes() const { return bytes_; }
+  size_t live() const { return live_; }
+  std::pair<const unsigned char*, size_t> range() const { return {base_, bytes_}; }
+
+  Status check_invariants() const {
+    size_t live = 0;
+    size_t free = 0;
+    uint64_t end = 0;
+    for (const Slot& s : slots_) {
+      if (s.offset < end || s.offset + s.size > bytes_) return Internal("resident slots overlap or leave their region");
+      end = s.offset + s.size;
+      live += s.live ? 1 : 0;
+    }
+    for (const auto& [size, list] : free_) {
+      for (const uint32_t k : list) {
+        if (k >= slots_.size() || slots_[k].live || slots_[k].size != size) {
+          return Internal("a resident slot listed free is live or of another size");
+        }
+      }
+      free += list.size();
+    }
+    if (live != live_ || live + free != slots_.size()) return Internal("resident slots miscounted");
+    return Status::Ok();
+  }
+
+ private:
+  struct Slot {
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    bool live = false;
+  };
+  unsigned char* base_ = nullptr;
+  size_t bytes_ = 0;
+  std::vector<Slot> slots_;  // in offset order
+  std::map<uint64_t, std::vector<uint32_t>> free_;
+  size_t live_ = 0;
+};
 
 // The checked kernel's plan and the request identity's lookup: per request
 // of the profile, its block (or -1).
@@ -76,6 +225,7 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
   void* stream;
   Learner learner;
   CheckedKernel kernel;
+  ResidentSlots resident;  // Note [Resident blocks]
   unsigned char* window = nullptr;
   size_t window_bytes = 0;
   std::string name;       // in plan files: "cuda:<device>/<k>", its device's k-th unit by first request
@@ -111,14 +261,14 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
     LearnerCounters& counters = learner.counters();
     switch (learner.phase()) {
       case ReplayPhase::kBackingOnly:
-        return memory.allocate(bytes, stream);
+        return fallback(bytes);
       case ReplayPhase::kProfiling: {
-        void* p = memory.allocate(bytes, stream);
+        void* p = fallback(bytes);
         if (p != nullptr) learner.record(index, bytes, kDeviceAlignment, p);
         return p;
       }
       case ReplayPhase::kReplaying:
-        if (plan() == nullptr) return memory.allocate(bytes, stream);  // the plan waits for the old one's blocks
+        if (plan() == nullptr) return fallback(bytes);  // the plan waits for the old one's blocks
         break;
     }
     const std::vector<int32_t>& block_of = plan()->block_of;
@@ -131,7 +281,7 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
         deviated = true;
         drop_seed_if_unused();
       }
-      return memory.allocate(bytes, stream);
+      return fallback(bytes);
     }
     const CheckedKernel::Served got = kernel.serve(b, bytes);
     if (got.p != nullptr) {
@@ -141,19 +291,30 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
     // Note [Refused requests] (checked_kernel.h): larger deviates, busy does not.
     if (CheckedKernel::count_refused(got, index, bytes, learner)) deviated = true;
     if (deviated) drop_seed_if_unused();
-    return memory.allocate(bytes, stream);
+    return fallback(bytes);
+  }
+
+  // A request no plan serves: a free resident slot of its size, else the
+  // device's fallback (Note [Resident blocks]).
+  void* fallback(size_t bytes) {
+    void* p = resident.take(bytes);
+    return p != nullptr ? p : memory.allocate(bytes, stream);
   }
 
   // Note [Plans from a file]: loaded plans whose first iteration deviates
-  // before any of their blocks is live give their slab back at once.
+  // before any of their blocks is live give their slab back at once, and
+  // the resident region too when none of its slots is live.
   void drop_seed_if_unused() {
-    if (learner.drop_seed(*this)) kernel.after_boundary(learner.serving());
+    if (!learner.drop_seed(*this)) return;
+    kernel.after_boundary(learner.serving());
+    resident.release_if_idle(memory, stream);
   }
 
   void end_iteration(uint64_t next_key) {
     learner.end_iteration(deviated, {.tables = *this, .backing = backing, .planner = nullptr}, *this, requests,
                           next_key);
     kernel.after_boundary(learner.serving());
+    resident.release_if_idle(memory, stream);
     deviated = false;
     requests = 0;
   }
@@ -177,7 +338,7 @@ struct DeviceReplayAllocator::Impl {
   // After anything that can change the slabs' mapping or the fallback's bytes.
   void note_reserved() {
     uint64_t mapped = 0;
-    for (const auto& [id, u] : units) mapped += u->learner.slab().mapped_bytes();
+    for (const auto& [id, u] : units) mapped += u->learner.slab().mapped_bytes() + u->resident.mapped_bytes();
     memory.reserved_bytes = mapped + fallback_live;
     memory.peak_reserved_bytes = std::max(memory.peak_reserved_bytes, memory.reserved_bytes);
   }
@@ -222,6 +383,9 @@ struct DeviceReplayAllocator::Impl {
     units.emplace(id, std::move(made));
     const auto seeded = saved.find(u->name);
     if (seeded != saved.end()) {
+      if (!seeded->second.empty()) {
+        u->resident.make(seeded->second.front(), static_cast<size_t>(config.max_slab_bytes), *memory);
+      }
       u->learner.seed(seeded->second, {.tables = *u, .backing = u->backing, .planner = nullptr}, *u);
       u->kernel.after_boundary(u->learner.serving());
       saved.erase(seeded);
@@ -270,6 +434,7 @@ DeviceReplayAllocator::~DeviceReplayAllocator() {
   for (auto& [key, unit] : impl_->units) {
     unit->withdraw();
     unit->learner.slab().release();
+    unit->resident.release(unit->memory, unit->stream);
     if (unit->window != nullptr) unit->memory.release(unit->window, unit->window_bytes);
   }
 }
@@ -284,7 +449,7 @@ void* DeviceReplayAllocator::allocate(size_t bytes, int device, void* stream) {
     return p;
   }
   void* p = u->allocate(bytes);
-  impl_->note_allocated(p, bytes, p != nullptr && u->owns(p));
+  impl_->note_allocated(p, bytes, p != nullptr && (u->owns(p) || u->resident.owns(p)));
   return p;
 }
 
@@ -292,6 +457,15 @@ void DeviceReplayAllocator::deallocate(void* p, size_t bytes, int device, void* 
   if (p == nullptr) return;
   std::lock_guard lock(impl_->mutex);
   for (auto& [key, unit] : impl_->units) {
+    if (unit->resident.owns(p)) {
+      if (unit->resident.give_back(p)) {
+        if (unit->learner.phase() == ReplayPhase::kProfiling) unit->learner.record_end(p, false);
+        impl_->note_freed(bytes, true);
+      } else {
+        ++impl_->invalid_frees;
+      }
+      return;
+    }
     if (unit->owns(p)) {
       if (unit->kernel.free(p)) {
         impl_->note_freed(bytes, true);
@@ -347,12 +521,14 @@ Status DeviceReplayAllocator::check_invariants() const {
   std::vector<std::pair<const unsigned char*, size_t>> windows;
   for (const auto& [key, unit] : impl_->units) {
     MEMPLAN_RETURN_IF_ERROR(unit->kernel.check_invariants(unit->learner.serving()));
+    MEMPLAN_RETURN_IF_ERROR(unit->resident.check_invariants());
     if (unit->window != nullptr) windows.emplace_back(unit->window, unit->window_bytes);
+    if (unit->resident.mapped_bytes() != 0) windows.push_back(unit->resident.range());
   }
   std::sort(windows.begin(), windows.end());
   for (size_t i = 1; i < windows.size(); ++i) {
     if (windows[i - 1].first + windows[i - 1].second > windows[i].first)
-      return Internal("two streams' windows overlap");
+      return Internal("two windows (slabs or resident regions) overlap");
   }
   return Status::Ok();
 }
