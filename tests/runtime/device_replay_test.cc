@@ -332,6 +332,71 @@ TEST(DeviceResident, EscapedRequestsOfTheFirstVariantAreServedFromSlotsOfTheirOw
   EXPECT_EQ(devices[0].errors, 0);
 }
 
+// A training loop on one stream, in two processes: the first learns and
+// saves its plans, the second loads them. The second's kept blocks
+// (parameters made at start-up, the optimizer's state made in step 1) come
+// from resident slots, its first iteration (start-up and step 1) from the
+// first variant's plan and its later steps from the steady one's: it never
+// asks the fallback for memory.
+struct TrainingRun {
+  PlanFile saved;
+  int64_t fallback_allocations = 0;
+  uint64_t peak_reserved = 0;
+  uint64_t served = 0;
+};
+
+TrainingRun train(const PlanFile* plans) {
+  ReplayConfig config = device_config();
+  config.save_plans_file = "(test)";  // keeps the first iteration's profile
+  MockDevices devices(1);
+  TrainingRun run;
+  auto a = make(devices, config);
+  if (plans) EXPECT_TRUE(a->load_plans(*plans).ok());
+  void* stream = MockStreams::handle(0);
+  const std::vector<size_t> parameters = {1 << 20, 3 << 20, 4096};
+  std::vector<void*> kept;
+  for (const size_t size : parameters) kept.push_back(a->allocate(size, 0, stream));
+  for (int step = 0; step < 6; ++step) {
+    std::vector<void*> activations;
+    for (const size_t size : {size_t{2} << 20, size_t{1} << 20, size_t{512} << 10}) {
+      activations.push_back(a->allocate(size, 0, stream));
+    }
+    void* gradient_buffer = a->allocate(3 << 20, 0, stream);
+    a->deallocate(gradient_buffer, 3 << 20, 0, stream);
+    a->deallocate(activations[2], 512 << 10, 0, stream);
+    a->deallocate(activations[1], 1 << 20, 0, stream);
+    a->deallocate(activations[0], 2 << 20, 0, stream);
+    if (step == 0) {
+      for (const size_t size : parameters) kept.push_back(a->allocate(size, 0, stream));  // optimizer state
+    }
+    a->mark();
+  }
+  EXPECT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+  run.saved = a->saved_plans("");
+  run.fallback_allocations = devices[0].fallback_allocations;
+  run.peak_reserved = a->memory_stats().peak_reserved_bytes;
+  run.served = a->memory_stats().served;
+  for (size_t k = 0; k < kept.size(); ++k) a->deallocate(kept[k], parameters[k % parameters.size()], 0, stream);
+  EXPECT_EQ(devices[0].errors, 0);
+  EXPECT_EQ(a->stats().invalid_frees, 0u);
+  return run;
+}
+
+TEST(DeviceResident, ASecondRunOfATrainingLoopKeepsItsStateInResidentSlots) {
+  const TrainingRun first = train(nullptr);
+  // Learning: the two profiled iterations' 8 requests and the 6 kept blocks,
+  // then one more step until the plan is made at its end.
+  EXPECT_EQ(first.fallback_allocations, 18);
+  ASSERT_EQ(first.saved.units.size(), 1u);
+  ASSERT_GE(first.saved.units[0].variants.size(), 2u);
+  const TrainingRun second = train(&first.saved);
+  EXPECT_EQ(second.fallback_allocations, 0);
+  EXPECT_EQ(second.served, 3u + 6u * 4u + 3u);
+  // The mock counts the fallback's bytes as requested, with no segments: the
+  // region adds at most its rounding to a granule.
+  EXPECT_LE(second.peak_reserved, first.peak_reserved + MockDevice::kGranule);
+}
+
 TEST(DeviceResident, NoRegionWithoutEscapedRequestsOrBeyondTheSlabLimit) {
   void* stream = MockStreams::handle(0);
   {
