@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <set>
@@ -298,9 +299,15 @@ TEST(DeviceResident, EscapedRequestsOfTheFirstVariantAreServedFromSlotsOfTheirOw
   EXPECT_EQ(p3, p1 + (1 << 20));
   EXPECT_EQ(p4, p3 + 1024);
   EXPECT_EQ(devices[0].fallback_allocations, 0) << "the temporary is the seeded plan's, the rest resident";
-  // The region is mapped beside the slab: 3 MiB + 1 KiB in 64 KiB granules.
-  const uint64_t region = ((3u << 20) + 1024 + MockDevice::kGranule - 1) / MockDevice::kGranule * MockDevice::kGranule;
-  EXPECT_EQ(a->memory_stats().reserved_bytes, region + a->stats().slab_bytes);
+  // One mapping holds the slots (3 MiB + 1 KiB) and the slab above them,
+  // sharing a 64 KiB granule: the slab's bytes are counted in 512 B units.
+  constexpr uint64_t kSpan = (3u << 20) + 1024;
+  auto granules = [](uint64_t bytes) {
+    return (bytes + MockDevice::kGranule - 1) / MockDevice::kGranule * MockDevice::kGranule;
+  };
+  const uint64_t slab = a->stats().slab_bytes;
+  EXPECT_EQ(slab % 512, 0u);
+  EXPECT_EQ(a->memory_stats().reserved_bytes, granules(kSpan + slab));
   EXPECT_EQ(a->memory_stats().served, 4u);
   // A kept block freed and made again (a gradient of a later step) takes its
   // slot again, after the boundary too; a size with no free slot falls back.
@@ -326,7 +333,8 @@ TEST(DeviceResident, EscapedRequestsOfTheFirstVariantAreServedFromSlotsOfTheirOw
   ASSERT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
   const int64_t synchronized = devices[0].synchronizes;
   a->mark();
-  EXPECT_EQ(a->memory_stats().reserved_bytes, a->stats().slab_bytes);
+  // The granules below the slab's first go; the shared one stays with the slab.
+  EXPECT_EQ(a->memory_stats().reserved_bytes, granules(kSpan + slab) - (3u << 20));
   EXPECT_GT(devices[0].synchronizes, synchronized) << "its stream's kernels finish before it is unmapped";
   ASSERT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
   EXPECT_EQ(devices[0].errors, 0);
@@ -395,6 +403,30 @@ TEST(DeviceResident, ASecondRunOfATrainingLoopKeepsItsStateInResidentSlots) {
   // The mock counts the fallback's bytes as requested, with no segments: the
   // region adds at most its rounding to a granule.
   EXPECT_LE(second.peak_reserved, first.peak_reserved + MockDevice::kGranule);
+}
+
+// A file whose first iteration does not fit is dropped with its slab
+// (Note [Plans from a file]); the slots that hold blocks stay mapped with
+// their contents.
+TEST(DeviceResident, LiveSlotsOutlastTheSlabOfADroppedFile) {
+  MockDevices devices(1);
+  auto a = make(devices);
+  ASSERT_TRUE(
+      a->load_plans(device_file({saved_variant(0x8000000000000001, {{1 << 20, -1}, {2 << 20, 2}, {4096, 3}})})).ok());
+  void* stream = MockStreams::handle(0);
+  auto* kept = static_cast<unsigned char*>(a->allocate(1 << 20, 0, stream));
+  std::memset(kept, 0x5a, 1 << 20);
+  ASSERT_GT(a->stats().slab_bytes, 0u) << "the seeded plan's slab is mapped";
+  void* larger = a->allocate(5 << 20, 0, stream);  // request 1 outgrows its block: the seed is dropped
+  EXPECT_EQ(a->stats().slab_bytes, 0u);
+  ASSERT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
+  EXPECT_EQ(kept[0], 0x5a);
+  EXPECT_EQ(kept[(1 << 20) - 1], 0x5a);
+  a->deallocate(larger, 5 << 20, 0, stream);
+  a->deallocate(kept, 1 << 20, 0, stream);
+  a->mark();
+  EXPECT_EQ(a->memory_stats().reserved_bytes, 0u) << "no slot live at the boundary: the region goes";
+  EXPECT_EQ(devices[0].errors, 0);
 }
 
 TEST(DeviceResident, NoRegionWithoutEscapedRequestsOrBeyondTheSlabLimit) {

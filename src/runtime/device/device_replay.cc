@@ -51,51 +51,47 @@ uint64_t device_rounded(uint64_t bytes) {
 // that escaped the first variant saved, which is the saving run's first
 // iteration (everything up to its first mark: start-up and the first step)
 // or, in a file made from a snapshot, the blocks live at the window's start.
-// The unit maps one region for them when it is seeded, their sizes rounded
-// to 512 B and packed in the saved order, and gives every request that no
-// plan serves, at any time, a free slot of exactly its rounded size when it
-// has one; anything else goes to the fallback as before. A gradient freed
-// and made again in a later step takes its slot again. A slot holds one
-// block at a time, and its bytes are its own (the region is a window of its
-// own, apart from every slab), so a file that guessed wrong costs idle
-// slots, at most the region's bytes, never a shared byte. The region is
-// given back whole (after its stream synchronises, Note [Streams]) at the
-// first boundary at which no slot is live, and when the unit drops its
-// seeded plans (a file that does not fit).
+// The unit lays out slots for them when it is seeded, their sizes rounded
+// to 512 B and packed in the saved order at the start of its window, with
+// its slab right above them, and gives every request that no plan serves,
+// at any time, a free slot of exactly its rounded size when it has one;
+// anything else goes to the fallback as before. A gradient freed and made
+// again in a later step takes its slot again. A slot holds one block at a
+// time, and its bytes are its own (every plan lies above the slab's base),
+// so a file that guessed wrong costs idle slots, at most their bytes, never
+// a shared byte. Slots and slab are one mapping from the window's start, in
+// whole granules, sharing the granule where the slots end: mapped apart,
+// each rounded to the 2 MiB granule, the fourier CNN's warm window reserved
+// 1.027x its load; together 1.007x. The slots are given back (after the
+// stream synchronises, Note [Streams]) at the first boundary at which none
+// is live, and when the unit drops its seeded plans (a file that does not
+// fit): all their granules without a slab mapped, else those below the
+// slab's first; a slab given back keeps the granules of live slots.
 class ResidentSlots {
  public:
-  // Maps the region for `first`'s escaped requests; false (nothing mapped)
-  // when it has none, they exceed `max_bytes`, or the device refuses.
-  bool make(const SavedVariant& first, size_t max_bytes, DeviceMemory& memory) {
+  // Lays out slots for `first`'s escaped requests; their bytes (a multiple
+  // of 512), or 0 (no slots) when it has none or they exceed `max_bytes`.
+  size_t lay_out(const SavedVariant& first, size_t max_bytes) {
     uint64_t at = 0;
     for (const SavedRequest& r : first.requests) {
       if (r.upper >= 0) continue;
       const uint64_t size = device_rounded(r.size);
       if (size > max_bytes - std::min<uint64_t>(at, max_bytes)) {
         slots_.clear();
-        return false;
+        return 0;
       }
       slots_.push_back({.offset = at, .size = size, .live = false});
       at += size;
     }
-    if (slots_.empty()) return false;
-    const size_t unit = memory.granularity();
-    const size_t bytes = (at + unit - 1) / unit * unit;
-    void* window = memory.reserve(bytes);
-    if (window == nullptr) {
-      slots_.clear();
-      return false;
-    }
-    if (!memory.commit(window, bytes)) {
-      memory.release(window, bytes);
-      slots_.clear();
-      return false;
-    }
-    base_ = static_cast<unsigned char*>(window);
+    return static_cast<size_t>(at);
+  }
+
+  // Serves the laid-out slots from [base, base + bytes), mapped by the caller.
+  void place(unsigned char* base, size_t bytes) {
+    base_ = base;
     bytes_ = bytes;
     // Free slots per size, the earliest on top.
     for (size_t k = slots_.size(); k-- > 0;) free_[slots_[k].size].push_back(static_cast<uint32_t>(k));
-    return true;
   }
 
   // A free slot of exactly `bytes` rounded, taken; nullptr when none.
@@ -129,16 +125,8 @@ class ResidentSlots {
     return true;
   }
 
-  // Unmaps the region (its stream synchronised first) when no slot is live.
-  void release_if_idle(DeviceMemory& memory, void* stream) {
-    if (live_ == 0) release(memory, stream);
-  }
-  // Unmaps it whatever is live (the allocator's end).
-  void release(DeviceMemory& memory, void* stream) {
-    if (base_ == nullptr) return;
-    memory.synchronize(stream);
-    memory.decommit(base_, bytes_);
-    memory.release(base_, bytes_);
+  // No slot serves any more (the caller unmaps what only they used).
+  void retire() {
     base_ = nullptr;
     bytes_ = 0;
     live_ = 0;
@@ -146,9 +134,8 @@ class ResidentSlots {
     free_.clear();
   }
 
-  size_t mapped_bytes() const { return bytes_; }
+  bool serving() const { return base_ != nullptr; }
   size_t live() const { return live_; }
-  std::pair<const unsigned char*, size_t> range() const { return {base_, bytes_}; }
 
   Status check_invariants() const {
     size_t live = 0;
@@ -212,7 +199,7 @@ class DeviceBacking final : public BackingAllocator {
 // serves its slab. As the learner's PlanTables it builds a DevicePlan's
 // lookup from the plan the learner made, as its Adapter it withdraws and
 // publishes one.
-struct DeviceUnit final : PlanTables, Learner::Adapter {
+struct DeviceUnit final : PlanTables, Learner::Adapter, SlabMemory {
   DeviceUnit(const ReplayConfig& config, DeviceMemory& memory, void* stream)
       : memory(memory),
         backing(memory),
@@ -228,6 +215,15 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
   ResidentSlots resident;  // Note [Resident blocks]
   unsigned char* window = nullptr;
   size_t window_bytes = 0;
+  // Note [Resident blocks]: the resident slots' bytes at the window's start
+  // (a multiple of 512; 0 without slots); the learner's slab starts there.
+  size_t resident_span = 0;
+  size_t slab_window_bytes = 0;  // the slab's part: max_slab_bytes in whole granules
+  // The window's mapped range [mapped_from, mapped_to) (offsets, whole
+  // granules): the resident slots' and the slab's, sharing the granule
+  // where one ends and the other starts.
+  size_t mapped_from = 0;
+  size_t mapped_to = 0;
   std::string name;       // in plan files: "cuda:<device>/<k>", its device's k-th unit by first request
   uint32_t requests = 0;  // this iteration's requests
   bool deviated = false;
@@ -237,7 +233,70 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
   }
   DevicePlan* plan() const { return static_cast<DevicePlan*>(kernel.plan()); }
 
-  BlockLayout layout() const override { return {.max_arena = window_bytes}; }
+  BlockLayout layout() const override { return {.max_arena = slab_window_bytes}; }
+
+  // Note [Resident blocks]: lays out and maps the slots of `first`'s escaped
+  // requests at the window's start; call before the learner's window is set.
+  // Mapped as two commits, the granules below the slab's first one and that
+  // shared granule, so that the first can go while the slab stays.
+  void make_resident(const SavedVariant& first, size_t max_bytes) {
+    const size_t bytes = resident.lay_out(first, max_bytes);
+    if (bytes == 0 || bytes >= window_bytes) return;
+    if (down(bytes) != 0 && !memory.commit(window, down(bytes))) return;
+    if (up(bytes) != down(bytes) && !memory.commit(window + down(bytes), up(bytes) - down(bytes))) {
+      if (down(bytes) != 0) memory.decommit(window, down(bytes));
+      return;
+    }
+    mapped_from = 0;
+    mapped_to = up(bytes);
+    resident.place(window, bytes);
+    resident_span = bytes;
+  }
+  // Gives the slots' region back when none is live (after the stream's
+  // queued work, Note [Streams]): all of it without a slab mapped, else the
+  // granules below the slab's first.
+  void retire_resident_if_idle() {
+    if (!resident.serving() || resident.live() != 0) return;
+    resident.retire();
+    memory.synchronize(stream);
+    if (learner.slab().mapped_bytes() == 0) {
+      unmap_from(mapped_from);
+    } else if (mapped_from < down(resident_span)) {
+      memory.decommit(window + mapped_from, down(resident_span) - mapped_from);
+      mapped_from = down(resident_span);
+    }
+  }
+
+  // SlabMemory of the learner's slab, which lies resident_span bytes into
+  // the window: its unit is 512 bytes when it shares the window's mapping
+  // with resident slots, else the device's granule. It commits growths and
+  // decommits its whole mapping (Slab::release).
+  size_t granularity() const override { return resident_span != 0 ? kDeviceAlignment : memory.granularity(); }
+  bool commit(void* address, size_t bytes) override {
+    const auto begin = static_cast<size_t>(static_cast<unsigned char*>(address) - window);
+    const size_t from = mapped_from == mapped_to ? down(begin) : mapped_to;
+    const size_t to = up(begin + bytes);
+    if (to <= mapped_to) return true;
+    if (to > window_bytes || !memory.commit(window + from, to - from)) return false;
+    if (mapped_from == mapped_to) mapped_from = from;
+    mapped_to = to;
+    return true;
+  }
+  void decommit(void* address, size_t) override {
+    // What the slab keeps lies below `address`; the slots keep their span.
+    const auto kept = static_cast<size_t>(static_cast<unsigned char*>(address) - window);
+    const size_t end = kept > resident_span ? kept : (resident.serving() ? resident_span : 0);
+    unmap_from(end == 0 ? mapped_from : std::max(up(end), mapped_from));
+  }
+  void unmap_from(size_t at) {
+    if (at >= mapped_to) return;
+    memory.decommit(window + at, mapped_to - at);
+    mapped_to = at;
+    if (mapped_to == mapped_from) mapped_from = mapped_to = 0;
+  }
+  size_t mapped() const { return mapped_to - mapped_from; }
+  size_t down(size_t x) const { return x / memory.granularity() * memory.granularity(); }
+  size_t up(size_t x) const { return down(x + memory.granularity() - 1); }
   std::unique_ptr<PreparedPlan> new_plan() const override { return std::make_unique<DevicePlan>(); }
   Status build_tables(const Profile& agreed, PreparedPlan& planned) const override {
     auto& next = static_cast<DevicePlan&>(planned);
@@ -307,14 +366,14 @@ struct DeviceUnit final : PlanTables, Learner::Adapter {
   void drop_seed_if_unused() {
     if (!learner.drop_seed(*this)) return;
     kernel.after_boundary(learner.serving());
-    resident.release_if_idle(memory, stream);
+    retire_resident_if_idle();
   }
 
   void end_iteration(uint64_t next_key) {
     learner.end_iteration(deviated, {.tables = *this, .backing = backing, .planner = nullptr}, *this, requests,
                           next_key);
     kernel.after_boundary(learner.serving());
-    resident.release_if_idle(memory, stream);
+    retire_resident_if_idle();
     deviated = false;
     requests = 0;
   }
@@ -338,7 +397,7 @@ struct DeviceReplayAllocator::Impl {
   // After anything that can change the slabs' mapping or the fallback's bytes.
   void note_reserved() {
     uint64_t mapped = 0;
-    for (const auto& [id, u] : units) mapped += u->learner.slab().mapped_bytes() + u->resident.mapped_bytes();
+    for (const auto& [id, u] : units) mapped += u->mapped();
     memory.reserved_bytes = mapped + fallback_live;
     memory.peak_reserved_bytes = std::max(memory.peak_reserved_bytes, memory.reserved_bytes);
   }
@@ -368,29 +427,33 @@ struct DeviceReplayAllocator::Impl {
     DeviceMemory* memory = devices.device(device);
     if (memory == nullptr) return nullptr;
     auto made = std::make_unique<DeviceUnit>(config, *memory, stream);
+    made->name = "cuda:" + std::to_string(device) + "/" + std::to_string(units_on_device[device]++);
+    const auto seeded = saved.find(made->name);
+    // Note [Resident blocks]: the window holds the resident slots before the
+    // slab's max_slab_bytes (address space only; what is mapped is counted).
+    const size_t max_resident = static_cast<size_t>(config.max_slab_bytes);
     const size_t unit_bytes = memory->granularity();
-    const size_t bytes = (static_cast<size_t>(config.max_slab_bytes) + unit_bytes - 1) / unit_bytes * unit_bytes;
+    const size_t slab_bytes = (static_cast<size_t>(config.max_slab_bytes) + unit_bytes - 1) / unit_bytes * unit_bytes;
+    const bool slots = seeded != saved.end() && !seeded->second.empty();
+    const size_t bytes = slab_bytes + (slots ? (max_resident + unit_bytes - 1) / unit_bytes * unit_bytes : 0);
     made->window = static_cast<unsigned char*>(memory->reserve(bytes));
     if (made->window != nullptr) {
       made->window_bytes = bytes;
-      made->learner.set_window(made->window, bytes, memory);
+      made->slab_window_bytes = slab_bytes;
+      if (slots) made->make_resident(seeded->second.front(), max_resident);
+      made->learner.set_window(made->window + made->resident_span, slab_bytes, made.get());
     }
     // A stream that starts mid-run joins the variant under way; without
     // address space the fallback serves it.
     const std::unique_ptr<PlanJob> none = made->learner.restart(made->window != nullptr, key);
-    made->name = "cuda:" + std::to_string(device) + "/" + std::to_string(units_on_device[device]++);
     DeviceUnit* u = made.get();
     units.emplace(id, std::move(made));
-    const auto seeded = saved.find(u->name);
     if (seeded != saved.end()) {
-      if (!seeded->second.empty()) {
-        u->resident.make(seeded->second.front(), static_cast<size_t>(config.max_slab_bytes), *memory);
-      }
       u->learner.seed(seeded->second, {.tables = *u, .backing = u->backing, .planner = nullptr}, *u);
       u->kernel.after_boundary(u->learner.serving());
       saved.erase(seeded);
-      note_reserved();
     }
+    note_reserved();
     return u;
   }
 };
@@ -434,7 +497,8 @@ DeviceReplayAllocator::~DeviceReplayAllocator() {
   for (auto& [key, unit] : impl_->units) {
     unit->withdraw();
     unit->learner.slab().release();
-    unit->resident.release(unit->memory, unit->stream);
+    unit->resident.retire();
+    unit->unmap_from(unit->mapped_from);  // the stream synchronised in withdraw()
     if (unit->window != nullptr) unit->memory.release(unit->window, unit->window_bytes);
   }
 }
@@ -522,13 +586,23 @@ Status DeviceReplayAllocator::check_invariants() const {
   for (const auto& [key, unit] : impl_->units) {
     MEMPLAN_RETURN_IF_ERROR(unit->kernel.check_invariants(unit->learner.serving()));
     MEMPLAN_RETURN_IF_ERROR(unit->resident.check_invariants());
+    MEMPLAN_RETURN_IF_ERROR(unit->learner.slab().check_invariants());
+    // The mapping covers the live slots and the slab, in whole granules.
+    const size_t slab = unit->learner.slab().mapped_bytes();
+    const bool slots = unit->resident.serving();
+    const bool covered =
+        (!slots || (unit->mapped_from == 0 && unit->mapped_to >= unit->resident_span)) &&
+        (slab == 0 ||
+         (unit->mapped_from <= unit->down(unit->resident_span) && unit->mapped_to >= unit->resident_span + slab)) &&
+        unit->mapped_from % unit->memory.granularity() == 0 && unit->mapped_to % unit->memory.granularity() == 0 &&
+        unit->mapped_from <= unit->mapped_to && unit->mapped_to <= unit->window_bytes;
+    if (!covered) return Internal("a unit's mapping does not cover its slots and slab in whole granules");
     if (unit->window != nullptr) windows.emplace_back(unit->window, unit->window_bytes);
-    if (unit->resident.mapped_bytes() != 0) windows.push_back(unit->resident.range());
   }
   std::sort(windows.begin(), windows.end());
   for (size_t i = 1; i < windows.size(); ++i) {
     if (windows[i - 1].first + windows[i - 1].second > windows[i].first)
-      return Internal("two windows (slabs or resident regions) overlap");
+      return Internal("two streams' windows overlap");
   }
   return Status::Ok();
 }
