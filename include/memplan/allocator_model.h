@@ -95,6 +95,7 @@ struct ModelResult {
   uint64_t plan_failures = 0;        // planning attempts that gave no usable plan (the fallback serves on)
   uint64_t arena_bytes = 0;          // arena of the plans serving at the end
   uint64_t slab_bytes = 0;           // slab bytes mapped at the end
+  uint64_t resident_bytes = 0;       // resident slots laid out at the end (memplan warm: the start state's)
   uint64_t peak_fallback_bytes = 0;  // most bytes the fallback held at once in the measured window
   // simulate_caching and simulate_expandable_segments: every segment made,
   // grown, shrunk or freed, in order.

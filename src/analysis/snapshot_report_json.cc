@@ -57,6 +57,7 @@ Json model_json(const ModelRun& run) {
     model["plans"] = m.plans;
     model["arena_bytes"] = m.arena_bytes;
     model["slab_bytes"] = m.slab_bytes;
+    model["resident_bytes"] = m.resident_bytes;
   }
   return model;
 }

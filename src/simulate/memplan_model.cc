@@ -430,6 +430,7 @@ StatusOr<ModelResult> run_memplan(const DeviceTrace& trace, const MemplanModelOp
   r.plan_failures = after.plan_failures;
   r.arena_bytes = after.arena_bytes;
   r.slab_bytes = after.slab_bytes;
+  r.resident_bytes = allocator->resident_bytes();
   r.peak_fallback_bytes = device.peak_fallback();
   return r;
 }

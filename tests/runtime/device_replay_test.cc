@@ -308,6 +308,7 @@ TEST(DeviceResident, EscapedRequestsOfTheFirstVariantAreServedFromSlotsOfTheirOw
   const uint64_t slab = a->stats().slab_bytes;
   EXPECT_EQ(slab % 512, 0u);
   EXPECT_EQ(a->memory_stats().reserved_bytes, granules(kSpan + slab));
+  EXPECT_EQ(a->resident_bytes(), kSpan);
   EXPECT_EQ(a->memory_stats().served, 4u);
   // A kept block freed and made again (a gradient of a later step) takes its
   // slot again, after the boundary too; a size with no free slot falls back.
@@ -335,6 +336,7 @@ TEST(DeviceResident, EscapedRequestsOfTheFirstVariantAreServedFromSlotsOfTheirOw
   a->mark();
   // The granules below the slab's first go; the shared one stays with the slab.
   EXPECT_EQ(a->memory_stats().reserved_bytes, granules(kSpan + slab) - (3u << 20));
+  EXPECT_EQ(a->resident_bytes(), 0u);
   EXPECT_GT(devices[0].synchronizes, synchronized) << "its stream's kernels finish before it is unmapped";
   ASSERT_TRUE(a->check_invariants().ok()) << a->check_invariants().message();
   EXPECT_EQ(devices[0].errors, 0);

@@ -521,6 +521,7 @@ TEST(MemplanModel, WarmStartServesTheStartStateFromResidentSlots) {
     ASSERT_TRUE(warm.ok()) << warm.status().message();
     EXPECT_EQ(warm->served, 8u);
     EXPECT_EQ(warm->fallback, 0u);
+    EXPECT_EQ(warm->resident_bytes, 44 * MiB) << "the 40 MiB block's slot is live to the end";
     EXPECT_EQ(warm->start_reserved_bytes, 44 * MiB + warm->slab_bytes) << "the window's slab is mapped at the mark";
     EXPECT_LE(warm->peak_reserved_bytes, 44 * MiB + warm->slab_bytes);
     EXPECT_LT(warm->peak_reserved_bytes, cold->peak_reserved_bytes);

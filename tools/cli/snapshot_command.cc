@@ -263,6 +263,10 @@ void print_text(const snapshot::Snapshot& s, const snapshot::DeviceAnalysis& r, 
       if (sim.name == "memplan_warm") {
         note =
             args.plans.empty() ? "the window alone, from plans made of this window" : "the window alone, from --plans";
+        if (sim.result->resident_bytes != 0) {
+          note += "; start state in " + format_bytes(static_cast<int64_t>(sim.result->resident_bytes)) +
+                  " of resident slots";
+        }
       }
       table.add_row({sim.name, format_bytes(static_cast<int64_t>(sim.result->peak_reserved_bytes)), ratio, note});
     }

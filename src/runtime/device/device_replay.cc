@@ -569,6 +569,13 @@ DeviceMemoryStats DeviceReplayAllocator::memory_stats() const {
   return impl_->memory;
 }
 
+uint64_t DeviceReplayAllocator::resident_bytes() const {
+  std::lock_guard lock(impl_->mutex);
+  uint64_t bytes = 0;
+  for (const auto& [key, unit] : impl_->units) bytes += unit->resident.serving() ? unit->resident_span : 0;
+  return bytes;
+}
+
 void DeviceReplayAllocator::reset_peaks() {
   std::lock_guard lock(impl_->mutex);
   impl_->memory.peak_allocated_bytes = impl_->memory.allocated_bytes;

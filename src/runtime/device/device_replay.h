@@ -97,7 +97,7 @@ struct DeviceMemoryStats {
   uint64_t reserved_bytes = 0;  // slab bytes mapped (every unit) + fallback requests live
   uint64_t peak_reserved_bytes = 0;
   uint64_t requests = 0;  // allocations that returned memory, since the start
-  uint64_t served = 0;    // of those, served from a slab
+  uint64_t served = 0;    // of those, served from a slab or a resident slot
 };
 
 class DeviceReplayAllocator {
@@ -127,6 +127,10 @@ class DeviceReplayAllocator {
 
   ReplayStats stats() const;
   DeviceMemoryStats memory_stats() const;
+  // Bytes of resident slots laid out while they serve (Note [Resident
+  // blocks], device_replay.cc), every unit: within reserved_bytes, beside
+  // the slabs.
+  uint64_t resident_bytes() const;
   // Sets each peak to its current value (torch.cuda.reset_peak_memory_stats).
   void reset_peaks();
   // Units (streams x devices) in use.
