@@ -7,8 +7,12 @@ libmemplan_cuda_alloc.so first; docs/gpu.md describes the output.
 Order: every eager workload under every allocator (the default allocator
 first, the reference of the comparisons), then a second default run of
 lm_train_fixed (does the workload repeat itself bit for bit at all?), then
-lm_train_compiled, whose first step compiles. A run starts only while the
-time budget lasts; one that does not start is a row that says so.
+lm_train_fixed once more under memplan_pluggable from the plan file its first
+memplan_pluggable run saved (run "warm": served from the first steps, kept
+blocks in resident slots; docs/runtime.md, "Plans that outlive the
+process"), then lm_train_compiled, whose first step compiles. A run starts
+only while the time budget lasts; one that does not start is a row that says
+so.
 
 Files in --out (at most 8, the GPU machine's limit): gpu-check.md,
 gpu-check.json, gpu-check.log (the build's and each run's last lines) and the
@@ -42,6 +46,7 @@ ALLOCATOR_CONF = {"expandable": "expandable_segments:True", "async": "backend:cu
 # slab's size is address space reserved, not memory.
 MEMPLAN_ENV = {"MEMPLAN_MAX_SLAB_BYTES": str(32 << 30), "MEMPLAN_MAX_PLAN_BYTES": str(32 << 30)}
 COMPILED = "lm_train_compiled"
+WARM = "lm_train_fixed"  # the workload run again from its own plan file
 MIN_RUN_S = 20  # a run is not started with less of the budget left
 LOG_TAIL_LINES = 60
 
@@ -120,6 +125,18 @@ class Runner:
             env["PYTORCH_CUDA_ALLOC_CONF"] = ALLOCATOR_CONF[allocator]
         if allocator.startswith("memplan"):
             env.update(self.memplan_env)
+        if allocator == "memplan_pluggable" and workloads == [WARM]:
+            plans = os.path.join(self.args.work, f"{WARM}.plans")
+            if run == "main":
+                env["MEMPLAN_SAVE_PLANS"] = plans
+            elif run == "warm":
+                why = any_program(plans)
+                if why:
+                    self.rows.append({"workload": WARM, "allocator": allocator, "run": run, "status": "not run",
+                                      "reason": why})
+                    self.write(partial=True)
+                    return
+                env["MEMPLAN_PLANS"] = plans
         self.say(f"gpu-check: {tag}: starting (limit {timeout_s:.0f} s, {self.left_s():.0f} s of the budget left)")
         log_path = os.path.join(self.args.work, f"{tag}.log")
         start = time.monotonic()
@@ -163,6 +180,25 @@ class Runner:
         self.write(partial=True)
 
 
+def any_program(path):
+    """Makes the plan file at `path` one for any program: its `program`
+    line becomes `program -` (the warm run's command line differs from the
+    saving run's in its --run and --out arguments, and a plan file names
+    the command line that learnt it). None when done, else why not."""
+    try:
+        with open(path) as f:
+            lines = f.read().split("\n")
+    except OSError as e:
+        return f"no plan file from the first memplan_pluggable run ({e.strerror})"
+    for i, line in enumerate(lines[:4]):
+        if line.startswith("program "):
+            lines[i] = "program -"
+            with open(path, "w") as f:
+                f.write("\n".join(lines))
+            return None
+    return f"{path} has no program line: not a plan file"
+
+
 def plan(args):
     """(allocator, workloads, run, snapshot, timeout_s) for each process, in order."""
     if args.dry_run:
@@ -175,6 +211,8 @@ def plan(args):
             runs.append((a, [w], "main", a == "default", args.run_timeout_s))
     if "lm_train_fixed" in eager and "default" in args.allocators:
         runs.append(("default", ["lm_train_fixed"], "repeat", False, args.run_timeout_s))
+    if WARM in eager and "memplan_pluggable" in args.allocators:
+        runs.append(("memplan_pluggable", [WARM], "warm", False, args.run_timeout_s))
     if COMPILED in args.workloads:
         for a in args.allocators:
             runs.append((a, [COMPILED], "main", a == "default", args.compile_timeout_s))

@@ -119,3 +119,25 @@ def test_a_snapshot_too_large_without_events_says_so(tmp_path):
     with open(path, "wb") as f:
         pickle.dump({"segments": [{"blob": "y" * 10000}], "device_traces": [[]]}, f)
     assert not run_one.trim_snapshot(str(path), 1000)
+
+
+def test_the_warm_run_follows_the_saving_run_and_takes_its_file_for_any_program(tmp_path):
+    class Args:
+        dry_run = False
+        workloads = ["lm_train_fixed", "bert_infer"]
+        allocators = ["default", "memplan_pluggable"]
+        run_timeout_s = 90
+        compile_timeout_s = 150
+    runs = [(a, w, r) for a, w, r, _, _ in gpu_check.plan(Args())]
+    saving = runs.index(("memplan_pluggable", ["lm_train_fixed"], "main"))
+    warm = runs.index(("memplan_pluggable", ["lm_train_fixed"], "warm"))
+    assert saving < warm
+    Args.allocators = ["default"]
+    assert all(r != "warm" for _, _, r, _, _ in gpu_check.plan(Args()))
+    plans = tmp_path / "lm_train_fixed.plans"
+    plans.write_text("memplan-plans 2\nadapter device\nprogram python3 run_one.py --run main\nunit cuda:0/0 0\nend\n")
+    assert gpu_check.any_program(str(plans)) is None
+    assert plans.read_text().split("\n")[2] == "program -"
+    assert "no plan file" in gpu_check.any_program(str(tmp_path / "missing.plans"))
+    (tmp_path / "other").write_text("not a plan file\n")
+    assert "no program line" in gpu_check.any_program(str(tmp_path / "other"))
