@@ -305,6 +305,10 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
     returned_ = false;
     ++generation_;
     agreed_after_ = first_run ? last_ran_ : 0;
+    if (agreed_after_ != 0 && !config_.save_plans_file.empty() && first_runs_.size() < kMaxSavedVariants &&
+        agreed_.size() <= kMaxSavedRequests) {
+      first_runs_.push_back({.key = key_, .after = agreed_after_, .profile = agreed_});
+    }
   }
   if (agreements_ < agreements_needed()) {
     // Note [Plans ahead of agreement]

@@ -259,6 +259,17 @@ class Learner {
   // save_plans_file, predicted variants) so that a file serves a later
   // process's first iteration too, which often differs from the rest.
   Profile first_profile_;
+  // Note [Plans from a file]: with save_plans_file, the profile of each
+  // variant's first run that followed another variant, kept whether or not
+  // the variant's later runs agree with it (a shape's first run makes its
+  // state, and its key never comes back): saved, without offsets, for the
+  // keys no agreed profile is saved for. At most kMaxSavedVariants.
+  struct FirstRun {
+    uint64_t key = 0;
+    uint64_t after = 0;
+    Profile profile;
+  };
+  std::vector<FirstRun> first_runs_;
   uint64_t seeded_next_ = 0;  // Note [Plans from a file]: the prediction after a seeded unit's first iteration
   // Note [Plans from a file]: the variant that ran before the running
   // variant's first run, when its agreed profile includes that first run

@@ -23,9 +23,15 @@
 // (SavedVariant::after = P). When P has just run here, that variant is the
 // prediction and is planned from the file at once, serving its first run:
 // a training loop's steady step after its first step (served from step 2,
-// not 3). A rotating shape's first run makes the shape's state, a variant
-// of its own that no file serves; its steady variant first ran after it,
-// and is served here from the same point: the shape's second run. Nothing
+// not 3). A rotating shape's first run makes the shape's state: a variant
+// of its own, whose key never comes back, so no agreed profile covers it.
+// With save_plans_file the learner keeps such a first run's profile with
+// the variant it followed and saves it (without offsets) as a variant of
+// its own: its plan leaves out the blocks the run kept (escaped, in the
+// backing allocator), and it serves that first run here when it follows
+// the same variant; the shape's steady variant first ran after it, and is
+// served from the shape's second run. Six rotating resnet18 shapes: no
+// iteration profiled in a process that loads the file. Nothing
 // else changes: replay checks every request's size and the liveness of the
 // blocks sharing its bytes, so an iteration that differs from the saved one
 // (another program, another shape) falls back where it stops fitting,
@@ -126,6 +132,15 @@ std::vector<SavedVariant> Learner::saved_variants() const {
       std::any_of(out.begin(), out.end(), [this](const SavedVariant& v) { return v.key == first_key_; });
   if (!first_saved && first_key_ != 0 && savable(first_profile_) && !out.empty()) {
     out.push_back(to_saved(first_key_, 0, first_profile_, nullptr, keyed));
+  }
+  // First runs that no agreed profile covers (a shape's state-making run),
+  // without offsets: a loading process serves such a run when it follows
+  // the same variant.
+  for (const FirstRun& f : first_runs_) {
+    if (savable(f.profile) &&
+        std::none_of(out.begin(), out.end(), [&f](const SavedVariant& o) { return o.key == f.key; })) {
+      out.push_back(to_saved(f.key, f.after, f.profile, nullptr, keyed));
+    }
   }
   // Seeds loaded and not run yet in this process stay in the file.
   for (const SavedVariant& v : seeds_waiting_) {
