@@ -429,18 +429,18 @@ struct DeviceReplayAllocator::Impl {
     auto made = std::make_unique<DeviceUnit>(config, *memory, stream);
     made->name = "cuda:" + std::to_string(device) + "/" + std::to_string(units_on_device[device]++);
     const auto seeded = saved.find(made->name);
-    // Note [Resident blocks]: the window holds the resident slots before the
-    // slab's max_slab_bytes (address space only; what is mapped is counted).
-    const size_t max_resident = static_cast<size_t>(config.max_slab_bytes);
-    const size_t unit_bytes = memory->granularity();
-    const size_t slab_bytes = (static_cast<size_t>(config.max_slab_bytes) + unit_bytes - 1) / unit_bytes * unit_bytes;
+    // Note [Resident blocks]: the window holds up to max_slab_bytes of
+    // resident slots before the slab's max_slab_bytes (address space only;
+    // what is mapped is counted).
+    const auto max_slab = static_cast<size_t>(config.max_slab_bytes);
+    const size_t slab_bytes = made->up(max_slab);
     const bool slots = seeded != saved.end() && !seeded->second.empty();
-    const size_t bytes = slab_bytes + (slots ? (max_resident + unit_bytes - 1) / unit_bytes * unit_bytes : 0);
+    const size_t bytes = slots ? 2 * slab_bytes : slab_bytes;
     made->window = static_cast<unsigned char*>(memory->reserve(bytes));
     if (made->window != nullptr) {
       made->window_bytes = bytes;
       made->slab_window_bytes = slab_bytes;
-      if (slots) made->make_resident(seeded->second.front(), max_resident);
+      if (slots) made->make_resident(seeded->second.front(), max_slab);
       made->learner.set_window(made->window + made->resident_span, slab_bytes, made.get());
     }
     // A stream that starts mid-run joins the variant under way; without
