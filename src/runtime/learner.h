@@ -210,6 +210,7 @@ class Learner {
   void enter(uint64_t key);
   bool classify(bool deviated, uint32_t requests, const Planning& planning, Adapter& adapter);
   uint64_t predict() const;
+  void fit_slab();  // Note [The slab fits its plans] (variants.cc); the caller holds slab_mutex_
   bool predicting() const;
   // The agreed profile stays while replaying (its maxima grow): upper-bound
   // plans, with either identity (the keyed adapters check sizes and liveness

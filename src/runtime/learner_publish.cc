@@ -81,12 +81,14 @@ void Learner::try_plan(const Planning& planning, Adapter& adapter, PlanJob* job)
   plans_.push_back(std::move(prepared).value());
   serving_ = published;
   active_ = published;
+  fit_slab();  // Note [The slab fits its plans]: no block is live in it
   adapter.publish(*published);
   if (job && planning.planner) {  // Notes [Trim after adoption], [Pre-fault after adoption]
     auto prefault = std::make_unique<PlanJob>();
     prefault->prefault_only = true;
     prefault->slab = &slab_;
     prefault->slab_mutex = &slab_mutex_;
+    prefault->prefault_bytes = static_cast<size_t>(published->arena);
     prefault->trim = worth_trimming();
     prefault->process = job->process;
     planning.planner->submit(prefault.get());

@@ -238,7 +238,7 @@ void BackgroundPlanner::run(State& s) {
       if (j->trim) backing_.release_free_memory();
       {
         std::lock_guard<std::mutex> mapping(*j->slab_mutex);
-        j->slab->prefault();
+        j->slab->prefault(j->prefault_bytes);
       }
       j->done.store(true, std::memory_order_release);
       lock.lock();

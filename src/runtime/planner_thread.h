@@ -30,12 +30,14 @@ struct PlanJob {
   std::mutex* slab_mutex = nullptr;
   bool huge_pages = false;
   bool trim = false;  // return the backing allocator's free memory after planning (Note [Trim when predictable])
-  // Plans nothing: trims (if `trim`) and faults in the slab's mapped pages
+  // Plans nothing: trims (if `trim`) and faults in the slab's first
+  // prefault_bytes
   // (Note [Pre-fault after adoption]), queued when a plan is adopted.
   bool prefault_only = false;
-  uint64_t generation = 0;                                          // the owner's Learner generation it plans
-  uint64_t structure = 0;                                           // structure_key_of the profile (sequence identity)
-  int64_t process = 0;                                              // the process that queued it
+  size_t prefault_bytes = 0;  // with prefault_only: the adopted plan's arena, the pages faulted in
+  uint64_t generation = 0;    // the owner's Learner generation it plans
+  uint64_t structure = 0;     // structure_key_of the profile (sequence identity)
+  int64_t process = 0;        // the process that queued it
   std::optional<StatusOr<std::unique_ptr<PreparedPlan>>> prepared;  // set by the planner thread
   std::atomic<bool> done{false};
 };

@@ -1,6 +1,7 @@
 // slab.cc — committing and releasing a slab inside its reserved window.
 #include "runtime/slab.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -59,8 +60,20 @@ Status Slab::commit(size_t bytes, bool huge_pages, bool prefault) {
   return Status::Ok();
 }
 
-void Slab::prefault() {
-  if (memory_ == nullptr) (void)os::prefault(window_, mapped_bytes());
+void Slab::prefault(size_t bytes) {
+  if (memory_ != nullptr) return;
+  const size_t page = unit();
+  (void)os::prefault(window_, std::min(mapped_bytes(), (bytes + page - 1) / page * page));
+}
+
+void Slab::shrink(size_t bytes) {
+  if (memory_ != nullptr) return;
+  const size_t page = unit();
+  const size_t keep = (bytes + page - 1) / page * page;
+  const size_t mapped = mapped_bytes();
+  if (keep >= mapped) return;
+  mapped_bytes_.store(keep, std::memory_order_release);
+  unmap(window_ + keep, mapped - keep);
 }
 
 void Slab::release() {

@@ -64,10 +64,18 @@ class Slab {
   // exceeds the window or the kernel refuses the mapping (the existing
   // mapping then stays).
   Status commit(size_t bytes, bool huge_pages, bool prefault = true);
-  // Faults in the pages mapped so far without changing their contents, while
-  // blocks may be served from them (os::prefault); a device's memory is
-  // always resident. Under the same lock as commit and release.
-  void prefault();
+  // Faults in the first `bytes` mapped (rounded up to pages; at most the
+  // mapping) without changing their contents, while blocks may be served
+  // from them (os::prefault); a device's memory is always resident. Under
+  // the same lock as commit and release.
+  void prefault(size_t bytes);
+  // Gives back the pages past the first `bytes` (rounded up to pages) and
+  // keeps the rest mapped with their contents: nothing may be served from
+  // the pages given back (Note [The slab fits its plans], variants.cc). A
+  // slab on a device's memory keeps its mapping (the unit's granules hold
+  // more than the slab: Note [Resident blocks], device_replay.cc). Under the
+  // same lock as commit and release.
+  void shrink(size_t bytes);
   // Gives the memory back to the kernel; the window stays reserved.
   void release();
 

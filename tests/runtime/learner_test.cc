@@ -362,6 +362,42 @@ TEST_F(LearnerTest, ASwitchToAPredictedVariantAdoptsItsPlanMadeAhead) {
   EXPECT_EQ(l->counters().plans_made.get(), 2u);
 }
 
+// Note [The slab fits its plans]: once the large variant's plan is evicted
+// and the small one's is published with no block live, the pages past the
+// small plan's arena go back; a mapping that a held plan needs stays.
+TEST_F(LearnerTest, TheSlabGivesBackThePagesOfAnEvictedPlan) {
+  config_.max_plans = 1;
+  auto l = make(RequestIdentity::kSequence);
+  const std::vector<std::pair<uint64_t, uint64_t>> large = {{0, 8192}, {0, 512 << 10}}, small = {{0, 4096}};
+  iteration(*l, large);
+  iteration(*l, large);
+  ASSERT_NE(adapter_.published, nullptr);
+  ASSERT_EQ(adapter_.published->problem.size(), large.size());
+  const size_t large_mapping = l->slab().mapped_bytes();
+  ASSERT_GE(large_mapping, size_t{512} << 10);
+  for (int i = 0; i < 4 && !(adapter_.published && adapter_.published->problem.size() == small.size()); ++i) {
+    iteration(*l, small);
+  }
+  ASSERT_NE(adapter_.published, nullptr);
+  ASSERT_EQ(adapter_.published->problem.size(), small.size()) << "the small variant's plan is served";
+  ASSERT_EQ(l->counters().plans_held.get(), 1u) << "the large one's was evicted";
+  const size_t page = os::page_size();
+  const size_t arena = l->counters().plan_bytes.get();
+  EXPECT_EQ(l->slab().mapped_bytes(), (arena + page - 1) / page * page);
+  EXPECT_LT(l->slab().mapped_bytes(), large_mapping);
+  EXPECT_TRUE(l->slab().check_invariants().ok());
+
+  // While a block of the served plan is live, no switch happens, so nothing is unmapped.
+  iteration(*l, large);
+  iteration(*l, large);
+  const size_t mapping = l->slab().mapped_bytes();
+  adapter_.in_use = true;
+  iteration(*l, small);
+  iteration(*l, small);
+  EXPECT_GE(l->slab().mapped_bytes(), mapping) << "a live block keeps the mapping";
+  adapter_.in_use = false;
+}
+
 TEST_F(LearnerTest, ProfilesOfOtherStructuresAreFiledUnderTheirOwnVariant) {
   auto l = make(RequestIdentity::kSequence);
   const std::vector<std::pair<uint64_t, uint64_t>> a = {{0, 4096}}, b = {{0, 4096}, {0, 8192}};

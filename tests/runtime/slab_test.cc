@@ -73,7 +73,7 @@ TEST(SlabTest, APrefaultLaterKeepsWhatWasWritten) {
   std::memset(slab.base() + os::page_size(), 0x5a, 100);
   EXPECT_EQ(os::resident_pages(slab.base(), slab.mapped_bytes()), 1u);
   if (!os::prefault(slab.base(), os::page_size())) GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel";
-  slab.prefault();
+  slab.prefault(slab.mapped_bytes());
   EXPECT_EQ(os::resident_pages(slab.base(), slab.mapped_bytes()), pages);
   for (size_t i = 0; i < 100; ++i) ASSERT_EQ(slab.base()[os::page_size() + i], 0x5a);
   EXPECT_EQ(slab.base()[os::page_size() + 100], 0);
@@ -84,6 +84,41 @@ TEST(SlabTest, APrefaultLaterKeepsWhatWasWritten) {
 #else
   (void)before;
 #endif
+}
+
+// Note [The slab fits its plans]: an adoption faults in its plan's arena,
+// not a larger mapping a plan made ahead left.
+TEST(SlabTest, APrefaultCoversOnlyTheBytesAsked) {
+  Window window(size_t{64} << 20);
+  Slab slab(window.base(), window.bytes());
+  ASSERT_TRUE(slab.commit(8 << 20, /*huge_pages=*/false, /*prefault=*/false).ok());
+  if (!os::prefault(slab.base(), os::page_size())) GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel";
+  const size_t page = os::page_size();
+  slab.prefault(3 * page - 1);  // rounded up to 3 pages
+  EXPECT_EQ(os::resident_pages(slab.base(), slab.mapped_bytes()), 3u);
+  slab.prefault(size_t{64} << 20);  // at most the mapping
+  EXPECT_EQ(os::resident_pages(slab.base(), slab.mapped_bytes()), slab.mapped_bytes() / page);
+}
+
+TEST(SlabTest, AShrinkKeepsTheFirstPagesAndGivesBackTheRest) {
+  Window window(size_t{64} << 20);
+  Slab slab(window.base(), window.bytes());
+  ASSERT_TRUE(slab.commit(8 << 20, /*huge_pages=*/false).ok());
+  const size_t page = os::page_size();
+  std::memset(slab.base(), 0x77, slab.mapped_bytes());
+  slab.shrink(2 * page + 1);  // keeps 3 pages
+  EXPECT_EQ(slab.mapped_bytes(), 3 * page);
+  EXPECT_TRUE(slab.check_invariants().ok());
+  for (size_t i = 0; i < 3 * page; i += 512) ASSERT_EQ(slab.base()[i], 0x77) << "kept pages keep their contents";
+  slab.shrink(8 << 20);  // larger than the mapping: nothing changes
+  EXPECT_EQ(slab.mapped_bytes(), 3 * page);
+  // Mapped again, the pages given back come back zeroed: they were returned to the kernel.
+  ASSERT_TRUE(slab.commit(8 << 20, /*huge_pages=*/false).ok());
+  EXPECT_EQ(slab.base()[3 * page], 0);
+  EXPECT_EQ(slab.base()[(8 << 20) - 1], 0);
+  EXPECT_EQ(slab.base()[3 * page - 1], 0x77);
+  slab.shrink(0);
+  EXPECT_EQ(slab.mapped_bytes(), 0u);
 }
 
 TEST(SlabTest, HugePageSlabIsUsable) {
