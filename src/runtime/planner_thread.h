@@ -31,8 +31,8 @@ struct PlanJob {
   bool huge_pages = false;
   bool trim = false;  // return the backing allocator's free memory after planning (Note [Trim when predictable])
   // Plans nothing: trims (if `trim`) and faults in the slab's first
-  // prefault_bytes
-  // (Note [Pre-fault after adoption]), queued when a plan is adopted.
+  // prefault_bytes (Note [Pre-fault after adoption]), queued when a plan is
+  // adopted.
   bool prefault_only = false;
   size_t prefault_bytes = 0;  // with prefault_only: the adopted plan's arena, the pages faulted in
   uint64_t generation = 0;    // the owner's Learner generation it plans
