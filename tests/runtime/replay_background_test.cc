@@ -16,6 +16,7 @@
 
 #include "memplan/backing_allocator.h"
 #include "memplan/replay.h"
+#include "support/xorshift.h"
 
 namespace memplan {
 namespace {
@@ -315,20 +316,14 @@ TEST(ReplayBackgroundTest, VariantsEvictedAndComingBackNeverLoseABlocksBytes) {
   ReplayAllocator a(config, backing);
   const std::vector<std::vector<size_t>> variants = {
       {64, 4096, 256, 100000}, {128, 2 << 20, 4096, 70000}, {32, 8192, 512}, {1 << 20, 3 << 20, 96, 48}, {16, 1024}};
-  uint64_t state = 0x9E3779B97F4A7C15ull;
-  auto next = [&state] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
+  test_support::Xorshift rng{0x9E3779B97F4A7C15ull};
   unsigned char* kept = nullptr;
   constexpr size_t kKept = 5000;
   bool intact = true;
   int shrinks = 0;
   uint64_t mapping = 0;
   for (int it = 0; it < 400; ++it) {
-    const size_t v = next() % variants.size();
+    const size_t v = rng.below(variants.size());
     a.mark_key(v + 1);
     intact &= run_iteration(a, variants[v]);
     if (kept) {  // made in the iteration before: it lived across the boundary
@@ -336,7 +331,7 @@ TEST(ReplayBackgroundTest, VariantsEvictedAndComingBackNeverLoseABlocksBytes) {
       a.deallocate(kept);
       kept = nullptr;
     }
-    if (next() % 4 == 0) {
+    if (rng.below(4) == 0) {
       kept = static_cast<unsigned char*>(a.allocate(kKept));
       std::memset(kept, 0xC3, kKept);
     }

@@ -15,6 +15,7 @@
 
 #include "memplan/plan_file.h"
 #include "memplan/replay.h"
+#include "support/xorshift.h"
 
 namespace memplan {
 namespace {
@@ -1040,17 +1041,7 @@ TEST(ReplayTest, RejectsAMalformedKnob) {
 // ---------------------------------------------------------------------------
 // Upper-bound plans (Note [Upper-bound plans], runtime/learner.cc).
 
-// A deterministic generator (xorshift), so that a failing stream replays.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return s;
-  }
-  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
-};
+using Rng = test_support::Xorshift;
 
 // `variants` size vectors of one structure (n requests): each request's size
 // drawn around a base, scaled per variant as a batch size would scale it.

@@ -4,7 +4,7 @@
 file(GLOB MEMPLAN_RUNTIME_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/runtime/*.cc)
 add_executable(memplan_runtime_tests ${MEMPLAN_RUNTIME_TEST_SOURCES})
 target_link_libraries(memplan_runtime_tests PRIVATE memplan::runtime GTest::gtest GTest::gtest_main)
-target_include_directories(memplan_runtime_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_include_directories(memplan_runtime_tests PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
 # The CUDA pool tests: built with the toolkit, skipped on a machine without a GPU.
 if(MEMPLAN_WITH_CUDA)
   target_sources(memplan_runtime_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/runtime/cuda/cuda_pool_test.cc)
