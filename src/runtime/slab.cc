@@ -28,6 +28,11 @@ Slab& Slab::operator=(Slab&& other) noexcept {
 
 size_t Slab::unit() const { return memory_ ? memory_->granularity() : os::page_size(); }
 
+size_t Slab::in_units(size_t bytes) const {
+  const size_t page = unit();
+  return (bytes + page - 1) / page * page;
+}
+
 bool Slab::map(unsigned char* at, size_t bytes, bool huge_pages, bool prefault) {
   if (memory_ != nullptr) return memory_->commit(at, bytes);
   if (os::commit(at, bytes, huge_pages, prefault)) return true;
@@ -44,8 +49,7 @@ void Slab::unmap(unsigned char* at, size_t bytes) {
 }
 
 Status Slab::commit(size_t bytes, bool huge_pages, bool prefault) {
-  const size_t page = unit();
-  const size_t rounded = (bytes + page - 1) / page * page;
+  const size_t rounded = in_units(bytes);
   if (!window_ || rounded > window_bytes_) {
     return CapacityExceeded("slab of " + std::to_string(bytes) + " B does not fit its window of " +
                             std::to_string(window_bytes_) + " B");
@@ -62,14 +66,12 @@ Status Slab::commit(size_t bytes, bool huge_pages, bool prefault) {
 
 void Slab::prefault(size_t bytes) {
   if (memory_ != nullptr) return;
-  const size_t page = unit();
-  (void)os::prefault(window_, std::min(mapped_bytes(), (bytes + page - 1) / page * page));
+  (void)os::prefault(window_, std::min(mapped_bytes(), in_units(bytes)));
 }
 
 void Slab::shrink(size_t bytes) {
   if (memory_ != nullptr) return;
-  const size_t page = unit();
-  const size_t keep = (bytes + page - 1) / page * page;
+  const size_t keep = in_units(bytes);
   const size_t mapped = mapped_bytes();
   if (keep >= mapped) return;
   mapped_bytes_.store(keep, std::memory_order_release);

@@ -95,6 +95,7 @@ class Slab {
   SlabMemory* memory_ = nullptr;
   // The commit unit: a page, or the device's granule.
   size_t unit() const;
+  size_t in_units(size_t bytes) const;  // rounded up to whole units
   bool map(unsigned char* at, size_t bytes, bool huge_pages, bool prefault);
   void unmap(unsigned char* at, size_t bytes);
 };
