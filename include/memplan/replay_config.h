@@ -40,11 +40,14 @@ struct ReplayConfig {
   // (small_pool_bytes), else the backing allocator. For programs whose small
   // metadata requests vary with the input while their tensors keep their
   // order (docs/runtime.md, "Small requests"). Keyed identity (the libtorch
-  // allocator) ignores it. 0: every request takes a tick.
-  int64_t min_sequenced_size = 4096;
+  // allocator) ignores it. 0: every request takes a tick. The default, 8 KiB,
+  // also leaves out the buffers of page-sized reads (Python's 4 KiB reads
+  // are 4,129-byte requests), whose number per iteration follows the timing
+  // of other processes (a DataLoader's workers).
+  int64_t min_sequenced_size = 8192;
   // Most bytes of each thread's small-request pool (Note [Small-request pool]
   // in runtime/small_pool.h), which serves the requests below
-  // min_sequenced_size (up to 4 KiB, alignment up to 64) from size-class free
+  // min_sequenced_size (up to 8 KiB, alignment up to 64) from size-class free
   // lists in the thread's window. Committed 64 KiB at a time as classes need
   // it; at most 64 MiB. 0: no pool, those requests go to the backing allocator.
   int64_t small_pool_bytes = int64_t{64} << 20;

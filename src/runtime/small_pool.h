@@ -11,9 +11,10 @@
 // backing allocator. The pool serves them from memory of the thread's own
 // window, with no lock and no system call once warm:
 //
-//   * 32 size classes up to 4 KiB: multiples of 16 B up to 256 B, then four
-//     per doubling (320, 384, 448, 512, 640, ..., 4096). A request takes the
-//     smallest class that holds it, so at most 25% of a block is slack.
+//   * 36 size classes up to 8 KiB: multiples of 16 B up to 256 B, then four
+//     per doubling (320, 384, 448, 512, 640, ..., 4096, 5120, ..., 8192). A
+//     request takes the smallest class that holds it, so at most 25% of a
+//     block is slack.
 //     Alignments of 32 and 64 (libtorch aligns its CPU storages to 64) round
 //     the size up to the alignment first (small_class_aligned).
 //   * The pool area of a window is cut into 64 KiB chunks, each given to one
@@ -54,8 +55,8 @@
 
 namespace memplan::runtime::fast {
 
-constexpr uint32_t kSmallClasses = 32;
-constexpr uint64_t kSmallMaxBytes = 4096;  // the largest class
+constexpr uint32_t kSmallClasses = 36;
+constexpr uint64_t kSmallMaxBytes = 8192;  // the largest class
 constexpr unsigned kSmallChunkShift = 16;  // 64 KiB chunks
 constexpr uint64_t kSmallChunkBytes = uint64_t{1} << kSmallChunkShift;
 constexpr uint32_t kSmallMaxChunks = 1024;  // 64 MiB of pool per thread at most
@@ -64,7 +65,7 @@ constexpr uint32_t kSmallMaxChunks = 1024;  // 64 MiB of pool per thread at most
 constexpr uint32_t small_class_computed(uint64_t size) {
   const uint64_t s = size == 0 ? 0 : size - 1;
   if (s < 256) return static_cast<uint32_t>(s >> 4);
-  const unsigned e = 63 - static_cast<unsigned>(__builtin_clzll(s));  // 8..11
+  const unsigned e = 63 - static_cast<unsigned>(__builtin_clzll(s));  // 8..12
   return 16 + (e - 8) * 4 + static_cast<uint32_t>((s >> (e - 2)) & 3);
 }
 

@@ -8,7 +8,7 @@
 // across run boundaries (bit 4; otherwise every run ends by freeing them);
 // bit 6 sets ReplayConfig::min_sequenced_size to 256 (smaller requests take
 // no place in the sequence, so runs that differ only in them agree, and the
-// small-request pool serves them); bit 7 sets it to 4097 with a pool of one
+// small-request pool serves them); bit 7 sets it to 8193 with a pool of one
 // 64 KiB chunk, so that the pool fills and sends requests to the backing
 // allocator;
 // the rest is a sequence of
@@ -181,7 +181,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.min_sequenced_size = 0;      // every request in the sequence unless bit 6 or 7 says otherwise
   if (data[0] & 0x40) config.min_sequenced_size = 256;
   if (data[0] & 0x80) {
-    config.min_sequenced_size = 4097;
+    config.min_sequenced_size = 8193;
     config.small_pool_bytes = 64 << 10;
   }
   memplan::ReplayAllocator a(config, backing);

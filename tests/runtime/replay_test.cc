@@ -199,10 +199,10 @@ TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
 
 TEST(ReplayTest, SmallRequestPoolServesRequestsOutsideTheSequence) { run_small_requests_outside_the_sequence(true); }
 
-// The defaults: requests below 4 KiB are pooled and take no tick; the larger
+// The defaults: requests below 8 KiB are pooled and take no tick; the larger
 // ones make the sequence that is planned and served.
-TEST(ReplayTest, ByDefaultRequestsBelow4KiBArePooledAndTheRestPlanned) {
-  EXPECT_EQ(ReplayConfig{}.min_sequenced_size, 4096);
+TEST(ReplayTest, ByDefaultRequestsBelow8KiBArePooledAndTheRestPlanned) {
+  EXPECT_EQ(ReplayConfig{}.min_sequenced_size, 8192);
   EXPECT_EQ(ReplayConfig{}.small_pool_bytes, 64 << 20);
   MockBacking backing;
   ReplayConfig config;
@@ -212,7 +212,8 @@ TEST(ReplayTest, ByDefaultRequestsBelow4KiBArePooledAndTheRestPlanned) {
   ReplayAllocator a(config, backing);
   ASSERT_TRUE(a.init_status().ok());
   LiveBlocks live;
-  const std::vector<size_t> sizes = {1000, 5000, 6000, 8192, 500, 4095, 700, 4096};  // 4 of 8 below 4 KiB
+  // 4 of 8 below 8 KiB (4,129 B: a Python bytes object of a 4 KiB read)
+  const std::vector<size_t> sizes = {1000, 4129, 9000, 8192, 500, 8191, 12000, 16384};
   std::vector<void*> pointers;
   for (int iteration = 0; iteration < 3; ++iteration) {
     run_iteration(a, sizes, live, &pointers);
@@ -221,7 +222,7 @@ TEST(ReplayTest, ByDefaultRequestsBelow4KiBArePooledAndTheRestPlanned) {
   for (void* p : pointers) EXPECT_TRUE(a.owns(p));
   const ReplayStats s = a.stats();
   EXPECT_EQ(s.pooled, 3u * 4);
-  EXPECT_EQ(s.served, 4u);  // the third iteration's 5000, 6000, 8192 and 4096 B
+  EXPECT_EQ(s.served, 4u);  // the third iteration's 9000, 8192, 12000 and 16384 B
   EXPECT_EQ(s.profiled, 2u * 4);
   EXPECT_EQ(s.small, 0u);
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
@@ -379,13 +380,13 @@ TEST(ReplayTest, SmallPoolBlocksReallocateAndZero) {
 TEST(ReplayTest, SmallPoolServesAlignmentsUpTo64) {
   MockBacking backing;
   ReplayConfig config = test_config();
-  config.min_sequenced_size = 8192;
+  config.min_sequenced_size = 16384;
   ReplayAllocator a(config, backing);
   ASSERT_TRUE(a.init_status().ok());
   LiveBlocks live;
   std::vector<void*> pooled;
   for (size_t alignment : {32, 64}) {
-    for (size_t size : {0, 1, 17, 48, 65, 100, 200, 257, 300, 1000, 4000, 4096}) {
+    for (size_t size : {0, 1, 17, 48, 65, 100, 200, 257, 300, 1000, 4000, 4096, 4129, 8000, 8192}) {
       for (int k = 0; k < 3; ++k) {
         void* p = a.allocate(size, alignment);
         ASSERT_TRUE(a.owns(p)) << size << " aligned to " << alignment;
@@ -397,7 +398,7 @@ TEST(ReplayTest, SmallPoolServesAlignmentsUpTo64) {
     }
   }
   void* aligned = a.allocate(100, 128);
-  void* large = a.allocate(5000);
+  void* large = a.allocate(9000);
   EXPECT_FALSE(a.owns(aligned));
   EXPECT_FALSE(a.owns(large));
   EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % 128, 0u);

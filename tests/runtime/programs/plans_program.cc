@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
     live.reserve(128);
     for (int step = 0; step < steps; ++step) {
       Block b;
-      b.size = (64 + next(s) % 8192) * shape;
+      // At least MEMPLAN_MIN_SEQUENCED_SIZE's default: every request in the sequence.
+      b.size = (8192 + next(s) % 8192) * shape;
       b.fill = static_cast<unsigned char>(step * 7 + it);
       b.free_at = step + 1 + static_cast<int>(next(s) % 12);
       b.p = static_cast<unsigned char*>(std::malloc(b.size));

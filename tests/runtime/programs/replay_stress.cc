@@ -370,7 +370,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "replay_stress: nothing was served by the replay allocator\n");
     return 1;
   }
-  // Half the requests are below 1 KiB, the default MEMPLAN_MIN_SEQUENCED_SIZE,
+  // Half the requests are below 1 KiB, under the default MEMPLAN_MIN_SEQUENCED_SIZE,
   // and freed by their own thread or, through the mailbox, by another one.
   if (expect_replay && pooled == 0) {
     std::fprintf(stderr, "replay_stress: nothing was served by the small-request pools\n");
