@@ -19,15 +19,17 @@
 // blocks it shares bytes with, as for any plan, so a file of another program
 // or shape costs fallbacks, never a shared byte.
 //
-// The text format, one record per line (version 2; version 1 files, whose
-// variant lines have no <after> field, still read):
-//   memplan-plans 2
+// The text format, one record per line (version 3; version 2 files, which
+// have no course lines, and version 1 files, whose variant lines have no
+// <after> field either, still read):
+//   memplan-plans 3
 //   adapter <drop-in|device|libtorch>
 //   program <the program's command line, or - for any program>
 //   unit <name> <variants>
 //   variant <key, hex> <requests> <sequence|keyed> <after: key, hex, or ->
 //   <size> <alignment> <upper> <offset>                  (sequence: lower = index)
 //   <size> <alignment> <lower> <upper> <offset> <key>    (keyed; key in hex)
+//   course <count> <key, hex>...                         (after the unit's variants)
 //   end
 // upper is the tick the block was freed at, or - when it escaped; offset is -
 // for a request the plan does not place.
@@ -42,7 +44,7 @@
 
 namespace memplan {
 
-inline constexpr int kPlanFileVersion = 2;
+inline constexpr int kPlanFileVersion = 3;
 
 struct SavedRequest {
   uint64_t size = 0;
@@ -70,6 +72,12 @@ struct SavedVariant {
 struct SavedUnit {
   std::string name;  // how the adapter finds the unit again: "0", "cuda:0/1", ...
   std::vector<SavedVariant> variants;
+  // The variants of the unit's first iterations in the saving process, in
+  // order (at most kMaxSavedCourse; nonzero keys): a loading process that
+  // runs the same course predicts each next variant from it (Note [Plans
+  // from a file]). Empty where the unit's variants were not predicted (keyed
+  // marks) and in files of versions 1 and 2.
+  std::vector<uint64_t> course;
   bool operator==(const SavedUnit&) const = default;
 };
 
@@ -83,6 +91,7 @@ struct PlanFile {
 // Bounds the reader enforces (and the writer's caller must keep).
 inline constexpr size_t kMaxSavedUnits = 4096;
 inline constexpr size_t kMaxSavedVariants = 64;
+inline constexpr size_t kMaxSavedCourse = 64;
 inline constexpr size_t kMaxSavedRequests = size_t{1} << 24;
 inline constexpr uint64_t kMaxSavedSize = uint64_t{1} << 48;
 inline constexpr uint64_t kMaxSavedAlignment = uint64_t{1} << 21;

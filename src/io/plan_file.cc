@@ -7,6 +7,7 @@
 // count in a header is a bound, never a reservation).
 #include "memplan/plan_file.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -163,6 +164,31 @@ Status read_variant(Lines& in, int version, SavedVariant& v) {
   return Status::Ok();
 }
 
+// The course line that ends a unit (version 3).
+Status read_course(Lines& in, SavedUnit& unit) {
+  const char* expected = "expected: course <count> <key, hex>... (after unit ";
+  if (!in.next() || in.fields().size() < 2 || in.fields()[0] != "course") {
+    return in.error(expected + unit.name + "'s variants)");
+  }
+  const std::vector<std::string_view>& f = in.fields();
+  size_t steps = 0;
+  if (!parse_number(f[1], steps) || steps > kMaxSavedCourse) {
+    return in.error("course: not a count up to " + std::to_string(kMaxSavedCourse));
+  }
+  if (f.size() != steps + 2) {
+    return in.error("course: " + std::to_string(steps) + " keys announced, " + std::to_string(f.size() - 2) +
+                    " on the line");
+  }
+  for (size_t i = 0; i < steps; ++i) {
+    uint64_t key = 0;
+    if (!parse_number(f[i + 2], key, 16) || key == 0) {
+      return in.error("course: key " + std::to_string(i + 1) + " is not a nonzero hexadecimal key");
+    }
+    unit.course.push_back(key);
+  }
+  return Status::Ok();
+}
+
 Status read_header(Lines& in, PlanFile& file, int& version) {
   if (!in.next() || in.fields().size() != 2 || in.fields()[0] != "memplan-plans") {
     return in.error("not a memplan plan file (expected: memplan-plans " + std::to_string(kPlanFileVersion) + ")");
@@ -235,6 +261,14 @@ std::string write_plan_file(const PlanFile& file) {
         out += '\n';
       }
     }
+    out += "course ";
+    const size_t steps = std::min(u.course.size(), kMaxSavedCourse);
+    put_number(out, steps);
+    for (size_t i = 0; i < steps; ++i) {
+      out += ' ';
+      put_hex(out, u.course[i]);
+    }
+    out += '\n';
   }
   out += "end\n";
   return out;
@@ -275,6 +309,7 @@ StatusOr<PlanFile> read_plan_file(std::string_view text, std::string_view source
       }
       unit.variants.push_back(std::move(v));
     }
+    if (version >= 3) MEMPLAN_RETURN_IF_ERROR(read_course(in, unit));
     file.units.push_back(std::move(unit));
   }
   while (in.next()) {

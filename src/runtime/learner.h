@@ -181,13 +181,17 @@ class Learner {
   // variant it ran first first.
   // Read while no other thread uses the unit.
   std::vector<SavedVariant> saved_variants() const;
+  // The variants of the unit's first iterations, in order (SavedUnit::course).
+  std::vector<uint64_t> saved_course() const;
   // Serves `variants` from the iteration that starts now: each is planned
   // (its saved offsets where the validator accepts them) and parked as a
   // variant with a plan, and the first published as the running one.
   // Variants of the other request identity, or that cannot be planned, are
-  // skipped. Call at a boundary or before the unit's first request. Returns
-  // how many were taken.
-  size_t seed(const std::vector<SavedVariant>& variants, const Planning& planning, Adapter& adapter);
+  // skipped. `course` (SavedUnit::course) guides the predictions while the
+  // unit's iterations follow it. Call at a boundary or before the unit's
+  // first request. Returns how many were taken.
+  size_t seed(const std::vector<SavedVariant>& variants, const Planning& planning, Adapter& adapter,
+              const std::vector<uint64_t>& course = {});
   // In the unit's first iteration, or a later one while no seeded plan has
   // served a request yet, after a deviation of a seeded plan while none of
   // its blocks is live: drops every seeded plan and gives the slab
@@ -304,6 +308,15 @@ class Learner {
   size_t history_size_ = 0;  // at most kHistory
   size_t history_next_ = 0;  // where the next key goes
   uint64_t history_at(size_t age) const { return history_[(history_next_ + kHistory - 1 - age) % kHistory]; }
+  // Note [Plans from a file]: the variants of the unit's first iterations
+  // (saved as its course); a loaded course and how many of this process's
+  // iterations have followed it (kOffCourse once one did not).
+  uint64_t course_[kMaxSavedCourse] = {};
+  size_t course_size_ = 0;
+  uint64_t loaded_course_[kMaxSavedCourse] = {};
+  size_t loaded_course_size_ = 0;
+  static constexpr size_t kOffCourse = ~size_t{0};
+  size_t on_course_ = kOffCourse;
   // Note [Trim when predictable]: bit i set when the i-th latest predicted
   // iteration was mispredicted.
   uint32_t mispredicted_ = 0;

@@ -142,7 +142,7 @@ struct ReplayAllocator::Impl : runtime::fast::SharedFast, runtime::PlanTables {
   // load_plans: per window, the saved variants its first owner is seeded
   // with (Note [Plans from a file]); each entry is read and emptied by that
   // owner only, and the vector never resized after load_plans.
-  std::vector<std::vector<SavedVariant>> saved_by_window;
+  std::vector<SavedUnit> saved_by_window;
 
   Impl(const ReplayConfig& c, BackingAllocator& b) : config(c), backing(b) {}
 
@@ -206,11 +206,11 @@ class RecordAdapter final : public runtime::Learner::Adapter {
 
 void ReplayAllocator::Impl::seed(ThreadRecord& r) {
   r.seed_pending = false;
-  if (r.window >= saved_by_window.size() || saved_by_window[r.window].empty()) return;
-  const std::vector<SavedVariant> variants = std::move(saved_by_window[r.window]);
-  saved_by_window[r.window].clear();
+  if (r.window >= saved_by_window.size() || saved_by_window[r.window].variants.empty()) return;
+  const SavedUnit unit = std::move(saved_by_window[r.window]);
+  saved_by_window[r.window] = SavedUnit{};
   RecordAdapter adapter(*this, r);
-  r.learner.seed(variants, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter);
+  r.learner.seed(unit.variants, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter, unit.course);
 }
 
 ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& backing)
@@ -344,7 +344,7 @@ void ReplayAllocator::Impl::reset_for_new_thread(ThreadRecord& r) {
   r.tick = 0;
   r.deviating = false;
   r.walk = 0;
-  r.seed_pending = r.window < saved_by_window.size() && !saved_by_window[r.window].empty();
+  r.seed_pending = r.window < saved_by_window.size() && !saved_by_window[r.window].variants.empty();
   // Saved plans serve the first iteration: from here when it starts now,
   // else at the first boundary (start-up is not an iteration).
   if (r.seed_pending && (r.epoch != 0 || config.profile_before_first_mark)) seed(r);
@@ -581,14 +581,14 @@ void ReplayAllocator::mark_thread(uint64_t key) {
 Status ReplayAllocator::load_plans(const PlanFile& file) {
   Impl& m = *impl_;
   if (m.windows == 0) return Status::Ok();  // no slabs: nothing to serve plans from
-  std::vector<std::vector<SavedVariant>> by_window(m.windows);
+  std::vector<SavedUnit> by_window(m.windows);
   for (const SavedUnit& u : file.units) {
     uint32_t window = 0;
     const auto parsed = std::from_chars(u.name.data(), u.name.data() + u.name.size(), window);
     if (parsed.ec != std::errc() || parsed.ptr != u.name.data() + u.name.size()) {
       return InvalidArgument("unit " + u.name + ": the drop-in's units are thread numbers");
     }
-    if (window < m.windows) by_window[window] = u.variants;
+    if (window < m.windows) by_window[window] = u;
   }
   std::lock_guard<std::mutex> lock(m.records_mutex);
   if (m.records.load(std::memory_order_acquire) != nullptr) {
@@ -612,7 +612,8 @@ PlanFile ReplayAllocator::saved_plans(const std::string& program) const {
   for (const ThreadRecord* r : records) {
     std::vector<SavedVariant> variants = r->learner.saved_variants();
     if (variants.empty()) continue;
-    file.units.push_back({.name = std::to_string(r->window), .variants = std::move(variants)});
+    file.units.push_back(
+        {.name = std::to_string(r->window), .variants = std::move(variants), .course = r->learner.saved_course()});
   }
   return file;
 }

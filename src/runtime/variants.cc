@@ -87,6 +87,11 @@ bool Learner::classify(bool deviated, uint32_t requests, const Planning& plannin
     return false;  // backing-only, or waiting for the served plan's blocks: nothing seen
   }
   last_actual_ = actual;
+  if (course_size_ < kMaxSavedCourse) course_[course_size_++] = actual;
+  // Note [Plans from a file]: still on the loaded course?
+  if (on_course_ != kOffCourse) {
+    on_course_ = on_course_ < loaded_course_size_ && loaded_course_[on_course_] == actual ? on_course_ + 1 : kOffCourse;
+  }
   history_[history_next_] = actual;
   history_next_ = (history_next_ + 1) % kHistory;
   history_size_ = std::min(history_size_ + 1, kHistory);

@@ -347,7 +347,9 @@ PlanFile TorchReplayAllocator::Impl::saved_plans(const std::string& for_program)
   file.adapter = kAdapter;
   file.program = for_program;
   std::vector<SavedVariant> variants = learner.saved_variants();
-  if (!variants.empty()) file.units.push_back({.name = kUnit, .variants = std::move(variants)});
+  if (!variants.empty()) {
+    file.units.push_back({.name = kUnit, .variants = std::move(variants), .course = learner.saved_course()});
+  }
   return file;
 }
 

@@ -3,7 +3,8 @@
 //
 // For any bytes: read_plan_file returns a file or an error, never crashes,
 // hangs or trips a sanitizer; a file it returns keeps every bound the
-// header names (units, variants, requests, sizes, alignments, ticks), and
+// header names (units, variants, requests, sizes, alignments, ticks, course
+// lengths and keys), and
 // writing it and reading that back gives the same file and the same text.
 // Any violation aborts, which libFuzzer reports as a crash with the input.
 #include <cstddef>
@@ -26,6 +27,10 @@ void check_bounds(const memplan::PlanFile& file) {
   if (file.units.size() > memplan::kMaxSavedUnits) fail("too many units");
   for (const memplan::SavedUnit& u : file.units) {
     if (u.variants.size() > memplan::kMaxSavedVariants) fail("too many variants");
+    if (u.course.size() > memplan::kMaxSavedCourse) fail("course too long");
+    for (const uint64_t key : u.course) {
+      if (key == 0) fail("a zero key in a course");
+    }
     for (const memplan::SavedVariant& v : u.variants) {
       if (v.requests.size() > memplan::kMaxSavedRequests) fail("too many requests");
       for (size_t i = 0; i < v.requests.size(); ++i) {

@@ -27,7 +27,7 @@ for seed in 1 7 42; do
   out=$(run --save-plans "$plans" -- "$program" $seed 1 6 2>"$work/save.err")
   [[ $(head -1 <<<"$out") == "$plain" ]] || fail "seed $seed: the saving run's output differs"
   grep -q "saved plans to $plans (1 unit, 1 variant)" "$work/save.err" || { cat "$work/save.err"; fail "seed $seed: no save line"; }
-  head -1 "$plans" | grep -qx "memplan-plans 2" || fail "seed $seed: not a plan file"
+  head -1 "$plans" | grep -qx "memplan-plans 3" || fail "seed $seed: not a plan file"
 
   out=$(MEMPLAN_STATS=1 run --plans "$plans" -- "$program" $seed 1 6 2>"$work/load.err")
   [[ $(head -1 <<<"$out") == "$plain" ]] || fail "seed $seed: the loading run's output differs"

@@ -1935,12 +1935,13 @@ TEST(ReplayTest, SavedPlansServeAFirstRunOnlyAfterTheVariantItFollowed) {
 // Rotating shapes, each with a first run unlike its later ones (a shape's
 // first pass makes its state): saved A0 B0 C0 A B C A B C A B C, the first
 // runs B0 and C0 are saved as following A0 and B0, the steady A as
-// following C0. A process that loads the file and runs the same course
-// profiles nothing: every first run is served after the run it followed,
-// the steady shapes after theirs, and the rotation as predicted, but for
-// the second A: what follows C is not in the file (only what each
-// variant's first run followed), so C is predicted again and A runs under
-// C's plan, which serves A's first five requests (C's are A's first five).
+// following C0, and the twelve variants as the unit's course. A process
+// that loads the file and runs the same course profiles nothing and
+// serves every request: every first run is served after the run it
+// followed, the steady shapes after theirs, and the rotation as the course
+// predicts it. Without the course the second A was mispredicted: what
+// follows C is in no variant's `after` (only what each first run followed),
+// so C was predicted again and A ran under C's plan.
 TEST(ReplayTest, SavedPlansServeEveryFirstRunOfRotatingShapes) {
   // Each shape and each first run a structure of its own (8, 11, 5; 9, 12, 6 requests).
   const std::vector<size_t> a = Iteration().sizes;
@@ -1957,6 +1958,11 @@ TEST(ReplayTest, SavedPlansServeEveryFirstRunOfRotatingShapes) {
   const PlanFile file = saved_plans_after(course, backing);
   ASSERT_EQ(file.units.size(), 1u);
   EXPECT_EQ(file.units[0].variants.size(), 6u) << "A0 first; A, B, C; B0 and C0";
+  const std::vector<uint64_t>& keys = file.units[0].course;
+  ASSERT_EQ(keys.size(), course.size());
+  EXPECT_EQ(keys[0], file.units[0].variants[0].key) << "the course starts with the variant saved first";
+  for (size_t i = 3; i < keys.size(); ++i) EXPECT_EQ(keys[i], keys[i % 3 + 3]) << "the rotation, at " << i;
+  EXPECT_EQ(std::set<uint64_t>(keys.begin(), keys.end()).size(), 6u);
   ReplayAllocator r(test_config(), backing);
   ASSERT_TRUE(r.load_plans(file).ok());
   LiveBlocks live;
@@ -1968,8 +1974,43 @@ TEST(ReplayTest, SavedPlansServeEveryFirstRunOfRotatingShapes) {
   }
   const ReplayStats s = r.stats();
   EXPECT_EQ(s.profiled, 0u);
-  EXPECT_EQ(s.served, requests - (a.size() - c.size()));
-  EXPECT_EQ(s.predictions_wrong, 1u);
+  EXPECT_EQ(s.served, requests);
+  EXPECT_EQ(s.predictions_wrong, 0u);
+  EXPECT_TRUE(r.check_invariants().ok()) << r.check_invariants().message();
+}
+
+// A process that leaves the saved course (the same shapes, rotating the
+// other way from the fourth pass) stops following it at the first
+// iteration that differs: nothing is served from a wrong plan's bytes (the
+// cookies and LiveBlocks check every block), and the live history then
+// learns the new rotation, whose last round is served in full.
+TEST(ReplayTest, SavedPlansAreSafeWhenTheProcessLeavesTheSavedCourse) {
+  const std::vector<size_t> a = Iteration().sizes;
+  std::vector<size_t> b = a;
+  b.insert(b.end(), {3000, 1200, 900});
+  const std::vector<size_t> c(a.begin(), a.end() - 3);
+  auto first_run = [](std::vector<size_t> sizes) {
+    sizes.insert(sizes.begin() + 2, 1500);
+    return sizes;
+  };
+  const std::vector<size_t> a0 = first_run(a), b0 = first_run(b), c0 = first_run(c);
+  MockBacking backing;
+  const PlanFile file = saved_plans_after({&a0, &b0, &c0, &a, &b, &c, &a, &b, &c, &a, &b, &c}, backing);
+  ReplayAllocator r(test_config(), backing);
+  ASSERT_TRUE(r.load_plans(file).ok());
+  LiveBlocks live;
+  const std::vector<const std::vector<size_t>*> other = {&a0, &b0, &c0, &a, &c, &b, &a, &c, &b,
+                                                         &a,  &c,  &b,  &a, &c, &b, &a, &c, &b};
+  uint64_t served_before_last_round = 0;
+  for (size_t i = 0; i < other.size(); ++i) {
+    if (i == other.size() - 3) served_before_last_round = r.stats().served;
+    run_iteration(r, *other[i], live);
+    r.mark();
+  }
+  const ReplayStats s = r.stats();
+  EXPECT_GE(s.predictions_wrong, 1u) << "the course said B after A";
+  EXPECT_EQ(s.served - served_before_last_round, a.size() + b.size() + c.size());
+  EXPECT_EQ(s.invalid_frees, 0u);
   EXPECT_TRUE(r.check_invariants().ok()) << r.check_invariants().message();
 }
 

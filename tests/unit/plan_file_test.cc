@@ -18,7 +18,8 @@ PlanFile sample() {
   sequence.requests.push_back({.size = 8192, .alignment = 512, .lower = 2, .upper = 3, .offset = 4096, .key = 0});
   SavedVariant keyed{.key = 7, .keyed = true, .requests = {}};
   keyed.requests.push_back({.size = 16, .alignment = 16, .lower = 4, .upper = 9, .offset = 32, .key = 0xab});
-  f.units.push_back({.name = "cuda:0/0", .variants = {sequence, keyed}});
+  f.units.push_back(
+      {.name = "cuda:0/0", .variants = {sequence, keyed}, .course = {0x8000a1b2c3d4e5f6ull, 7, 0x8000a1b2c3d4e5f6ull}});
   f.units.push_back({.name = "1", .variants = {}});
   return f;
 }
@@ -26,9 +27,11 @@ PlanFile sample() {
 TEST(PlanFile, WritesAndReadsBackEveryField) {
   const PlanFile f = sample();
   const std::string text = write_plan_file(f);
-  EXPECT_EQ(text.substr(0, text.find('\n')), "memplan-plans 2");
+  EXPECT_EQ(text.substr(0, text.find('\n')), "memplan-plans 3");
   EXPECT_NE(text.find("\nvariant 8000a1b2c3d4e5f6 3 sequence 5eed\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\nvariant 7 1 keyed -\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ncourse 3 8000a1b2c3d4e5f6 7 8000a1b2c3d4e5f6\nunit 1 0\ncourse 0\nend\n"), std::string::npos)
+      << text;
   StatusOr<PlanFile> read = read_plan_file(text);
   ASSERT_TRUE(read.ok()) << read.status().message();
   EXPECT_EQ(*read, f);
@@ -53,12 +56,14 @@ TEST(PlanFile, MismatchNamesTheAdapterOrTheProgram) {
             std::string::npos);
 }
 
-// Each malformed file is refused with the line it fails on.
+// Each malformed file is refused with the line it fails on (version 2
+// files, whose units end without a course line, and version 3 ones).
 TEST(PlanFile, RefusesMalformedFilesNamingTheLine) {
   const std::string head = "memplan-plans 2\nadapter drop-in\nprogram -\n";
+  const std::string head3 = "memplan-plans 3\nadapter drop-in\nprogram -\n";
   const std::pair<std::string, std::string> cases[] = {
       {"", "f:0: not a memplan plan file"},
-      {"memplan-plans 3\n", "f:1: version 3"},
+      {"memplan-plans 4\n", "f:1: version 4"},
       {"memplan-plans 0\n", "f:1: version 0"},
       {"memplan-plans 2\nadapter gpu\n", "f:2: adapter"},
       {head, "f:3: the file ends without its end line"},
@@ -78,12 +83,31 @@ TEST(PlanFile, RefusesMalformedFilesNamingTheLine) {
       {head + "unit 0 1\nvariant 1 1 sequence q\n16 16 1 0\nend\n", "f:5: after"},
       {head + "end\nunit 0 0\n", "f:5: text after the end line"},
       {head + "unit a\x01b 0\nend\n", "f:4: unit name: a control character"},
+      {head3 + "unit 0 0\nend\n", "f:5: expected: course"},
+      {head3 + "unit 0 1\nvariant 1 1 sequence -\n16 16 1 0\nunit 1 0\n", "f:7: expected: course"},
+      {head3 + "unit 0 0\ncourse\nend\n", "f:5: expected: course"},
+      {head3 + "unit 0 0\ncourse 2 a\nend\n", "f:5: course: 2 keys announced, 1 on the line"},
+      {head3 + "unit 0 0\ncourse 1 a b\nend\n", "f:5: course: 1 keys announced, 2 on the line"},
+      {head3 + "unit 0 0\ncourse 65\nend\n", "f:5: course: not a count up to 64"},
+      {head3 + "unit 0 0\ncourse x\nend\n", "f:5: course: not a count"},
+      {head3 + "unit 0 0\ncourse 2 a 0\nend\n", "f:5: course: key 2 is not a nonzero hexadecimal key"},
+      {head3 + "unit 0 0\ncourse 1 zz\nend\n", "f:5: course: key 1 is not"},
   };
   for (const auto& [text, expected] : cases) {
     StatusOr<PlanFile> read = read_plan_file(text, "f");
     ASSERT_FALSE(read.ok()) << text;
     EXPECT_EQ(read.status().message().substr(0, expected.size()), expected) << read.status().message();
   }
+}
+
+// A version 2 file (no course lines) still reads: its units have no course.
+TEST(PlanFile, ReadsVersionTwo) {
+  const std::string text = "memplan-plans 2\nadapter drop-in\nprogram -\nunit 0 1\nvariant a 1 sequence b\n64 16 1 0\nend\n";
+  StatusOr<PlanFile> read = read_plan_file(text, "f");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_EQ(read->units.size(), 1u);
+  EXPECT_EQ(read->units[0].variants.at(0).after, 0xbu);
+  EXPECT_TRUE(read->units[0].course.empty());
 }
 
 // A version 1 file (no <after> on its variant lines) still reads: its

@@ -391,7 +391,7 @@ struct DeviceReplayAllocator::Impl {
   uint64_t fallback_live = 0;  // bytes of fallback requests live
   // load_plans: the saved variants of each unit name, seeded into the unit
   // of that name when it is made (Note [Plans from a file]).
-  std::map<std::string, std::vector<SavedVariant>> saved;
+  std::map<std::string, SavedUnit> saved;
   std::map<int, size_t> units_on_device;  // units made so far, per device
 
   // After anything that can change the slabs' mapping or the fallback's bytes.
@@ -434,13 +434,13 @@ struct DeviceReplayAllocator::Impl {
     // what is mapped is counted).
     const auto max_slab = static_cast<size_t>(config.max_slab_bytes);
     const size_t slab_bytes = made->up(max_slab);
-    const bool slots = seeded != saved.end() && !seeded->second.empty();
+    const bool slots = seeded != saved.end() && !seeded->second.variants.empty();
     const size_t bytes = slots ? 2 * slab_bytes : slab_bytes;
     made->window = static_cast<unsigned char*>(memory->reserve(bytes));
     if (made->window != nullptr) {
       made->window_bytes = bytes;
       made->slab_window_bytes = slab_bytes;
-      if (slots) made->make_resident(seeded->second.front(), max_slab);
+      if (slots) made->make_resident(seeded->second.variants.front(), max_slab);
       made->learner.set_window(made->window + made->resident_span, slab_bytes, made.get());
     }
     // A stream that starts mid-run joins the variant under way; without
@@ -449,7 +449,8 @@ struct DeviceReplayAllocator::Impl {
     DeviceUnit* u = made.get();
     units.emplace(id, std::move(made));
     if (seeded != saved.end()) {
-      u->learner.seed(seeded->second, {.tables = *u, .backing = u->backing, .planner = nullptr}, *u);
+      u->learner.seed(seeded->second.variants, {.tables = *u, .backing = u->backing, .planner = nullptr}, *u,
+                      seeded->second.course);
       u->kernel.after_boundary(u->learner.serving());
       saved.erase(seeded);
     }
@@ -475,7 +476,7 @@ Status DeviceReplayAllocator::load_plans(const PlanFile& file) {
   std::lock_guard lock(impl_->mutex);
   if (!impl_->units.empty()) return InvalidArgument("plans must be loaded before the first request");
   impl_->saved.clear();
-  for (const SavedUnit& u : file.units) impl_->saved[u.name] = u.variants;
+  for (const SavedUnit& u : file.units) impl_->saved[u.name] = u;
   return Status::Ok();
 }
 
@@ -487,7 +488,7 @@ PlanFile DeviceReplayAllocator::saved_plans(const std::string& program) const {
   for (const auto& [id, unit] : impl_->units) {
     std::vector<SavedVariant> variants = unit->learner.saved_variants();
     if (variants.empty()) continue;
-    file.units.push_back({.name = unit->name, .variants = std::move(variants)});
+    file.units.push_back({.name = unit->name, .variants = std::move(variants), .course = unit->learner.saved_course()});
   }
   return file;
 }
