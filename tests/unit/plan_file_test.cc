@@ -102,7 +102,8 @@ TEST(PlanFile, RefusesMalformedFilesNamingTheLine) {
 
 // A version 2 file (no course lines) still reads: its units have no course.
 TEST(PlanFile, ReadsVersionTwo) {
-  const std::string text = "memplan-plans 2\nadapter drop-in\nprogram -\nunit 0 1\nvariant a 1 sequence b\n64 16 1 0\nend\n";
+  const std::string text =
+      "memplan-plans 2\nadapter drop-in\nprogram -\nunit 0 1\nvariant a 1 sequence b\n64 16 1 0\nend\n";
   StatusOr<PlanFile> read = read_plan_file(text, "f");
   ASSERT_TRUE(read.ok()) << read.status().message();
   ASSERT_EQ(read->units.size(), 1u);
