@@ -40,11 +40,11 @@ struct ReplayConfig {
   // (small_pool_bytes), else the backing allocator. For programs whose small
   // metadata requests vary with the input while their tensors keep their
   // order (docs/runtime.md, "Small requests"). Keyed identity (the libtorch
-  // allocator) ignores it. 0: every request takes a tick. The default, 8 KiB,
-  // also leaves out the buffers of page-sized reads (Python's 4 KiB reads
-  // are 4,129-byte requests), whose number per iteration follows the timing
-  // of other processes (a DataLoader's workers).
-  int64_t min_sequenced_size = 8192;
+  // allocator) ignores it. 0: every request takes a tick. The default, 4 KiB
+  // and a 64-byte header, also leaves out the buffers of page-sized reads
+  // (Python's 4 KiB reads are 4,129-byte requests), whose number per
+  // iteration follows the timing of other processes (a DataLoader's workers).
+  int64_t min_sequenced_size = 4160;
   // Most bytes of each thread's small-request pool (Note [Small-request pool]
   // in runtime/small_pool.h), which serves the requests below
   // min_sequenced_size (up to 8 KiB, alignment up to 64) from size-class free

@@ -64,7 +64,7 @@ foreach(command planners plan validate bound bench render generate)
 endforeach()
 # run --help lists every knob of the runtime with its default (replay_knobs()).
 memplan_cli_test(help_run_lists_the_knobs EXIT 0 ARGS run --help
-  STDOUT "Usage: .*run.*Knobs.*MEMPLAN_PROFILE_ITERATIONS \\[2\\].*MEMPLAN_MIN_SEQUENCED_SIZE \\[8192\\].*MEMPLAN_PLAN_TIME_SHARE \\[0.05\\].*MEMPLAN_PREDICT \\[1\\].*Example")
+  STDOUT "Usage: .*run.*Knobs.*MEMPLAN_PROFILE_ITERATIONS \\[2\\].*MEMPLAN_MIN_SEQUENCED_SIZE \\[4160\\].*MEMPLAN_PLAN_TIME_SHARE \\[0.05\\].*MEMPLAN_PREDICT \\[1\\].*Example")
 memplan_cli_test(no_command_is_a_usage_error EXIT 100 STDERR "subcommand is required")
 # Every usage error exits 100 (exit_codes.h), whether CLI11's parser finds it
 # (each kind had its own code: 105, 106, 109, 114) or the command does.

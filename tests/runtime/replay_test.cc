@@ -199,10 +199,10 @@ TEST(ReplayTest, RequestsBelowMinSequencedSizeTakeNoPlaceInTheSequence) {
 
 TEST(ReplayTest, SmallRequestPoolServesRequestsOutsideTheSequence) { run_small_requests_outside_the_sequence(true); }
 
-// The defaults: requests below 8 KiB are pooled and take no tick; the larger
-// ones make the sequence that is planned and served.
-TEST(ReplayTest, ByDefaultRequestsBelow8KiBArePooledAndTheRestPlanned) {
-  EXPECT_EQ(ReplayConfig{}.min_sequenced_size, 8192);
+// The defaults: requests below 4 KiB and a header (4,160 B) are pooled and
+// take no tick; the larger ones make the sequence that is planned and served.
+TEST(ReplayTest, ByDefaultRequestsBelow4KiBAndAHeaderArePooledAndTheRestPlanned) {
+  EXPECT_EQ(ReplayConfig{}.min_sequenced_size, 4160);
   EXPECT_EQ(ReplayConfig{}.small_pool_bytes, 64 << 20);
   MockBacking backing;
   ReplayConfig config;
@@ -212,8 +212,8 @@ TEST(ReplayTest, ByDefaultRequestsBelow8KiBArePooledAndTheRestPlanned) {
   ReplayAllocator a(config, backing);
   ASSERT_TRUE(a.init_status().ok());
   LiveBlocks live;
-  // 4 of 8 below 8 KiB (4,129 B: a Python bytes object of a 4 KiB read)
-  const std::vector<size_t> sizes = {1000, 4129, 9000, 8192, 500, 8191, 12000, 16384};
+  // 4 of 8 below 4,160 B (4,129 B: a Python bytes object of a 4 KiB read)
+  const std::vector<size_t> sizes = {1000, 4129, 9000, 8192, 500, 4159, 12000, 4160};
   std::vector<void*> pointers;
   for (int iteration = 0; iteration < 3; ++iteration) {
     run_iteration(a, sizes, live, &pointers);
@@ -222,7 +222,7 @@ TEST(ReplayTest, ByDefaultRequestsBelow8KiBArePooledAndTheRestPlanned) {
   for (void* p : pointers) EXPECT_TRUE(a.owns(p));
   const ReplayStats s = a.stats();
   EXPECT_EQ(s.pooled, 3u * 4);
-  EXPECT_EQ(s.served, 4u);  // the third iteration's 9000, 8192, 12000 and 16384 B
+  EXPECT_EQ(s.served, 4u);  // the third iteration's 9000, 8192, 12000 and 4160 B
   EXPECT_EQ(s.profiled, 2u * 4);
   EXPECT_EQ(s.small, 0u);
   EXPECT_TRUE(a.check_invariants().ok()) << a.check_invariants().message();
