@@ -1942,17 +1942,27 @@ TEST(ReplayTest, SavedPlansServeAFirstRunOnlyAfterTheVariantItFollowed) {
 // predicts it. Without the course the second A was mispredicted: what
 // follows C is in no variant's `after` (only what each first run followed),
 // so C was predicted again and A ran under C's plan.
-TEST(ReplayTest, SavedPlansServeEveryFirstRunOfRotatingShapes) {
-  // Each shape and each first run a structure of its own (8, 11, 5; 9, 12, 6 requests).
-  const std::vector<size_t> a = Iteration().sizes;
-  std::vector<size_t> b = a;
-  b.insert(b.end(), {3000, 1200, 900});
-  const std::vector<size_t> c(a.begin(), a.end() - 3);
-  auto first_run = [](std::vector<size_t> sizes) {
+// Three rotating shapes A, B, C and their first runs A0, B0, C0, each a
+// structure of its own (8, 11, 5; 9, 12, 6 requests).
+struct RotatingShapes {
+  std::vector<size_t> a = Iteration().sizes;
+  std::vector<size_t> b = with(a, {3000, 1200, 900});
+  std::vector<size_t> c{a.begin(), a.end() - 3};
+  std::vector<size_t> a0 = first_run(a), b0 = first_run(b), c0 = first_run(c);
+
+  static std::vector<size_t> with(std::vector<size_t> sizes, std::initializer_list<size_t> more) {
+    sizes.insert(sizes.end(), more);
+    return sizes;
+  }
+  static std::vector<size_t> first_run(std::vector<size_t> sizes) {
     sizes.insert(sizes.begin() + 2, 1500);
     return sizes;
-  };
-  const std::vector<size_t> a0 = first_run(a), b0 = first_run(b), c0 = first_run(c);
+  }
+};
+
+TEST(ReplayTest, SavedPlansServeEveryFirstRunOfRotatingShapes) {
+  const RotatingShapes shapes;
+  const auto& [a, b, c, a0, b0, c0] = shapes;
   const std::vector<const std::vector<size_t>*> course = {&a0, &b0, &c0, &a, &b, &c, &a, &b, &c, &a, &b, &c};
   MockBacking backing;
   const PlanFile file = saved_plans_after(course, backing);
@@ -1985,15 +1995,8 @@ TEST(ReplayTest, SavedPlansServeEveryFirstRunOfRotatingShapes) {
 // cookies and LiveBlocks check every block), and the live history then
 // learns the new rotation, whose last round is served in full.
 TEST(ReplayTest, SavedPlansAreSafeWhenTheProcessLeavesTheSavedCourse) {
-  const std::vector<size_t> a = Iteration().sizes;
-  std::vector<size_t> b = a;
-  b.insert(b.end(), {3000, 1200, 900});
-  const std::vector<size_t> c(a.begin(), a.end() - 3);
-  auto first_run = [](std::vector<size_t> sizes) {
-    sizes.insert(sizes.begin() + 2, 1500);
-    return sizes;
-  };
-  const std::vector<size_t> a0 = first_run(a), b0 = first_run(b), c0 = first_run(c);
+  const RotatingShapes shapes;
+  const auto& [a, b, c, a0, b0, c0] = shapes;
   MockBacking backing;
   const PlanFile file = saved_plans_after({&a0, &b0, &c0, &a, &b, &c, &a, &b, &c, &a, &b, &c}, backing);
   ReplayAllocator r(test_config(), backing);
