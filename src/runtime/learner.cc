@@ -223,7 +223,7 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
     // An explicit key wins; a plain mark gets the predicted one.
     const bool predicted = next_key == 0 && predicting();
     uint64_t target = next_key;
-    if (predicted && on_course_ != kOffCourse && on_course_ < loaded_course_size_) {
+    if (predicted && on_course_ < loaded_course_size_) {  // kOffCourse is never below it
       // Note [Plans from a file]: the saving process's next variant, while
       // this one has run the same variants so far.
       target = loaded_course_[on_course_];

@@ -181,17 +181,18 @@ class Learner {
   // variant it ran first first.
   // Read while no other thread uses the unit.
   std::vector<SavedVariant> saved_variants() const;
-  // The variants of the unit's first iterations, in order (SavedUnit::course).
-  std::vector<uint64_t> saved_course() const;
-  // Serves `variants` from the iteration that starts now: each is planned
-  // (its saved offsets where the validator accepts them) and parked as a
-  // variant with a plan, and the first published as the running one.
+  // The unit as a plan file holds it under `name`: saved_variants() and the
+  // variants of its first iterations, in order (SavedUnit::course). No
+  // variants: nothing to save.
+  SavedUnit saved_unit(std::string name) const;
+  // Serves the unit's variants from the iteration that starts now: each is
+  // planned (its saved offsets where the validator accepts them) and parked
+  // as a variant with a plan, and the first published as the running one.
   // Variants of the other request identity, or that cannot be planned, are
-  // skipped. `course` (SavedUnit::course) guides the predictions while the
-  // unit's iterations follow it. Call at a boundary or before the unit's
-  // first request. Returns how many were taken.
-  size_t seed(const std::vector<SavedVariant>& variants, const Planning& planning, Adapter& adapter,
-              const std::vector<uint64_t>& course = {});
+  // skipped. Its course guides the predictions while the unit's iterations
+  // follow it. Call at a boundary or before the unit's first request.
+  // Returns how many variants were taken.
+  size_t seed(const SavedUnit& unit, const Planning& planning, Adapter& adapter);
   // In the unit's first iteration, or a later one while no seeded plan has
   // served a request yet, after a deviation of a seeded plan while none of
   // its blocks is live: drops every seeded plan and gives the slab

@@ -1,5 +1,5 @@
 // learner_saved.cc — what a learning unit learnt, out to a plan file and
-// back (learner.h: saved_variants, seed; memplan/plan_file.h).
+// back (learner.h: saved_variants, saved_unit, seed; memplan/plan_file.h).
 //
 // Note [Plans from a file]. A learner pays for its first iterations: they
 // run on the backing allocator while it profiles, and on a device they
@@ -177,13 +177,15 @@ PreparedPlan* Learner::plan_seed(const SavedVariant& v, const Planning& planning
   return plans_.back().get();
 }
 
-std::vector<uint64_t> Learner::saved_course() const {
-  if (!predicting()) return {};
-  return std::vector<uint64_t>(course_, course_ + course_size_);
+SavedUnit Learner::saved_unit(std::string name) const {
+  SavedUnit unit{.name = std::move(name), .variants = saved_variants(), .course = {}};
+  if (!unit.variants.empty() && predicting()) unit.course.assign(course_, course_ + course_size_);
+  return unit;
 }
 
-size_t Learner::seed(const std::vector<SavedVariant>& variants, const Planning& planning, Adapter& adapter,
-                     const std::vector<uint64_t>& course) {
+size_t Learner::seed(const SavedUnit& unit, const Planning& planning, Adapter& adapter) {
+  const std::vector<SavedVariant>& variants = unit.variants;
+  const std::vector<uint64_t>& course = unit.course;
   if (phase_ == ReplayPhase::kBackingOnly || !slab_.base()) return 0;
   const bool keyed = identity_ == RequestIdentity::kKeyed;
   size_t taken = 0;

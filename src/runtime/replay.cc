@@ -210,7 +210,7 @@ void ReplayAllocator::Impl::seed(ThreadRecord& r) {
   const SavedUnit unit = std::move(saved_by_window[r.window]);
   saved_by_window[r.window] = SavedUnit{};
   RecordAdapter adapter(*this, r);
-  r.learner.seed(unit.variants, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter, unit.course);
+  r.learner.seed(unit, {.tables = *this, .backing = backing, .planner = planner.get()}, adapter);
 }
 
 ReplayAllocator::ReplayAllocator(const ReplayConfig& config, BackingAllocator& backing)
@@ -610,10 +610,8 @@ PlanFile ReplayAllocator::saved_plans(const std::string& program) const {
   std::sort(records.begin(), records.end(),
             [](const ThreadRecord* a, const ThreadRecord* b) { return a->window < b->window; });
   for (const ThreadRecord* r : records) {
-    std::vector<SavedVariant> variants = r->learner.saved_variants();
-    if (variants.empty()) continue;
-    file.units.push_back(
-        {.name = std::to_string(r->window), .variants = std::move(variants), .course = r->learner.saved_course()});
+    SavedUnit unit = r->learner.saved_unit(std::to_string(r->window));
+    if (!unit.variants.empty()) file.units.push_back(std::move(unit));
   }
   return file;
 }

@@ -323,17 +323,17 @@ void TorchReplayAllocator::Impl::mark(uint64_t next_key) {
 
 Status TorchReplayAllocator::Impl::load_plans(const PlanFile& file) {
   if (file.adapter != kAdapter) return InvalidArgument("plans of adapter '" + file.adapter + "', not libtorch's");
-  const std::vector<SavedVariant>* variants = nullptr;
+  const SavedUnit* unit = nullptr;
   for (const SavedUnit& u : file.units) {
     if (u.name != kUnit) return InvalidArgument("unit " + u.name + ": the libtorch allocator's one unit is " + kUnit);
-    variants = &u.variants;
+    unit = &u;
   }
   std::lock_guard lock(mutex);
   if (requested) return InvalidArgument("plans must be loaded before the first request");
-  if (variants == nullptr || variants->empty()) return Status::Ok();
-  const size_t taken = learner.seed(*variants, {.tables = *this, .backing = backing, .planner = planner.get()}, *this);
+  if (unit == nullptr || unit->variants.empty()) return Status::Ok();
+  const size_t taken = learner.seed(*unit, {.tables = *this, .backing = backing, .planner = planner.get()}, *this);
   if (taken == 0) {
-    return InvalidArgument("none of its " + std::to_string(variants->size()) +
+    return InvalidArgument("none of its " + std::to_string(unit->variants.size()) +
                            " variants can be served here (keyed requests in key order are)");
   }
   kernel.after_boundary(learner.serving());
@@ -346,10 +346,8 @@ PlanFile TorchReplayAllocator::Impl::saved_plans(const std::string& for_program)
   PlanFile file;
   file.adapter = kAdapter;
   file.program = for_program;
-  std::vector<SavedVariant> variants = learner.saved_variants();
-  if (!variants.empty()) {
-    file.units.push_back({.name = kUnit, .variants = std::move(variants), .course = learner.saved_course()});
-  }
+  SavedUnit unit = learner.saved_unit(kUnit);
+  if (!unit.variants.empty()) file.units.push_back(std::move(unit));
   return file;
 }
 

@@ -449,8 +449,7 @@ struct DeviceReplayAllocator::Impl {
     DeviceUnit* u = made.get();
     units.emplace(id, std::move(made));
     if (seeded != saved.end()) {
-      u->learner.seed(seeded->second.variants, {.tables = *u, .backing = u->backing, .planner = nullptr}, *u,
-                      seeded->second.course);
+      u->learner.seed(seeded->second, {.tables = *u, .backing = u->backing, .planner = nullptr}, *u);
       u->kernel.after_boundary(u->learner.serving());
       saved.erase(seeded);
     }
@@ -486,9 +485,8 @@ PlanFile DeviceReplayAllocator::saved_plans(const std::string& program) const {
   file.adapter = "device";
   file.program = program;
   for (const auto& [id, unit] : impl_->units) {
-    std::vector<SavedVariant> variants = unit->learner.saved_variants();
-    if (variants.empty()) continue;
-    file.units.push_back({.name = unit->name, .variants = std::move(variants), .course = unit->learner.saved_course()});
+    SavedUnit saved = unit->learner.saved_unit(unit->name);
+    if (!saved.variants.empty()) file.units.push_back(std::move(saved));
   }
   return file;
 }
