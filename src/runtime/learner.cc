@@ -114,6 +114,7 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   agreed_after_ = 0;
   last_ran_ = 0;
   keys_seen_.clear();
+  times_seen_.clear();
   key_implicit_ = key == 0 && predicting();
   tail_begun_ = false;
   history_size_ = 0;
@@ -204,6 +205,7 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
         break;
     }
     const uint64_t just_ran = key_implicit_ ? last_actual_ : explicit_ran;
+    if (just_ran != 0) note_ran(just_ran);  // before the prediction, which counts its runs
     if (!seeds_waiting_.empty()) {
       const uint64_t sighted = key_implicit_ ? last_actual_ : ran;
       if (sighted != 0) adopt_seed(sighted, planning, adapter);
@@ -241,7 +243,6 @@ void Learner::end_iteration(bool deviated, const Planning& planning, Adapter& ad
       activate(adapter);
     }
     if (follows != 0 && target == follows) adopt_seed(follows, planning, adapter);
-    if (just_ran != 0) note_ran(just_ran);
     key_implicit_ = predicted;
   } catch (...) {
     // Out of memory while bookkeeping: forget the profiles, keep serving safely.
@@ -332,7 +333,14 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
 // Note [Plans from a file]: `key` ran an iteration.
 void Learner::note_ran(uint64_t key) {
   last_ran_ = key;
-  if (!seen_before(key)) keys_seen_.push_back(key);
+  const auto found = std::find(keys_seen_.begin(), keys_seen_.end(), key);
+  if (found != keys_seen_.end()) {
+    uint32_t& times = times_seen_[static_cast<size_t>(found - keys_seen_.begin())];
+    if (times != UINT32_MAX) ++times;
+  } else if (keys_seen_.size() < kMaxSeen) {
+    keys_seen_.push_back(key);
+    times_seen_.push_back(1);
+  }
 }
 
 // Counts the profile's size signature as a variant if it is new (the first

@@ -215,7 +215,9 @@ class Learner {
   void enter(uint64_t key);
   bool classify(bool deviated, uint32_t requests, const Planning& planning, Adapter& adapter);
   uint64_t predict() const;
-  void fit_slab();  // Note [The slab fits its plans] (variants.cc); the caller holds slab_mutex_
+  uint64_t successor() const;           // Note [Predicted variants]: by the longest context
+  bool holds_plan(uint64_t key) const;  // the variant `key` has a plan (running or parked)
+  void fit_slab();                      // Note [The slab fits its plans] (variants.cc); the caller holds slab_mutex_
   bool predicting() const;
   // The agreed profile stays while replaying (its maxima grow): upper-bound
   // plans, with either identity (the keyed adapters check sizes and liveness
@@ -286,8 +288,16 @@ class Learner {
   uint64_t last_ran_ = 0;
   static constexpr size_t kMaxSeen = 256;
   std::vector<uint64_t> keys_seen_;
+  std::vector<uint32_t> times_seen_;  // Note [A one-off does not displace a plan]: runs of keys_seen_[i] (saturating)
   bool seen_before(uint64_t key) const {
     return keys_seen_.size() >= kMaxSeen || std::find(keys_seen_.begin(), keys_seen_.end(), key) != keys_seen_.end();
+  }
+  // How many iterations of `key` have run (UINT32_MAX: beyond the first
+  // kMaxSeen variants, not counted).
+  uint32_t times_run(uint64_t key) const {
+    const auto found = std::find(keys_seen_.begin(), keys_seen_.end(), key);
+    if (found != keys_seen_.end()) return times_seen_[static_cast<size_t>(found - keys_seen_.begin())];
+    return keys_seen_.size() >= kMaxSeen ? UINT32_MAX : 0;
   }
   void note_ran(uint64_t key);
   std::vector<SavedVariant> seeds_waiting_;  // Note [Plans from a file]: loaded, adopted at their first iteration

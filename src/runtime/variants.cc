@@ -25,11 +25,12 @@
 // and the next is predicted: the key that followed the longest run of
 // latest keys (up to 16) the last time that run occurred among the last 64
 // iterations, else the last one again, so every period of at most 16 is
-// predicted exactly after its first period. A mispredicted profiled
-// iteration is filed under its own key; a mispredicted replayed one is
-// served from the predicted plan up to its first request the plan does not
-// fit, and is not charged to that plan as a deviation. There is no switch
-// in the middle of an iteration. Record: docs/history/runtime.md,
+// predicted exactly after its first period; a variant that has run once and
+// has no plan may give way to one that has (Note [A one-off does not
+// displace a plan]). A mispredicted profiled iteration is filed under its
+// own key; a mispredicted replayed one is served from the predicted plan up
+// to its first request the plan does not fit, and is not charged to that
+// plan as a deviation. There is no switch in the middle of an iteration. Record: docs/history/runtime.md,
 // "Predicted variants: the successor rule against the last-two rule".
 //
 // Note [Trim when predictable]. The trims (Notes [Trim before the slab],
@@ -136,7 +137,9 @@ bool Learner::classify(bool deviated, uint32_t requests, const Planning& plannin
 // With no earlier occurrence of even the latest variant, the latest again.
 // At most kLongestContext x kHistory comparisons per boundary, most of them
 // ending at the first key.
-uint64_t Learner::predict() const {
+// Note [A one-off does not displace a plan]: what this returns is then
+// checked against the plans held.
+uint64_t Learner::successor() const {
   if (history_size_ == 0) return key_;
   const size_t longest = std::min(kLongestContext, history_size_ - 1);
   for (size_t length = longest; length >= 1; --length) {
@@ -149,6 +152,41 @@ uint64_t Learner::predict() const {
     }
   }
   return history_at(0);
+}
+
+bool Learner::holds_plan(uint64_t key) const {
+  if (key == key_) return active_ != nullptr;
+  return std::any_of(parked_.begin(), parked_.end(), [key](const Parked& v) { return v.key == key && v.plan; });
+}
+
+// Note [A one-off does not displace a plan]. The successor rule trusts a
+// context seen once, and falls back on the latest variant when even that
+// has not been seen before; a unit's first period is often not its period.
+// The first training step makes the optimizer's state and is a variant of
+// its own, so a loop with an evaluation pass after every third step shows
+// first, step, step, eval: the successor rule then predicts the evaluation
+// after it (the latest again), after one step and after two, and those
+// three steps run unserved as the evaluation's variant, which has no plan.
+// So a predicted variant that has run once so far and has no plan gives
+// way to the most recent other variant of the history when that one holds
+// a plan and has followed itself there. The variant's second run is
+// predicted as the successor rule says, and profiled as before: a one-off
+// costs the repeating variant nothing, and a new variant that stays is
+// planned one iteration later. A rotation of shapes, whose variants never
+// follow themselves, is predicted as before. Record:
+// docs/history/runtime.md, "A one-off in the first period".
+uint64_t Learner::predict() const {
+  const uint64_t next = successor();
+  if (history_size_ == 0 || holds_plan(next) || times_run(next) != 1) return next;
+  size_t age = 0;
+  while (age < history_size_ && history_at(age) == next) ++age;
+  if (age == history_size_) return next;
+  const uint64_t other = history_at(age);
+  if (!holds_plan(other)) return next;
+  for (size_t a = age; a + 1 < history_size_; ++a) {
+    if (history_at(a) == other && history_at(a + 1) == other) return other;
+  }
+  return next;
 }
 
 // Parks the running variant and runs `key`'s, publishing its plan if it has one.

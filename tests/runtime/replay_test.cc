@@ -1426,7 +1426,9 @@ TEST(ReplayTest, RotatingUnkeyedStructuresArePredictedAndServed) {
 // The last two variants (step, step) are followed by a step once and by an
 // evaluation once per period; the longest context seen before tells them
 // apart (Learner::predict), so once both plans exist every iteration is
-// predicted and served.
+// predicted and served. The evaluation is profiled from its third
+// occurrence on (Note [A one-off does not displace a plan]): its plan exists
+// after four periods.
 TEST(ReplayTest, APeriodLongerThanTwoIsPredictedExactly) {
   MockBacking backing;
   ReplayAllocator a(test_config(), backing);
@@ -1441,7 +1443,7 @@ TEST(ReplayTest, APeriodLongerThanTwoIsPredictedExactly) {
       ASSERT_TRUE(a.check_invariants().ok());
     }
   };
-  for (int round = 0; round < 3; ++round) period(false);  // eval needs two of its iterations to plan
+  for (int round = 0; round < 4; ++round) period(false);  // eval needs two of its iterations to plan
   const ReplayStats learnt = a.stats();
   EXPECT_EQ(learnt.plans, 2u);
   for (int round = 0; round < 3; ++round) period(true);
@@ -1450,6 +1452,48 @@ TEST(ReplayTest, APeriodLongerThanTwoIsPredictedExactly) {
   EXPECT_EQ(s.predictions_wrong, learnt.predictions_wrong);
   EXPECT_EQ(s.served - learnt.served, 3 * (3 * step.size() + eval.size()));
   EXPECT_EQ(s.deviations, 0u);
+}
+
+// The same loop as a trainer runs it: its first step makes the optimizer's
+// state, a structure of its own, so the first period is first, step, step,
+// eval. The successor rule alone then predicts the evaluation after one
+// step and after two, and the next two steps run unserved as the
+// evaluation's variant (Note [A one-off does not displace a plan]).
+TEST(ReplayTest, AFirstStepOfItsOwnDoesNotCostTheNextPeriodsSteps) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const std::vector<size_t> step = three_structures()[0], eval = three_structures()[1];
+  std::vector<size_t> first = step;
+  first.insert(first.end(), {512, 512, 768});  // the optimizer's state, made once
+  std::vector<std::string> order;
+  std::vector<bool> served;
+  for (int i = 0; i < 16; ++i) {  // first step step eval, then (step step step eval) x 3
+    const bool is_eval = i % 4 == 3;
+    std::vector<void*> p;
+    run_iteration(a, i == 0 ? first : is_eval ? eval : step, live, &p);
+    order.push_back(i == 0 ? "first" : is_eval ? "eval" : "step");
+    served.push_back(all_owned(a, p));
+    a.mark();
+    ASSERT_TRUE(a.check_invariants().ok());
+  }
+  // Iteration 5 (0-based 4) runs as the variant predicted after the first
+  // evaluation, the latest one; from iteration 6 on every step is served.
+  for (int i = 5; i < 16; ++i) {
+    if (order[i] == "step") EXPECT_TRUE(served[i]) << "iteration " << i + 1 << " (a step)";
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.deviations, 0u);
+  EXPECT_EQ(s.invalid_frees, 0u);
+  // The evaluation is still learnt: predicted after its second occurrence,
+  // profiled twice, planned and served.
+  for (int i = 0; i < 12; ++i) {
+    std::vector<void*> p;
+    run_iteration(a, i % 4 == 3 ? eval : step, live, &p);
+    if (i >= 8) EXPECT_TRUE(all_owned(a, p)) << "iteration " << i + 17;
+    a.mark();
+  }
+  EXPECT_EQ(a.stats().plans_held, 2u) << "step and evaluation (the first step's structure is not planned)";
 }
 
 TEST(ReplayTest, AMispredictedIterationFallsBackAndIsNotThePlansDeviation) {
@@ -1493,20 +1537,48 @@ TEST(ReplayTest, AnUnseenStructureIsProfiledAsACandidateAndGetsItsPlan) {
     run_iteration(a, v[0], live);
     a.mark();
   }
-  // A new structure: the first time mispredicted (A's plan, then the backing
-  // allocator), then profiled under its own key, planned, served.
+  // A new structure: its first two runs mispredicted (A's plan, then the
+  // backing allocator; after its first, A is predicted again: Note [A
+  // one-off does not displace a plan]), then profiled under its own key
+  // twice, planned, served.
+  const ReplayStats before = a.stats();
   std::vector<void*> p;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     run_iteration(a, v[2], live, &p);
+    EXPECT_EQ(all_owned(a, p), i == 4) << "run " << i + 1 << " of the new structure";
     a.mark();
     ASSERT_TRUE(a.check_invariants().ok());
   }
-  EXPECT_TRUE(all_owned(a, p));
   const ReplayStats s = a.stats();
   EXPECT_EQ(s.plans, 2u);
   EXPECT_EQ(s.plans_held, 2u);
-  EXPECT_GE(s.predictions_wrong, 1u);
+  EXPECT_EQ(s.predictions_wrong - before.predictions_wrong, 2u);
   EXPECT_EQ(s.reprofiles, 0u);
+}
+
+// A structure that comes once (the last, smaller batch of an epoch) does not
+// cost the next iteration of the one that repeats: that one is predicted
+// and served again (Note [A one-off does not displace a plan]).
+TEST(ReplayTest, AOneOffStructureDoesNotCostTheNextIteration) {
+  MockBacking backing;
+  ReplayAllocator a(test_config(), backing);
+  LiveBlocks live;
+  const auto& v = three_structures();
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    for (int i = 0; i < 5; ++i) {
+      std::vector<void*> p;
+      run_iteration(a, v[0], live, &p);
+      if (epoch > 0) EXPECT_TRUE(all_owned(a, p)) << "epoch " << epoch << ", iteration " << i;
+      a.mark();
+    }
+    run_iteration(a, v[1 + epoch % 2], live);  // a one-off of its own each epoch
+    a.mark();
+    ASSERT_TRUE(a.check_invariants().ok());
+  }
+  const ReplayStats s = a.stats();
+  EXPECT_EQ(s.plans, 1u);
+  EXPECT_EQ(s.deviations, 0u);
+  EXPECT_EQ(s.invalid_frees, 0u);
 }
 
 TEST(ReplayTest, InterleavedUnkeyedStructuresAreServedMostly) {
