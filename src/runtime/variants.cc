@@ -30,8 +30,9 @@
 // displace a plan]). A mispredicted profiled iteration is filed under its
 // own key; a mispredicted replayed one is served from the predicted plan up
 // to its first request the plan does not fit, and is not charged to that
-// plan as a deviation. There is no switch in the middle of an iteration. Record: docs/history/runtime.md,
-// "Predicted variants: the successor rule against the last-two rule".
+// plan as a deviation. There is no switch in the middle of an iteration.
+// Record: docs/history/runtime.md, "Predicted variants: the successor rule
+// against the last-two rule".
 //
 // Note [Trim when predictable]. The trims (Notes [Trim before the slab],
 // [Trim after adoption]) are skipped while more than 2 of the last 8
@@ -169,10 +170,10 @@ bool Learner::holds_plan(uint64_t key) const {
 // three steps run unserved as the evaluation's variant, which has no plan.
 // So a predicted variant that has run once so far and has no plan gives
 // way to the most recent other variant of the history when that one holds
-// a plan and has followed itself there. The variant's second run is
-// predicted as the successor rule says, and profiled as before: a one-off
-// costs the repeating variant nothing, and a new variant that stays is
-// planned one iteration later. A rotation of shapes, whose variants never
+// a plan and has followed itself there. Once the variant has run twice it
+// is predicted as the successor rule says and profiled as before: a
+// one-off costs the repeating variant nothing, and a new variant that
+// stays is planned one iteration later. A rotation of shapes, whose variants never
 // follow themselves, is predicted as before. Record:
 // docs/history/runtime.md, "A one-off in the first period".
 uint64_t Learner::predict() const {
