@@ -12,7 +12,7 @@
 # Tests assert on behaviour, never on elapsed time (scripts/test-under-load.sh
 # runs this suite with every core busy: 3 of 3 rounds passed). Target: under
 # 15 minutes on 2 cores after scripts/demo.sh. Last fresh clone after the
-# demo, 2-core machine, warm ccache: 644 s, 2,901 tests (Release 1,528,
+# demo, 2-core machine, warm ccache: 600 s, 2,901 tests (Release 1,528,
 # sanitizers 1,366, fuzz 7); without a warm cache 803 s for 2,825. The exact-solver tests run at full size here and on a spread
 # sample under the sanitizers (tests/support/test_size.h).
 # Each step's wall and CPU time and each stage's ten
