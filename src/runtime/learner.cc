@@ -113,8 +113,7 @@ std::unique_ptr<PlanJob> Learner::restart(bool has_window, uint64_t key) {
   seeds_waiting_.clear();
   agreed_after_ = 0;
   last_ran_ = 0;
-  keys_seen_.clear();
-  times_seen_.clear();
+  seen_.clear();
   key_implicit_ = key == 0 && predicting();
   tail_begun_ = false;
   history_size_ = 0;
@@ -333,13 +332,11 @@ void Learner::finish_profile(const Planning& planning, Adapter& adapter) {
 // Note [Plans from a file]: `key` ran an iteration.
 void Learner::note_ran(uint64_t key) {
   last_ran_ = key;
-  const auto found = std::find(keys_seen_.begin(), keys_seen_.end(), key);
-  if (found != keys_seen_.end()) {
-    uint32_t& times = times_seen_[static_cast<size_t>(found - keys_seen_.begin())];
-    if (times != UINT32_MAX) ++times;
-  } else if (keys_seen_.size() < kMaxSeen) {
-    keys_seen_.push_back(key);
-    times_seen_.push_back(1);
+  const auto found = std::find_if(seen_.begin(), seen_.end(), [key](const Seen& s) { return s.key == key; });
+  if (found != seen_.end()) {
+    if (found->runs != UINT32_MAX) ++found->runs;
+  } else if (seen_.size() < kMaxSeen) {
+    seen_.push_back({.key = key, .runs = 1});
   }
 }
 

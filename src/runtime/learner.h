@@ -282,23 +282,25 @@ class Learner {
   // Note [Plans from a file]: the variant that ran before the running
   // variant's first run, when its agreed profile includes that first run
   // (else 0); the variant of the last iteration that ran; and the variants
-  // seen so far (the first kMaxSeen; beyond them every variant counts as
-  // seen).
+  // seen so far with how many iterations each ran (Note [A one-off does not
+  // displace a plan]; the first kMaxSeen variants; beyond them every variant
+  // counts as seen, its runs uncounted).
   uint64_t agreed_after_ = 0;
   uint64_t last_ran_ = 0;
   static constexpr size_t kMaxSeen = 256;
-  std::vector<uint64_t> keys_seen_;
-  std::vector<uint32_t> times_seen_;  // Note [A one-off does not displace a plan]: runs of keys_seen_[i] (saturating)
-  bool seen_before(uint64_t key) const {
-    return keys_seen_.size() >= kMaxSeen || std::find(keys_seen_.begin(), keys_seen_.end(), key) != keys_seen_.end();
-  }
-  // How many iterations of `key` have run (UINT32_MAX: beyond the first
-  // kMaxSeen variants, not counted).
+  struct Seen {
+    uint64_t key = 0;
+    uint32_t runs = 0;  // saturating
+  };
+  std::vector<Seen> seen_;
+  // How many iterations of `key` have run: 0 for none, UINT32_MAX when it
+  // is not among the first kMaxSeen variants (not counted).
   uint32_t times_run(uint64_t key) const {
-    const auto found = std::find(keys_seen_.begin(), keys_seen_.end(), key);
-    if (found != keys_seen_.end()) return times_seen_[static_cast<size_t>(found - keys_seen_.begin())];
-    return keys_seen_.size() >= kMaxSeen ? UINT32_MAX : 0;
+    const auto found = std::find_if(seen_.begin(), seen_.end(), [key](const Seen& s) { return s.key == key; });
+    if (found != seen_.end()) return found->runs;
+    return seen_.size() >= kMaxSeen ? UINT32_MAX : 0;
   }
+  bool seen_before(uint64_t key) const { return times_run(key) != 0; }
   void note_ran(uint64_t key);
   std::vector<SavedVariant> seeds_waiting_;  // Note [Plans from a file]: loaded, adopted at their first iteration
   uint64_t last_actual_ = 0;                 // Note [Predicted variants]: the key classify found, 0 for none

@@ -173,8 +173,8 @@ bool Learner::holds_plan(uint64_t key) const {
 // a plan and has followed itself there. Once the variant has run twice it
 // is predicted as the successor rule says and profiled as before: a
 // one-off costs the repeating variant nothing, and a new variant that
-// stays is planned one iteration later. A rotation of shapes, whose variants never
-// follow themselves, is predicted as before. Record:
+// stays is planned one iteration later. A rotation of shapes, whose
+// variants never follow themselves, is predicted as before. Record:
 // docs/history/runtime.md, "A one-off in the first period".
 uint64_t Learner::predict() const {
   const uint64_t next = successor();
